@@ -1,0 +1,395 @@
+//! The call runner: one bash call from spawn to its result.
+//!
+//! A [`CallRunner`] owns the process while it is a call. It routes every chunk to the call's
+//! [`OutputSink`] (log file, screen) and to the result text, answers the registry's `Pid` and
+//! `Detach` messages, and ends on completion, timeout or detach. On detach it stops consuming at
+//! a chunk boundary and hands the process over with its unread chunks still queued, so the text
+//! before the marker and the task's later output add up to exactly what the process wrote.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::{mpsc, watch};
+
+use crate::output::{CappedText, LogFile, TextCleaner};
+use crate::pty::{
+    ProcessControl, ProcessExit, ProcessStream, SpawnedProcess, StreamEvent, TermSize,
+    sleep_until_opt,
+};
+use crate::registry::{CallMessage, DetachRequest, DetachedProcess, Registration};
+use crate::screen::{Screen, ScreenSnapshot};
+
+/// How long a call waits for the PTY's end of file after the shell exited.
+pub const DEFAULT_EXIT_GRACE: Duration = Duration::from_millis(300);
+
+/// The text appended to a detached call's output: exactly this, as the registry's contract says.
+#[must_use]
+pub fn detach_marker(task_id: &str, reason: &str) -> String {
+    format!("\n\n[Detached to background task {task_id}: {reason}]")
+}
+
+/// Where every raw byte of one call goes, whoever consumes the process: the log file and the
+/// screen. Shared by the call, the task it may become, and the core's readers.
+pub struct OutputSink {
+    log: Mutex<LogFile>,
+    log_path: PathBuf,
+    screen: Mutex<Screen>,
+    /// Raw bytes recorded so far; the log holds at least this many.
+    written: watch::Sender<u64>,
+    /// Set by output, cleared by a snapshot: notices of change are sent once per look.
+    changed: AtomicBool,
+    on_change: Box<dyn Fn() + Send + Sync>,
+    log_error: Mutex<Option<String>>,
+}
+
+impl OutputSink {
+    /// `on_change` is called when output arrives after the last snapshot (not for every chunk).
+    pub fn new(log: LogFile, screen: Screen, on_change: impl Fn() + Send + Sync + 'static) -> Self {
+        let log_path = log.path().to_owned();
+        Self {
+            log: Mutex::new(log),
+            log_path,
+            screen: Mutex::new(screen),
+            written: watch::Sender::new(0),
+            changed: AtomicBool::new(false),
+            on_change: Box::new(on_change),
+            log_error: Mutex::new(None),
+        }
+    }
+
+    /// Records a chunk; returns the answers to the terminal queries in it.
+    pub fn record(&self, chunk: &[u8]) -> Vec<u8> {
+        {
+            let mut log = self.log.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Err(err) = log.append(chunk) {
+                // The call goes on without its log (a full disk); the error is shown with it.
+                self.log_error
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .get_or_insert_with(|| format!("writing {}: {err}", self.log_path.display()));
+            }
+            self.written.send_replace(log.len());
+        }
+        let answers = self
+            .screen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .feed(chunk);
+        if !self.changed.swap(true, Ordering::AcqRel) {
+            (self.on_change)();
+        }
+        answers
+    }
+
+    #[must_use]
+    pub fn log_path(&self) -> &std::path::Path {
+        &self.log_path
+    }
+
+    /// Raw bytes recorded so far.
+    #[must_use]
+    pub fn written(&self) -> u64 {
+        *self.written.borrow()
+    }
+
+    /// A receiver that wakes when more bytes are recorded.
+    #[must_use]
+    pub fn written_watch(&self) -> watch::Receiver<u64> {
+        self.written.subscribe()
+    }
+
+    #[must_use]
+    pub fn log_error(&self) -> Option<String> {
+        self.log_error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// The screen at `size`, scrolled back `scroll_offset` rows.
+    pub fn snapshot(&self, size: Option<TermSize>, scroll_offset: usize) -> ScreenSnapshot {
+        self.changed.store(false, Ordering::Release);
+        let mut screen = self.screen.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(size) = size {
+            screen.resize(size);
+        }
+        screen.snapshot(scroll_offset)
+    }
+
+    /// Resizes the screen model (the PTY is resized by the caller).
+    pub fn resize(&self, size: TermSize) {
+        self.screen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .resize(size);
+    }
+}
+
+/// Records a chunk and writes the answers to its queries back to the process.
+pub async fn route_chunk(sink: &OutputSink, control: &ProcessControl, chunk: &[u8]) {
+    let answers = sink.record(chunk);
+    if !answers.is_empty() {
+        // A process that ended cannot be answered; nothing is lost by ignoring that.
+        let _ = control.write(answers).await;
+    }
+}
+
+/// Ends, in the background, what is left of a tree whose shell has ended (background jobs, a
+/// grandchild holding the PTY): only detached tasks outlive their call.
+pub fn end_leftovers(control: &ProcessControl, grace: Duration) {
+    if control.tree_alive() {
+        let control = control.clone();
+        tokio::spawn(async move { control.kill_tree(grace).await });
+    }
+}
+
+/// What happens when a call's timeout passes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimeoutPolicy {
+    /// Kill the process tree and say so in the result.
+    #[default]
+    Kill,
+    /// Detach the call into a background task.
+    Detach,
+}
+
+/// How one call runs.
+#[derive(Clone, Debug)]
+pub struct CallOptions {
+    pub timeout: Option<Duration>,
+    pub on_timeout: TimeoutPolicy,
+    pub max_result_bytes: usize,
+    pub exit_grace: Duration,
+    pub kill_grace: Duration,
+}
+
+impl Default for CallOptions {
+    fn default() -> Self {
+        Self {
+            timeout: None,
+            on_timeout: TimeoutPolicy::Kill,
+            max_result_bytes: crate::output::DEFAULT_MAX_RESULT_BYTES,
+            exit_grace: DEFAULT_EXIT_GRACE,
+            kill_grace: crate::pty::DEFAULT_KILL_GRACE,
+        }
+    }
+}
+
+/// The task a call was detached to.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DetachedTo {
+    pub task_id: String,
+    pub reason: String,
+}
+
+/// What a call returns to its waiter.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CallResult {
+    pub text: String,
+    pub is_error: bool,
+    /// How the shell ended; `None` when detached (it still runs).
+    pub exit: Option<ProcessExit>,
+    pub timed_out: bool,
+    pub detached: Option<DetachedTo>,
+    /// The complete output, when the text was cut.
+    pub full_output_path: Option<PathBuf>,
+}
+
+impl CallResult {
+    /// The status `oino run` exits with: the command's, 124 after a timeout, 0 when detached.
+    #[must_use]
+    pub fn exit_status(&self) -> i32 {
+        if self.detached.is_some() {
+            0
+        } else if self.timed_out {
+            124
+        } else {
+            self.exit.map_or(1, ProcessExit::shell_status)
+        }
+    }
+}
+
+/// How a call ended.
+#[derive(Debug)]
+pub enum CallEnd {
+    /// The process ended (by itself, or killed at its timeout).
+    Finished(CallResult),
+    /// Detached through the registry: the process went to the requester.
+    Detached(CallResult),
+    /// Its timeout passed under [`TimeoutPolicy::Detach`]: the owner makes it a task.
+    TimedOut {
+        detached: DetachedProcess,
+        timeout: Duration,
+    },
+}
+
+/// Runs one call to its end.
+pub struct CallRunner {
+    stream: ProcessStream,
+    sink: Arc<OutputSink>,
+    messages: mpsc::UnboundedReceiver<CallMessage>,
+    registration: Registration,
+    options: CallOptions,
+    cleaner: TextCleaner,
+    text: CappedText,
+    scratch: String,
+}
+
+impl CallRunner {
+    #[must_use]
+    pub(crate) fn new(
+        process: SpawnedProcess,
+        sink: Arc<OutputSink>,
+        (registration, messages): (Registration, mpsc::UnboundedReceiver<CallMessage>),
+        options: CallOptions,
+    ) -> Self {
+        Self {
+            stream: ProcessStream::new(process, options.exit_grace),
+            sink,
+            messages,
+            registration,
+            text: CappedText::new(options.max_result_bytes),
+            options,
+            cleaner: TextCleaner::new(),
+            scratch: String::new(),
+        }
+    }
+
+    pub async fn run(mut self) -> CallEnd {
+        let deadline = self
+            .options
+            .timeout
+            .map(|timeout| tokio::time::Instant::now() + timeout);
+        loop {
+            tokio::select! {
+                // Messages first: a detach is served at the next chunk boundary even in a flood.
+                biased;
+                Some(message) = self.messages.recv() => match message {
+                    CallMessage::Pid(reply) => {
+                        let _ = reply.send(Some(self.stream.control().pid()));
+                    }
+                    CallMessage::Detach(request) => match self.detach(request) {
+                        Ok(end) => return end,
+                        Err(runner) => self = *runner,
+                    },
+                },
+                event = self.stream.next() => match event {
+                    StreamEvent::Output(chunk) => self.consume(&chunk).await,
+                    StreamEvent::Ended(exit) => return CallEnd::Finished(self.finish(exit, false)),
+                },
+                () = sleep_until_opt(deadline), if deadline.is_some() => {
+                    return self.time_out().await;
+                }
+            }
+        }
+    }
+
+    async fn consume(&mut self, chunk: &[u8]) {
+        route_chunk(&self.sink, self.stream.control(), chunk).await;
+        self.cleaner.push(chunk, &mut self.scratch);
+        self.text.push(&self.scratch);
+        self.scratch.clear();
+    }
+
+    /// The text so far (the unfinished line included) and the log's path when it was cut.
+    fn text_so_far(&self) -> (String, Option<PathBuf>) {
+        let full_output = self.text.is_cut().then(|| self.sink.log_path().to_owned());
+        let mut text = self.text.render(full_output.as_deref());
+        text.extend(self.cleaner.pending_line());
+        (text, full_output)
+    }
+
+    /// Hands the process to the requester; gives the runner back when the requester is gone.
+    fn detach(self, request: DetachRequest) -> Result<CallEnd, Box<Self>> {
+        let (output_so_far, full_output) = self.text_so_far();
+        let detached = DetachedProcess {
+            process: self.stream.into_process(),
+            output_so_far: output_so_far.clone(),
+            full_output_path: full_output.as_ref().map(|path| path.display().to_string()),
+        };
+        match request.reply.send(detached) {
+            Ok(()) => Ok(CallEnd::Detached(CallResult {
+                text: output_so_far + &detach_marker(&request.task_id, &request.reason),
+                is_error: false,
+                exit: None,
+                timed_out: false,
+                detached: Some(DetachedTo {
+                    task_id: request.task_id,
+                    reason: request.reason,
+                }),
+                full_output_path: full_output,
+            })),
+            Err(detached) => Err(Box::new(Self {
+                stream: ProcessStream::new(detached.process, self.options.exit_grace),
+                sink: self.sink,
+                messages: self.messages,
+                registration: self.registration,
+                options: self.options,
+                cleaner: self.cleaner,
+                text: self.text,
+                scratch: self.scratch,
+            })),
+        }
+    }
+
+    async fn time_out(mut self) -> CallEnd {
+        if self.options.on_timeout == TimeoutPolicy::Detach {
+            let (output_so_far, full_output) = self.text_so_far();
+            return CallEnd::TimedOut {
+                timeout: self.options.timeout.unwrap_or_default(),
+                detached: DetachedProcess {
+                    process: self.stream.into_process(),
+                    output_so_far,
+                    full_output_path: full_output.map(|path| path.display().to_string()),
+                },
+            };
+        }
+        let control = self.stream.control().clone();
+        control.kill_tree(self.options.kill_grace).await;
+        // The tree is gone: the PTY drains and closes.
+        let exit = loop {
+            match self.stream.next().await {
+                StreamEvent::Output(chunk) => self.consume(&chunk).await,
+                StreamEvent::Ended(exit) => break exit,
+            }
+        };
+        CallEnd::Finished(self.finish(exit, true))
+    }
+
+    fn finish(mut self, exit: ProcessExit, timed_out: bool) -> CallResult {
+        self.cleaner.finish(&mut self.scratch);
+        self.text.push(&self.scratch);
+        let full_output = self.text.is_cut().then(|| self.sink.log_path().to_owned());
+        let mut text = self.text.render(full_output.as_deref());
+        let note = if timed_out {
+            let seconds = self.options.timeout.unwrap_or_default().as_secs_f64();
+            Some(format!(
+                "[timed out after {seconds} s: the process and its children were killed]"
+            ))
+        } else if !exit.success() {
+            Some(format!("[{exit}]"))
+        } else {
+            None
+        };
+        if let Some(note) = note {
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&note);
+        }
+        end_leftovers(self.stream.control(), self.options.kill_grace);
+        drop(self.registration);
+        CallResult {
+            text,
+            is_error: timed_out || !exit.success(),
+            exit: Some(exit),
+            timed_out,
+            detached: None,
+            full_output_path: full_output,
+        }
+    }
+}

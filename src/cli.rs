@@ -1,0 +1,286 @@
+//! The command line: flags parsed by clap into plain structs, checked into a [`RunConfig`], then
+//! run on an in-process core.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::call::{CallOptions, CallResult, TimeoutPolicy};
+use crate::core::{CallRequest, Core, CoreConfig, CoreError};
+use crate::pty::TermSize;
+
+/// Exit status for bad arguments, as clap uses.
+const EXIT_USAGE: u8 = 2;
+/// Exit status after Ctrl-C, as shells report it.
+const EXIT_INTERRUPTED: u8 = 130;
+/// Raw bytes read per step while following a task.
+const FOLLOW_READ_BYTES: usize = 256 * 1024;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "oino",
+    version,
+    about = "A terminal process manager: every shell call in its own PTY, detachable into a \
+             background task that keeps running.",
+    after_help = "Examples:\n  oino run -- cargo test\n  oino run --timeout 60 -- make\n  \
+                  oino run --detach-after 5 --follow -- npm run dev"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run one command in a PTY and print its result text as an agent receives it.
+    Run(RunArgs),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OnTimeout {
+    /// Kill the process tree (exit status 124).
+    Kill,
+    /// Detach into a background task.
+    Detach,
+}
+
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// Stop waiting after SECS seconds (see --on-timeout).
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// What a timeout does.
+    #[arg(long, value_enum, default_value = "kill", value_name = "POLICY")]
+    pub on_timeout: OnTimeout,
+    /// Directory to run in (default: the current one).
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+    /// Cap of the result text; beyond it the head and tail are kept.
+    #[arg(long, value_name = "N", default_value_t = crate::output::DEFAULT_MAX_RESULT_BYTES)]
+    pub max_bytes: usize,
+    /// Name of the task, if the call is detached.
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
+    /// Detach into a background task if still running after SECS seconds.
+    #[arg(long, value_name = "SECS")]
+    pub detach_after: Option<f64>,
+    /// After a detach, keep printing the task's output until it ends.
+    #[arg(long)]
+    pub follow: bool,
+    /// The command, run by `bash -c` (several words are joined by spaces).
+    #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
+    pub command: Vec<String>,
+}
+
+/// A `run` whose arguments were checked.
+#[derive(Debug)]
+pub struct RunConfig {
+    pub request: CallRequest,
+    pub name: Option<String>,
+    pub detach_after: Option<Duration>,
+    pub follow: bool,
+}
+
+fn seconds(flag: &str, value: f64) -> anyhow::Result<Duration> {
+    if !value.is_finite() || value <= 0.0 {
+        anyhow::bail!("{flag} must be a positive number of seconds, not {value}");
+    }
+    Duration::try_from_secs_f64(value).with_context(|| format!("{flag} {value} is too large"))
+}
+
+impl RunArgs {
+    /// Checks the flags into a config the rest can trust.
+    pub fn into_config(self) -> anyhow::Result<RunConfig> {
+        let timeout = self
+            .timeout
+            .map(|value| seconds("--timeout", value))
+            .transpose()?;
+        let detach_after = self
+            .detach_after
+            .map(|value| seconds("--detach-after", value))
+            .transpose()?;
+        if self.follow && detach_after.is_none() && self.on_timeout != OnTimeout::Detach {
+            anyhow::bail!("--follow follows a detached task: add --detach-after SECS");
+        }
+        if self.max_bytes < 100 {
+            anyhow::bail!("--max-bytes must be at least 100, not {}", self.max_bytes);
+        }
+        if let Some(cwd) = &self.cwd {
+            crate::pty::check_cwd(cwd)?;
+        }
+        let command = self.command.join(" ");
+        if command.trim().is_empty() {
+            anyhow::bail!("the command is empty: give a command after --");
+        }
+        let size = terminal_size().unwrap_or(TermSize::DEFAULT);
+        Ok(RunConfig {
+            request: CallRequest {
+                command,
+                cwd: self.cwd,
+                size: Some(size),
+                options: CallOptions {
+                    timeout,
+                    on_timeout: match self.on_timeout {
+                        OnTimeout::Kill => TimeoutPolicy::Kill,
+                        OnTimeout::Detach => TimeoutPolicy::Detach,
+                    },
+                    max_result_bytes: self.max_bytes,
+                    ..CallOptions::default()
+                },
+                ..CallRequest::default()
+            },
+            name: self.name,
+            detach_after,
+            follow: self.follow,
+        })
+    }
+}
+
+fn terminal_size() -> Option<TermSize> {
+    if !std::io::stdout().is_terminal() {
+        return None;
+    }
+    let (cols, rows) = crossterm::terminal::size().ok()?;
+    Some(TermSize::new(cols, rows))
+}
+
+/// The program: parse, run, exit status.
+#[must_use]
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cli.command {
+        Some(Command::Run(args)) => match args.into_config() {
+            Ok(config) => run_in_runtime(config),
+            Err(err) => {
+                eprintln!("oino run: {err:#}");
+                ExitCode::from(EXIT_USAGE)
+            }
+        },
+        None => {
+            eprintln!(
+                "oino: the full-screen interface is not built yet; use `oino run -- COMMAND` \
+                 (see `oino --help`)"
+            );
+            ExitCode::from(EXIT_USAGE)
+        }
+    }
+}
+
+fn run_in_runtime(config: RunConfig) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            eprintln!("oino: cannot start the runtime: {err}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(config)) {
+        Ok(status) => ExitCode::from(status),
+        Err(err) => {
+            eprintln!("oino run: {err:#}");
+            if err.downcast_ref::<CoreError>().is_some_and(is_usage_error) {
+                ExitCode::from(EXIT_USAGE)
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+    }
+}
+
+fn is_usage_error(err: &CoreError) -> bool {
+    matches!(
+        err,
+        CoreError::Pty(
+            crate::pty::PtyError::MissingCwd(_) | crate::pty::PtyError::CwdNotADirectory(_)
+        ) | CoreError::Task(_)
+            | CoreError::EmptyCommand
+    )
+}
+
+/// Runs one call on an in-process core; returns the exit status.
+pub async fn run(config: RunConfig) -> anyhow::Result<u8> {
+    let core = Core::new(CoreConfig::default())?;
+    let outcome = tokio::select! {
+        outcome = run_call(&core, config) => outcome,
+        _ = tokio::signal::ctrl_c() => Ok(EXIT_INTERRUPTED),
+    };
+    // No server keeps tasks alive yet: what still runs ends with this process.
+    core.shutdown().await;
+    outcome
+}
+
+async fn run_call(core: &Core, config: RunConfig) -> anyhow::Result<u8> {
+    let handle = core.start(config.request)?;
+    let id = handle.id.clone();
+    let result = handle.result();
+    tokio::pin!(result);
+    let result: CallResult = match config.detach_after {
+        Some(after) => {
+            tokio::select! {
+                result = &mut result => result,
+                () = tokio::time::sleep(after) => {
+                    let reason = format!("still running after {} s", after.as_secs_f64());
+                    // A call that ended meanwhile gives its normal result below.
+                    match core.detach(&id, config.name.as_deref(), &reason).await {
+                        Ok(_) | Err(CoreError::NotRunning(_)) => {}
+                        Err(err) => {
+                            eprintln!("oino run: cannot detach: {err}");
+                        }
+                    }
+                    result.await
+                }
+            }
+        }
+        None => result.await,
+    };
+    print_text(&result.text);
+    if result.detached.is_some() && config.follow {
+        return follow(core, &id).await;
+    }
+    Ok(u8::try_from(result.exit_status() & 0xff).unwrap_or(1))
+}
+
+/// Prints a task's output from where its call stopped until the process ends.
+async fn follow(core: &Core, id: &str) -> anyhow::Result<u8> {
+    let mut offset = core.entry(id)?.detach_offset;
+    loop {
+        let slice = core.output(id, Some(offset), FOLLOW_READ_BYTES)?;
+        if slice.next_offset > offset {
+            print_raw(&slice.text);
+            offset = slice.next_offset;
+            continue;
+        }
+        let entry = core.entry(id)?;
+        if !entry.state.is_running() && offset >= entry.bytes {
+            let status = match entry.state {
+                crate::core::EntryState::Exited { code } => code,
+                crate::core::EntryState::Killed { signal } => 128 + signal,
+                crate::core::EntryState::Running => 0,
+            };
+            return Ok(u8::try_from(status & 0xff).unwrap_or(1));
+        }
+        core.wait_output(id, offset, Duration::from_secs(1)).await?;
+    }
+}
+
+fn print_text(text: &str) {
+    print_raw(text);
+    if !text.ends_with('\n') {
+        print_raw("\n");
+    }
+}
+
+fn print_raw(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    // A closed stdout (a pager quit) is not worth a panic.
+    let _ = stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush());
+}

@@ -1,0 +1,15 @@
+//! oino: a terminal process manager. Every shell command ("call") runs in its own PTY; a running
+//! call can be detached into a named background task that keeps running, while whoever waited for
+//! the call gets the output so far and the detach marker at once.
+//!
+//! Layers, bottom up: [`pty`], [`screen`], [`output`], [`registry`], [`call`], [`tasks`],
+//! [`core`], and the front ends ([`cli`]).
+
+pub mod call;
+pub mod cli;
+pub mod core;
+pub mod output;
+pub mod pty;
+pub mod registry;
+pub mod screen;
+pub mod tasks;

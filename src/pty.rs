@@ -1,0 +1,618 @@
+//! PTY processes: `bash -c COMMAND` in a pseudo-terminal of its own.
+//!
+//! Data flow: one reader thread reads the master side 64 KiB at a time into a bounded channel
+//! ([`SpawnedProcess::output`]); whoever owns that receiver (a call, later a task) consumes every
+//! chunk exactly once. A waiter thread reaps the shell and publishes its exit on a watch channel.
+//! A writer thread takes input from a bounded channel, so a child that stops reading its stdin
+//! never blocks the runtime. [`ProcessControl`] is the cloneable side (pid, exit, input, resize,
+//! kill) that front ends use while someone else consumes the output.
+
+use std::fmt;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use nix::errno::Errno;
+use nix::sys::signal::{Signal, kill, killpg};
+use nix::sys::wait::{WaitStatus, waitpid};
+use nix::unistd::Pid;
+use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
+use serde::{Deserialize, Serialize};
+use tokio::sync::{mpsc, watch};
+
+/// Bytes asked of the PTY in one read.
+pub const READ_CHUNK_BYTES: usize = 64 * 1024;
+/// Chunks buffered between the reader thread and the consumer: backpressure beyond that.
+const OUTPUT_CHANNEL_CHUNKS: usize = 16;
+/// Writes buffered for the writer thread.
+const INPUT_CHANNEL_WRITES: usize = 64;
+/// How long a process tree gets between SIGTERM and SIGKILL.
+pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(2);
+/// How often a dying tree is looked at during a kill (there is no notice for non-children).
+const KILL_POLL: Duration = Duration::from_millis(10);
+/// Stack of the reader, waiter and writer threads: they hold little.
+const THREAD_STACK_BYTES: usize = 256 * 1024;
+/// Environment variable naming the call a process belongs to.
+pub const CALL_ID_ENV: &str = "OINO_CALL_ID";
+/// Environment variable unique to one spawn, so that killing a tree never touches the processes
+/// of another oino that happens to use the same call id.
+const TREE_KEY_ENV: &str = "OINO_TREE";
+
+/// A terminal size in character cells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TermSize {
+    pub cols: u16,
+    pub rows: u16,
+}
+
+impl TermSize {
+    /// The classic 80x24.
+    pub const DEFAULT: Self = Self { cols: 80, rows: 24 };
+
+    /// A size of at least 2x2: smaller sizes break full-screen programs and the vt100 model.
+    #[must_use]
+    pub fn new(cols: u16, rows: u16) -> Self {
+        Self {
+            cols: cols.max(2),
+            rows: rows.max(2),
+        }
+    }
+}
+
+impl Default for TermSize {
+    fn default() -> Self {
+        Self::DEFAULT
+    }
+}
+
+impl fmt::Display for TermSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}x{}", self.cols, self.rows)
+    }
+}
+
+/// What to spawn.
+#[derive(Clone, Debug)]
+pub struct SpawnSpec {
+    pub call_id: String,
+    pub command: String,
+    pub cwd: PathBuf,
+    /// Extra environment, on top of oino's own process environment.
+    pub env: Vec<(String, String)>,
+    pub size: TermSize,
+}
+
+/// How a process ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProcessExit {
+    /// Exited with this code.
+    Code(i32),
+    /// Killed by this signal number.
+    Signal(i32),
+}
+
+impl ProcessExit {
+    /// The exit status a shell would report: the code, or 128 + the signal.
+    #[must_use]
+    pub fn shell_status(self) -> i32 {
+        match self {
+            Self::Code(code) => code,
+            Self::Signal(signal) => 128 + signal,
+        }
+    }
+
+    #[must_use]
+    pub fn success(self) -> bool {
+        self == Self::Code(0)
+    }
+}
+
+impl fmt::Display for ProcessExit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Code(code) => write!(f, "exit code {code}"),
+            Self::Signal(signal) => match Signal::try_from(*signal) {
+                Ok(name) => write!(f, "signal {signal} ({name})"),
+                Err(_) => write!(f, "signal {signal}"),
+            },
+        }
+    }
+}
+
+/// Errors of this layer.
+#[derive(Debug, thiserror::Error)]
+pub enum PtyError {
+    #[error("cwd {0} does not exist: create it or choose another directory")]
+    MissingCwd(PathBuf),
+    #[error("cwd {0} is not a directory: choose a directory")]
+    CwdNotADirectory(PathBuf),
+    #[error("could not open a PTY: {0}")]
+    Open(String),
+    #[error("could not start bash: {0}")]
+    Spawn(String),
+    #[error("the process has ended: its input is closed")]
+    InputClosed,
+    #[error("could not resize the PTY: {0}")]
+    Resize(String),
+}
+
+/// A running process, as spawned: its output and its control.
+pub struct SpawnedProcess {
+    /// Output chunks in order; the channel closes at the PTY's end of file.
+    pub output: mpsc::Receiver<Vec<u8>>,
+    /// Pid, exit, input, resize and kill; cloneable.
+    pub control: ProcessControl,
+}
+
+impl fmt::Debug for SpawnedProcess {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SpawnedProcess")
+            .field("pid", &self.control.pid())
+            .field("call_id", &self.control.call_id())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The cloneable control of a spawned process. The PTY master lives as long as any clone: dropping
+/// it would hang up the terminal under the process.
+#[derive(Clone)]
+pub struct ProcessControl {
+    inner: Arc<ControlInner>,
+}
+
+struct ControlInner {
+    pid: u32,
+    call_id: String,
+    tree_key: String,
+    exit: watch::Receiver<Option<ProcessExit>>,
+    input: mpsc::Sender<Vec<u8>>,
+    master: Mutex<Box<dyn MasterPty + Send>>,
+}
+
+impl fmt::Debug for ProcessControl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ProcessControl")
+            .field("pid", &self.inner.pid)
+            .field("call_id", &self.inner.call_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Checks the cwd before anything starts: a missing cwd would silently become $HOME.
+pub fn check_cwd(cwd: &Path) -> Result<(), PtyError> {
+    match std::fs::metadata(cwd) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(PtyError::CwdNotADirectory(cwd.to_owned())),
+        Err(_) => Err(PtyError::MissingCwd(cwd.to_owned())),
+    }
+}
+
+fn unique_tree_key() -> String {
+    static SPAWNS: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_nanos());
+    format!(
+        "{}.{}.{nanos}",
+        std::process::id(),
+        SPAWNS.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// Spawns `bash -c COMMAND` in a new PTY. Must be called within a tokio runtime.
+pub fn spawn(spec: &SpawnSpec) -> Result<SpawnedProcess, PtyError> {
+    check_cwd(&spec.cwd)?;
+    let size = TermSize::new(spec.size.cols, spec.size.rows);
+    let pair = native_pty_system()
+        .openpty(PtySize {
+            rows: size.rows,
+            cols: size.cols,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .map_err(|err| PtyError::Open(err.to_string()))?;
+
+    let tree_key = unique_tree_key();
+    let mut command = CommandBuilder::new("bash");
+    command.args(["-c", &spec.command]);
+    command.cwd(&spec.cwd);
+    command.env("TERM", "xterm-256color");
+    command.env("PAGER", "cat");
+    command.env("GIT_PAGER", "cat");
+    for (key, value) in &spec.env {
+        command.env(key, value);
+    }
+    command.env(CALL_ID_ENV, &spec.call_id);
+    command.env(TREE_KEY_ENV, &tree_key);
+
+    let child = pair
+        .slave
+        .spawn_command(command)
+        .map_err(|err| PtyError::Spawn(err.to_string()))?;
+    // The slave must go now, or the reader never sees end of file.
+    drop(pair.slave);
+    let pid = child
+        .process_id()
+        .ok_or_else(|| PtyError::Spawn("the new process has no pid".into()))?;
+    // The waiter thread reaps by pid; the std child handle is not needed for that.
+    drop(child);
+
+    let reader = pair
+        .master
+        .try_clone_reader()
+        .map_err(|err| PtyError::Open(err.to_string()))?;
+    let writer = pair
+        .master
+        .take_writer()
+        .map_err(|err| PtyError::Open(err.to_string()))?;
+
+    let (output_tx, output) = mpsc::channel(OUTPUT_CHANNEL_CHUNKS);
+    let (exit_tx, exit) = watch::channel(None);
+    let (input, input_rx) = mpsc::channel(INPUT_CHANNEL_WRITES);
+
+    spawn_thread(format!("oino-wait-{pid}"), move || {
+        wait_for_exit(pid, &exit_tx)
+    })?;
+    spawn_thread(format!("oino-read-{pid}"), move || {
+        read_output(reader, &output_tx);
+    })?;
+    spawn_thread(format!("oino-write-{pid}"), move || {
+        write_input(writer, input_rx);
+    })?;
+
+    Ok(SpawnedProcess {
+        output,
+        control: ProcessControl {
+            inner: Arc::new(ControlInner {
+                pid,
+                call_id: spec.call_id.clone(),
+                tree_key,
+                exit,
+                input,
+                master: Mutex::new(pair.master),
+            }),
+        },
+    })
+}
+
+/// Plain threads, not `spawn_blocking`: a runtime shutting down would wait on them forever.
+fn spawn_thread(name: String, body: impl FnOnce() + Send + 'static) -> Result<(), PtyError> {
+    std::thread::Builder::new()
+        .name(name)
+        .stack_size(THREAD_STACK_BYTES)
+        .spawn(body)
+        .map(drop)
+        .map_err(|err| PtyError::Spawn(format!("could not start a thread: {err}")))
+}
+
+fn read_output(mut reader: Box<dyn Read + Send>, output: &mpsc::Sender<Vec<u8>>) {
+    let mut buffer = vec![0; READ_CHUNK_BYTES];
+    loop {
+        match reader.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(read) => {
+                if output.blocking_send(buffer[..read].to_vec()).is_err() {
+                    break;
+                }
+            }
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+            // EIO once the last holder of the slave side is gone: the PTY's end of file.
+            Err(_) => break,
+        }
+    }
+}
+
+fn write_input(mut writer: Box<dyn Write + Send>, mut input: mpsc::Receiver<Vec<u8>>) {
+    while let Some(bytes) = input.blocking_recv() {
+        if writer
+            .write_all(&bytes)
+            .and_then(|()| writer.flush())
+            .is_err()
+        {
+            break;
+        }
+    }
+}
+
+fn wait_for_exit(pid: u32, exit: &watch::Sender<Option<ProcessExit>>) {
+    let pid = Pid::from_raw(pid_as_i32(pid));
+    let status = loop {
+        match waitpid(pid, None) {
+            Ok(WaitStatus::Exited(_, code)) => break ProcessExit::Code(code),
+            Ok(WaitStatus::Signaled(_, signal, _)) => break ProcessExit::Signal(signal as i32),
+            Ok(_) | Err(Errno::EINTR) => {}
+            // Someone else reaped it: the code is lost, but the process is gone.
+            Err(_) => break ProcessExit::Code(-1),
+        }
+    };
+    exit.send_replace(Some(status));
+}
+
+fn pid_as_i32(pid: u32) -> i32 {
+    // Linux pids fit in i32 (pid_max is at most 2^22).
+    i32::try_from(pid).unwrap_or(i32::MAX)
+}
+
+impl ProcessControl {
+    /// The shell's pid; also the process group id of its tree.
+    #[must_use]
+    pub fn pid(&self) -> u32 {
+        self.inner.pid
+    }
+
+    #[must_use]
+    pub fn call_id(&self) -> &str {
+        &self.inner.call_id
+    }
+
+    /// How the shell ended, or `None` while it runs.
+    #[must_use]
+    pub fn exit(&self) -> Option<ProcessExit> {
+        *self.inner.exit.borrow()
+    }
+
+    /// A receiver that sees the shell's exit.
+    #[must_use]
+    pub fn exit_watch(&self) -> watch::Receiver<Option<ProcessExit>> {
+        self.inner.exit.clone()
+    }
+
+    /// Waits until the shell has exited.
+    pub async fn wait(&self) -> ProcessExit {
+        let mut exit = self.exit_watch();
+        loop {
+            if let Some(status) = *exit.borrow_and_update() {
+                return status;
+            }
+            if exit.changed().await.is_err() {
+                // The waiter thread ended without a status: only if it panicked.
+                return ProcessExit::Code(-1);
+            }
+        }
+    }
+
+    /// Sends bytes to the process's terminal input.
+    pub async fn write(&self, bytes: Vec<u8>) -> Result<(), PtyError> {
+        if self.exit().is_some() {
+            return Err(PtyError::InputClosed);
+        }
+        self.inner
+            .input
+            .send(bytes)
+            .await
+            .map_err(|_| PtyError::InputClosed)
+    }
+
+    /// Resizes the PTY; the process gets SIGWINCH.
+    pub fn resize(&self, size: TermSize) -> Result<(), PtyError> {
+        let size = TermSize::new(size.cols, size.rows);
+        self.inner
+            .master
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .resize(PtySize {
+                rows: size.rows,
+                cols: size.cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .map_err(|err| PtyError::Resize(err.to_string()))
+    }
+
+    /// Sends `signal` to every process of the tree: the shell's process group, plus any process
+    /// that left the group but still carries this spawn's environment key.
+    pub fn signal_tree(&self, signal: Signal) {
+        let group = Pid::from_raw(pid_as_i32(self.inner.pid));
+        // ESRCH only means the group is already empty.
+        let _ = killpg(group, signal);
+        for pid in self.tree_members() {
+            let _ = kill(Pid::from_raw(pid), signal);
+        }
+    }
+
+    /// Whether any process of the tree is still alive (zombies do not count).
+    #[must_use]
+    pub fn tree_alive(&self) -> bool {
+        !self.tree_members().is_empty()
+    }
+
+    /// Ends the whole tree: SIGTERM, up to `grace` for it to go, then SIGKILL.
+    pub async fn kill_tree(&self, grace: Duration) {
+        self.signal_tree(Signal::SIGTERM);
+        // The shell may ignore TERM while its children die: HUP is what a closed terminal sends.
+        self.signal_tree(Signal::SIGHUP);
+        let deadline = tokio::time::Instant::now() + grace;
+        while self.tree_alive() && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(KILL_POLL).await;
+        }
+        if self.tree_alive() {
+            self.signal_tree(Signal::SIGKILL);
+            let deadline = tokio::time::Instant::now() + grace;
+            while self.tree_alive() && tokio::time::Instant::now() < deadline {
+                tokio::time::sleep(KILL_POLL).await;
+            }
+        }
+    }
+
+    /// Live processes in the shell's group or carrying this spawn's key.
+    fn tree_members(&self) -> Vec<i32> {
+        let group = pid_as_i32(self.inner.pid);
+        let key = format!("{TREE_KEY_ENV}={}", self.inner.tree_key);
+        proc_scan::live_processes()
+            .filter(|process| {
+                process.group == group || proc_scan::environ_contains(process.pid, &key)
+            })
+            .map(|process| process.pid)
+            .collect()
+    }
+}
+
+/// A small reader of /proc, for finding a tree's processes.
+pub mod proc_scan {
+    /// A process as /proc/PID/stat shows it.
+    #[derive(Clone, Copy, Debug)]
+    pub struct ProcessStat {
+        pub pid: i32,
+        pub parent: i32,
+        pub group: i32,
+    }
+
+    /// Every process that is not a zombie.
+    pub fn live_processes() -> impl Iterator<Item = ProcessStat> {
+        std::fs::read_dir("/proc")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|entry| entry.file_name().to_str()?.parse::<i32>().ok())
+            .filter_map(stat)
+    }
+
+    /// Parses /proc/PID/stat; `None` for a zombie or a process that is gone.
+    #[must_use]
+    pub fn stat(pid: i32) -> Option<ProcessStat> {
+        let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // The command name may hold spaces and parentheses: fields start after the last ')'.
+        let rest = &text[text.rfind(')')? + 1..];
+        let mut fields = rest.split_whitespace();
+        let state = fields.next()?;
+        if state == "Z" || state == "X" {
+            return None;
+        }
+        let parent = fields.next()?.parse().ok()?;
+        let group = fields.next()?.parse().ok()?;
+        Some(ProcessStat { pid, parent, group })
+    }
+
+    /// Whether the environment of `pid` holds exactly the entry `name=value`.
+    #[must_use]
+    pub fn environ_contains(pid: i32, entry: &str) -> bool {
+        std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
+            environ
+                .split(|byte| *byte == 0)
+                .any(|e| e == entry.as_bytes())
+        })
+    }
+
+    /// Live processes whose environment holds `name=value`.
+    #[must_use]
+    pub fn with_env(name: &str, value: &str) -> Vec<i32> {
+        let entry = format!("{name}={value}");
+        live_processes()
+            .filter(|process| environ_contains(process.pid, &entry))
+            .map(|process| process.pid)
+            .collect()
+    }
+}
+
+/// What a [`ProcessStream`] yields.
+#[derive(Debug, PartialEq, Eq)]
+pub enum StreamEvent {
+    /// The next chunk of output.
+    Output(Vec<u8>),
+    /// The process is done: it exited and its output was drained, or it exited and the PTY
+    /// stayed open (a grandchild holds it) past the grace.
+    Ended(ProcessExit),
+}
+
+/// A process's output and exit, merged into one ordered stream. End of file and exit are separate
+/// events: the stream ends when both are seen, or a grace after the exit, so that a grandchild
+/// keeping the PTY open cannot hang its caller.
+pub struct ProcessStream {
+    process: SpawnedProcess,
+    exit: watch::Receiver<Option<ProcessExit>>,
+    exited: Option<ProcessExit>,
+    end_of_file: bool,
+    exit_grace: Duration,
+    grace_deadline: Option<tokio::time::Instant>,
+    /// Chunks still taken once the grace is over; the reader may go on refilling the channel.
+    drain_after_grace: Option<usize>,
+}
+
+impl ProcessStream {
+    #[must_use]
+    pub fn new(process: SpawnedProcess, exit_grace: Duration) -> Self {
+        let exit = process.control.exit_watch();
+        Self {
+            process,
+            exit,
+            exited: None,
+            end_of_file: false,
+            exit_grace,
+            grace_deadline: None,
+            drain_after_grace: None,
+        }
+    }
+
+    #[must_use]
+    pub fn control(&self) -> &ProcessControl {
+        &self.process.control
+    }
+
+    /// Gives the process back, with every chunk not yet yielded still in its channel.
+    #[must_use]
+    pub fn into_process(self) -> SpawnedProcess {
+        self.process
+    }
+
+    fn note_exit(&mut self) {
+        if self.exited.is_none() {
+            if let Some(exit) = *self.exit.borrow_and_update() {
+                self.exited = Some(exit);
+                self.grace_deadline = Some(tokio::time::Instant::now() + self.exit_grace);
+            }
+        }
+    }
+
+    /// The next event. Cancel-safe: no chunk is lost when the future is dropped in a `select!`.
+    pub async fn next(&mut self) -> StreamEvent {
+        loop {
+            self.note_exit();
+            if let (true, Some(exit)) = (self.end_of_file, self.exited) {
+                return StreamEvent::Ended(exit);
+            }
+            if let Some(left) = self.drain_after_grace {
+                match self.process.output.try_recv() {
+                    Ok(chunk) if left > 0 => {
+                        self.drain_after_grace = Some(left - 1);
+                        return StreamEvent::Output(chunk);
+                    }
+                    _ => {
+                        self.end_of_file = true;
+                        continue;
+                    }
+                }
+            }
+            let grace = self.grace_deadline;
+            tokio::select! {
+                biased;
+                chunk = self.process.output.recv(), if !self.end_of_file => match chunk {
+                    Some(chunk) => return StreamEvent::Output(chunk),
+                    None => self.end_of_file = true,
+                },
+                changed = self.exit.changed(), if self.exited.is_none() => {
+                    if changed.is_err() {
+                        // The waiter thread is gone without a status: only after a panic.
+                        self.exited = Some(ProcessExit::Code(-1));
+                        self.grace_deadline = Some(tokio::time::Instant::now() + self.exit_grace);
+                    }
+                }
+                () = sleep_until_opt(grace), if grace.is_some() && !self.end_of_file => {
+                    // Take what is already buffered, then stop waiting for an end of file that
+                    // a grandchild holds back.
+                    self.drain_after_grace = Some(OUTPUT_CHANNEL_CHUNKS);
+                }
+            }
+        }
+    }
+}
+
+/// Sleeps until `deadline`, or forever without one (a disabled timer in a `select!`).
+pub(crate) async fn sleep_until_opt(deadline: Option<tokio::time::Instant>) {
+    match deadline {
+        Some(deadline) => tokio::time::sleep_until(deadline).await,
+        None => std::future::pending().await,
+    }
+}

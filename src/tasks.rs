@@ -1,0 +1,188 @@
+//! Background tasks: the ids and names of detached calls, and the loop that keeps reading them.
+//!
+//! A detached process keeps its PTY, its log and its screen: [`follow`] goes on routing its
+//! chunks into the same [`OutputSink`] the call used, from the exact chunk where the call
+//! stopped, until the process ends. [`TaskBook`] allocates short ids (`t1`, `t2`, …) and keeps
+//! names unique.
+
+use std::collections::HashSet;
+
+use crate::call::{OutputSink, route_chunk};
+use crate::pty::{ProcessExit, ProcessStream, StreamEvent};
+
+/// The longest task name.
+pub const MAX_NAME_CHARS: usize = 64;
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum TaskError {
+    #[error("a task named `{0}` already exists: choose another name")]
+    DuplicateName(String),
+    #[error("invalid task name `{name}`: {why}")]
+    InvalidName { name: String, why: &'static str },
+}
+
+/// Task ids and names in use.
+#[derive(Debug, Default)]
+pub struct TaskBook {
+    next_number: u64,
+    names: HashSet<String>,
+}
+
+impl TaskBook {
+    /// A new task id and a name: `name` when given (refused when taken or malformed), else one
+    /// derived from `command`, made unique with a suffix.
+    pub fn allocate(
+        &mut self,
+        name: Option<&str>,
+        command: &str,
+    ) -> Result<(String, String), TaskError> {
+        let name = match name {
+            Some(name) => {
+                validate_name(name)?;
+                if self.names.contains(name) {
+                    return Err(TaskError::DuplicateName(name.to_owned()));
+                }
+                name.to_owned()
+            }
+            None => return Ok(self.allocate_derived(command)),
+        };
+        Ok(self.take(name))
+    }
+
+    /// A new task id and a name derived from `command`, made unique with a suffix.
+    pub fn allocate_derived(&mut self, command: &str) -> (String, String) {
+        let base = derive_name(command);
+        let name = if self.names.contains(&base) {
+            let mut suffix = 2u64;
+            while self.names.contains(&format!("{base}-{suffix}")) {
+                suffix += 1;
+            }
+            format!("{base}-{suffix}")
+        } else {
+            base
+        };
+        self.take(name)
+    }
+
+    fn take(&mut self, name: String) -> (String, String) {
+        self.next_number += 1;
+        self.names.insert(name.clone());
+        (format!("t{}", self.next_number), name)
+    }
+
+    /// Frees a name whose detach did not happen.
+    pub fn release(&mut self, name: &str) {
+        self.names.remove(name);
+    }
+}
+
+fn validate_name(name: &str) -> Result<(), TaskError> {
+    let why = if name.is_empty() {
+        Some("it is empty")
+    } else if name.chars().count() > MAX_NAME_CHARS {
+        Some("it is longer than 64 characters")
+    } else if !name
+        .chars()
+        .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | ':' | '@' | '+'))
+    {
+        Some("use letters, digits and - _ . : @ + only")
+    } else if looks_like_id(name) {
+        Some("it looks like a task or call id (t3, c7): add a word")
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(TaskError::InvalidName {
+            name: name.to_owned(),
+            why,
+        }),
+        None => Ok(()),
+    }
+}
+
+fn looks_like_id(name: &str) -> bool {
+    let mut chars = name.chars();
+    matches!(chars.next(), Some('t' | 'c'))
+        && !chars.as_str().is_empty()
+        && chars.all(|c| c.is_ascii_digit())
+}
+
+/// A name for a command: its first words, lower case, joined by `-` (`npm run dev` →
+/// `npm-run-dev`).
+#[must_use]
+pub fn derive_name(command: &str) -> String {
+    let words: Vec<String> = command
+        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '|' | '&' | '(' | ')'))
+        .filter(|word| !word.is_empty() && !word.contains('='))
+        .map(|word| {
+            // A path names its program by its last part: ./scripts/serve.sh -> serve.sh
+            let word = word.rsplit('/').next().unwrap_or(word);
+            word.chars()
+                .filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+                .collect::<String>()
+                .to_lowercase()
+        })
+        .filter(|word| !word.is_empty() && !word.starts_with('-'))
+        .take(3)
+        .collect();
+    let mut name: String = words.join("-").chars().take(32).collect();
+    name = name.trim_matches(|c| c == '-' || c == '.').to_owned();
+    if name.is_empty() || looks_like_id(&name) {
+        name = format!("task-{name}").trim_end_matches('-').to_string();
+    }
+    name
+}
+
+/// Keeps reading a detached process into its sink until it ends; returns how it ended.
+pub async fn follow(mut stream: ProcessStream, sink: &OutputSink) -> ProcessExit {
+    loop {
+        match stream.next().await {
+            StreamEvent::Output(chunk) => route_chunk(sink, stream.control(), &chunk).await,
+            StreamEvent::Ended(exit) => return exit,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_derive_from_commands() {
+        assert_eq!(derive_name("npm run dev"), "npm-run-dev");
+        assert_eq!(derive_name("  ./scripts/serve.sh --port 80"), "serve.sh-80");
+        assert_eq!(derive_name("FOO=1 cargo watch -x test"), "cargo-watch-test");
+        assert_eq!(derive_name("!!!"), "task");
+        assert_eq!(derive_name("t1"), "task-t1");
+    }
+
+    #[test]
+    fn ids_are_short_and_names_unique() {
+        let mut book = TaskBook::default();
+        assert_eq!(
+            book.allocate(None, "npm run dev"),
+            Ok(("t1".into(), "npm-run-dev".into()))
+        );
+        assert_eq!(
+            book.allocate(None, "npm run dev"),
+            Ok(("t2".into(), "npm-run-dev-2".into()))
+        );
+        assert_eq!(
+            book.allocate(Some("npm-run-dev"), "x"),
+            Err(TaskError::DuplicateName("npm-run-dev".into()))
+        );
+        assert!(matches!(
+            book.allocate(Some("t9"), "x"),
+            Err(TaskError::InvalidName { .. })
+        ));
+        assert!(matches!(
+            book.allocate(Some("has space"), "x"),
+            Err(TaskError::InvalidName { .. })
+        ));
+        book.release("npm-run-dev");
+        assert_eq!(
+            book.allocate(Some("npm-run-dev"), "x"),
+            Ok(("t3".into(), "npm-run-dev".into()))
+        );
+    }
+}
