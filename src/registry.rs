@@ -121,3 +121,29 @@ impl BashDetachRegistry {
         self.lock().keys().cloned().collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn dropping_the_registration_unregisters() {
+        let registry = BashDetachRegistry::default();
+        let (registration, mut messages) = registry.register("call-1");
+        assert!(registry.is_running("call-1"));
+        assert_eq!(registry.running(), vec!["call-1".to_owned()]);
+        let answering = tokio::spawn(async move {
+            if let Some(CallMessage::Pid(reply)) = messages.recv().await {
+                let _ = reply.send(Some(4242));
+            }
+            messages
+        });
+        assert_eq!(registry.pid("call-1").await, Some(4242));
+        let _messages = answering.await.expect("answer");
+        drop(registration);
+        assert!(!registry.is_running("call-1"));
+        assert!(registry.running().is_empty());
+        assert_eq!(registry.pid("call-1").await, None);
+        assert!(registry.detach("call-1", "t1", "gone").await.is_none());
+    }
+}

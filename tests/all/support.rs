@@ -1,0 +1,84 @@
+//! Helpers shared by the integration tests: a core with its own log folder, waits with
+//! deadlines, and a look at /proc.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use oino::core::{CallRequest, Core, CoreConfig, EntryState};
+use oino::pty::{CALL_ID_ENV, proc_scan};
+
+/// A generous bound for anything that should take well under a second on an idle machine.
+pub const DEADLINE: Duration = Duration::from_secs(30);
+
+/// A folder of its own for one test.
+pub fn temp_dir(label: &str) -> PathBuf {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "oino-test-{}-{label}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    ));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    dir
+}
+
+/// A core whose logs go to a temp folder.
+pub fn test_core(label: &str) -> Core {
+    Core::new(CoreConfig {
+        log_dir: Some(temp_dir(label)),
+        kill_grace: Duration::from_secs(1),
+        ..CoreConfig::default()
+    })
+    .expect("core")
+}
+
+/// A call id no other test (or other oino) uses.
+pub fn unique_id(label: &str) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    format!(
+        "{label}-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+pub fn request(id: &str, command: &str) -> CallRequest {
+    CallRequest {
+        id: Some(id.to_owned()),
+        ..CallRequest::new(command)
+    }
+}
+
+/// Live processes carrying `OINO_CALL_ID=id`.
+pub fn processes_of(id: &str) -> Vec<i32> {
+    proc_scan::with_env(CALL_ID_ENV, id)
+}
+
+/// Waits until `condition` holds, checking every few milliseconds, at most `DEADLINE`.
+pub async fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = tokio::time::Instant::now() + DEADLINE;
+    while !condition() {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+/// Reads an entry's output from `from` until it has ended and everything is read.
+pub async fn read_to_end(core: &Core, id: &str, from: u64) -> String {
+    let state = core.wait(id, Some(DEADLINE)).await.expect("entry");
+    assert_ne!(state, EntryState::Running, "{id} did not end in time");
+    let mut offset = from;
+    let mut text = String::new();
+    loop {
+        let slice = core.output(id, Some(offset), 1 << 20).expect("output");
+        if slice.next_offset == offset {
+            return text;
+        }
+        text.push_str(&slice.text);
+        offset = slice.next_offset;
+    }
+}

@@ -1,0 +1,101 @@
+//! Background tasks: incremental reads, input, waits, kills.
+
+use std::time::Duration;
+
+use oino::core::{CoreEvent, EntryKind, EntryState};
+use pretty_assertions::assert_eq;
+
+use crate::support::{DEADLINE, processes_of, request, test_core, unique_id};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_is_read_incrementally_written_to_waited_for_and_killed() {
+    let core = test_core("task");
+    let id = unique_id("cat");
+    let handle = core.start(request(&id, "echo ready; cat")).expect("start");
+    core.wait_output(&id, 0, DEADLINE).await.expect("ready");
+    let task = core.detach(&id, Some("echoer"), "test").await.expect("detach");
+    assert_eq!(task.kind, EntryKind::Task);
+    assert!(handle.result().await.text.starts_with("ready"));
+
+    core.write("echoer", b"hello\r".to_vec()).await.expect("write");
+    let mut offset = task.detach_offset;
+    let mut seen = String::new();
+    while !seen.contains("hello\nhello\n") {
+        assert!(core.wait_output("echoer", offset, DEADLINE).await.expect("wait"));
+        let slice = core.output("echoer", Some(offset), 4096).expect("read");
+        seen.push_str(&slice.text);
+        offset = slice.next_offset;
+    }
+    // The terminal echoes the line, then cat writes it back.
+    assert!(seen.ends_with("hello\nhello\n"), "{seen:?}");
+
+    core.write("echoer", b"world\r".to_vec()).await.expect("write");
+    let mut later = String::new();
+    while !later.contains("world\nworld\n") {
+        assert!(core.wait_output("echoer", offset, DEADLINE).await.expect("wait"));
+        let slice = core.output("echoer", Some(offset), 4096).expect("read");
+        later.push_str(&slice.text);
+        offset = slice.next_offset;
+    }
+    assert!(!later.contains("hello"), "old output read twice: {later:?}");
+
+    // Reading from the default offset starts where the task began.
+    let from_start = core.output("echoer", None, 1 << 20).expect("read");
+    assert_eq!(from_start.from, task.detach_offset);
+    assert_eq!(from_start.text, format!("{seen}{later}"));
+
+    // A short wait reports that it still runs; nothing new means no more output.
+    assert_eq!(
+        core.wait("echoer", Some(Duration::from_millis(100))).await.expect("wait"),
+        EntryState::Running
+    );
+    assert!(!core
+        .wait_output("echoer", offset, Duration::from_millis(100))
+        .await
+        .expect("wait"));
+
+    let state = core.kill("echoer").await.expect("kill");
+    assert!(matches!(state, EntryState::Killed { .. }), "{state:?}");
+    assert_eq!(core.entry("echoer").expect("entry").state, state);
+    assert!(processes_of(&id).is_empty(), "processes left behind");
+    assert!(core.write("echoer", b"more".to_vec()).await.is_err());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_task_that_ends_reports_its_exit_and_an_event() {
+    let core = test_core("task-end");
+    let mut events = core.subscribe();
+    let id = unique_id("ends");
+    let handle = core
+        .start(request(&id, "echo one; read line; echo \"got $line\"; exit 7"))
+        .expect("start");
+    core.wait_output(&id, 0, DEADLINE).await.expect("one");
+    let task = core.detach(&id, None, "test").await.expect("detach");
+    assert_eq!(task.name.as_deref(), Some("echo-one-read"));
+    handle.result().await;
+    core.write(&id, b"two\r".to_vec()).await.expect("write");
+    assert_eq!(
+        core.wait(&id, Some(DEADLINE)).await.expect("wait"),
+        EntryState::Exited { code: 7 }
+    );
+    let text = core.output(&id, None, 1 << 20).expect("read").text;
+    assert_eq!(text, "two\ngot two\n");
+
+    let ended = CoreEvent::Ended {
+        id: id.clone(),
+        state: EntryState::Exited { code: 7 },
+    };
+    let mut seen = Vec::new();
+    while !seen.contains(&ended) {
+        let event = tokio::time::timeout(DEADLINE, events.recv())
+            .await
+            .expect("no Ended event")
+            .expect("events");
+        seen.push(event);
+    }
+    assert_eq!(seen[0], CoreEvent::Started { id: id.clone() });
+    assert!(seen.contains(&CoreEvent::OutputChanged { id: id.clone() }));
+    assert!(seen.iter().any(
+        |event| matches!(event, CoreEvent::Detached { id: detached, .. } if *detached == id)
+    ));
+}
