@@ -8,7 +8,8 @@ use oino::pty::TermSize;
 use oino::screen::Screen;
 
 fn lines(bytes: usize) -> Vec<u8> {
-    let line = b"0123456789012345678901234567890123456789012345678901234567890123456789012345678\r\n";
+    let line =
+        b"0123456789012345678901234567890123456789012345678901234567890123456789012345678\r\n";
     line.iter().copied().cycle().take(bytes).collect()
 }
 
@@ -27,9 +28,22 @@ fn main() {
     let data = lines(64 << 20);
     for (cols, rows, scrollback) in [(80, 24, 1000), (200, 50, 1000), (80, 24, 0)] {
         let mut screen = Screen::new(TermSize::new(cols, rows), scrollback);
-        measure(&format!("vt100 screen {cols}x{rows}, {scrollback} rows back"), &data, |chunk| {
-            screen.feed(chunk);
-        });
+        measure(
+            &format!("screen {cols}x{rows}, {scrollback} rows back, lazy"),
+            &data,
+            |chunk| {
+                screen.feed(chunk);
+            },
+        );
+        let mut screen = Screen::new(TermSize::new(cols, rows), scrollback);
+        measure(
+            &format!("screen {cols}x{rows}, {scrollback} rows back, looked at each chunk"),
+            &data,
+            |chunk| {
+                screen.feed(chunk);
+                let _ = screen.snapshot(0);
+            },
+        );
     }
     let mut cleaner = TextCleaner::new();
     let mut text = CappedText::new(30_000);

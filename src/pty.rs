@@ -254,7 +254,7 @@ pub fn spawn(spec: &SpawnSpec) -> Result<SpawnedProcess, PtyError> {
     let (input, input_rx) = mpsc::channel(INPUT_CHANNEL_WRITES);
 
     spawn_thread(format!("oino-wait-{pid}"), move || {
-        wait_for_exit(pid, &exit_tx)
+        wait_for_exit(pid, &exit_tx);
     })?;
     spawn_thread(format!("oino-read-{pid}"), move || {
         read_output(reader, &output_tx);

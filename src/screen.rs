@@ -4,6 +4,14 @@
 //! to the queries a program waits on (cursor position, device status, device attributes), which
 //! the consumer writes back to the process. Front ends never see the parser: they take owned
 //! [`ScreenSnapshot`]s.
+//!
+//! Parsing is the costliest step of all (vt100 runs at about a third of the PTY's speed), so it
+//! is lazy: chunks wait in a bounded backlog until someone looks, a query needs an answer, or the
+//! backlog is full. A backlog holding more lines than the screen and its history can show is
+//! mostly invisible: when the part that scrolls away holds only sequences whose effect does not
+//! outlive the rows they touch, only those sequences and the visible tail are parsed. The result
+//! is the screen that parsing every byte would give; anything else in the backlog (the alternate
+//! screen, a scroll region, a saved cursor, a charset switch) makes it parse every byte.
 
 use std::num::NonZeroU16;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -14,6 +22,10 @@ use crate::pty::TermSize;
 
 /// Rows of history kept in memory per call; the log file keeps everything.
 pub const DEFAULT_SCROLLBACK_ROWS: usize = 1000;
+/// Raw bytes kept unparsed at most.
+const MAX_BACKLOG_BYTES: usize = 1 << 20;
+/// Capacity a backlog keeps after a flush; more is given back.
+const KEPT_BACKLOG_CAPACITY: usize = 64 * 1024;
 
 /// A cell's color.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -136,11 +148,213 @@ impl vt100::Callbacks for Answers {
     }
 }
 
+/// Where the backlog scanner is within an escape sequence.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ScanState {
+    Ground,
+    /// `start` is `None` when the sequence began before the last flush.
+    Escape {
+        start: Option<usize>,
+    },
+    Csi {
+        start: Option<usize>,
+    },
+    /// OSC, DCS, SOS, PM, APC: up to BEL or ST.
+    String,
+    StringEscape,
+}
+
+/// Unparsed output, with what a skip over it needs to know, kept up to date as bytes arrive.
+#[derive(Debug)]
+struct Backlog {
+    bytes: Vec<u8>,
+    state: ScanState,
+    /// Everything before this offset must be parsed (it holds a sequence with lasting effect).
+    parse_before: usize,
+    /// The sequences after `parse_before` whose effect outlasts their rows (colors, modes), in
+    /// order, and where each ends: `(offset after it in bytes, length of replay after it)`.
+    replay: Vec<u8>,
+    replay_marks: Vec<(usize, usize)>,
+    /// A query wants an answer: parse now.
+    query: bool,
+    /// A scroll region is set: newlines no longer push every row away.
+    scroll_region: bool,
+}
+
+impl Backlog {
+    fn new() -> Self {
+        Self {
+            bytes: Vec::new(),
+            state: ScanState::Ground,
+            parse_before: 0,
+            replay: Vec::new(),
+            replay_marks: Vec::new(),
+            query: false,
+            scroll_region: false,
+        }
+    }
+
+    fn push(&mut self, chunk: &[u8]) {
+        let base = self.bytes.len();
+        self.bytes.extend_from_slice(chunk);
+        let mut index = base;
+        while index < self.bytes.len() {
+            let byte = self.bytes[index];
+            match self.state {
+                ScanState::Ground => {
+                    // Plain text and line controls have no effect beyond their rows.
+                    let skip = self.bytes[index..]
+                        .iter()
+                        .position(|byte| matches!(byte, 0x1b | 0x0e | 0x0f))
+                        .unwrap_or(self.bytes.len() - index);
+                    index += skip;
+                    if index < self.bytes.len() {
+                        if self.bytes[index] == 0x1b {
+                            self.state = ScanState::Escape { start: Some(index) };
+                        } else {
+                            // Shift Out / Shift In switch the charset.
+                            self.parse_until(index + 1);
+                        }
+                        index += 1;
+                    }
+                    continue;
+                }
+                ScanState::Escape { start } => {
+                    self.state = match byte {
+                        b'[' => ScanState::Csi { start },
+                        b']' | b'P' | b'X' | b'^' | b'_' => ScanState::String,
+                        // Intermediates: charset designations and the like.
+                        0x20..0x30 => {
+                            self.parse_until(index + 1);
+                            ScanState::Escape { start }
+                        }
+                        // Keypad modes have no effect on rows: replay them.
+                        b'=' | b'>' => {
+                            self.keep(start, index + 1);
+                            ScanState::Ground
+                        }
+                        // Save/restore cursor, reset, index moves and the rest: parse.
+                        _ => {
+                            self.parse_until(index + 1);
+                            ScanState::Ground
+                        }
+                    };
+                }
+                ScanState::Csi { start } => match byte {
+                    0x40..=0x7e => {
+                        self.state = ScanState::Ground;
+                        match start {
+                            Some(start) => self.csi(start, index + 1),
+                            None => self.parse_until(index + 1),
+                        }
+                    }
+                    // Parameters, intermediates, and C0 controls (executed as usual).
+                    0x00..0x40 => {}
+                    _ => {
+                        self.state = ScanState::Ground;
+                        self.parse_until(index + 1);
+                    }
+                },
+                ScanState::String => match byte {
+                    0x07 => self.state = ScanState::Ground,
+                    0x1b => self.state = ScanState::StringEscape,
+                    _ => {}
+                },
+                ScanState::StringEscape => {
+                    self.state = if byte == b'\\' {
+                        ScanState::Ground
+                    } else {
+                        ScanState::String
+                    };
+                }
+            }
+            index += 1;
+        }
+    }
+
+    /// Everything up to `end` must be parsed; what was kept for replay before it is in there.
+    fn parse_until(&mut self, end: usize) {
+        self.parse_before = end;
+        self.replay.clear();
+        self.replay_marks.clear();
+    }
+
+    /// Keeps the sequence `bytes[start..end]` for replay over a skip (`None`: its start is gone
+    /// with the last flush, so it cannot be replayed and must be parsed).
+    fn keep(&mut self, start: Option<usize>, end: usize) {
+        let Some(start) = start else {
+            self.parse_until(end);
+            return;
+        };
+        let Self {
+            bytes,
+            replay,
+            replay_marks,
+            ..
+        } = self;
+        replay.extend_from_slice(&bytes[start..end]);
+        replay_marks.push((end, replay.len()));
+    }
+
+    /// Classifies the CSI sequence `bytes[start..end]`.
+    fn csi(&mut self, start: usize, end: usize) {
+        let sequence = &self.bytes[start + 2..end];
+        let (action, params) = sequence.split_last().unwrap_or((&0, &[]));
+        let private = params.first() == Some(&b'?');
+        let numbers = || {
+            params.split(|byte| *byte == b';').map(|param| {
+                param
+                    .iter()
+                    .filter(|b| b.is_ascii_digit())
+                    .fold(0u32, |n, b| {
+                        n.saturating_mul(10).saturating_add(u32::from(b - b'0'))
+                    })
+            })
+        };
+        match action {
+            b'n' | b'c' => {
+                self.query = true;
+                self.parse_until(end);
+            }
+            b'r' => {
+                self.scroll_region = !params.is_empty() && numbers().any(|n| n > 1);
+                self.parse_until(end);
+            }
+            b's' | b'u' => self.parse_until(end),
+            b'h' | b'l' if private && numbers().any(|n| matches!(n, 47 | 1047 | 1049)) => {
+                self.parse_until(end);
+            }
+            // Colors, modes, and edits or moves of rows that will scroll away.
+            _ => self.keep(Some(start), end),
+        }
+    }
+
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.bytes.shrink_to(KEPT_BACKLOG_CAPACITY);
+        self.replay.clear();
+        self.replay.shrink_to(KEPT_BACKLOG_CAPACITY);
+        self.replay_marks.clear();
+        self.replay_marks.shrink_to(KEPT_BACKLOG_CAPACITY / 16);
+        self.parse_before = 0;
+        self.query = false;
+        // An unfinished sequence continues in the next chunk, without its start.
+        self.state = match self.state {
+            ScanState::Escape { .. } => ScanState::Escape { start: None },
+            ScanState::Csi { .. } => ScanState::Csi { start: None },
+            other => other,
+        };
+    }
+}
+
 /// The terminal model of one call.
 pub struct Screen {
     parser: vt100::Parser<Answers>,
     size: TermSize,
     scrollback_rows: usize,
+    backlog: Backlog,
+    /// Bytes handed to the parser, replays included.
+    parsed_bytes: u64,
 }
 
 fn dimension(value: u16) -> NonZeroU16 {
@@ -155,6 +369,8 @@ impl Screen {
             parser: Self::parser(size, scrollback_rows),
             size,
             scrollback_rows,
+            backlog: Backlog::new(),
+            parsed_bytes: 0,
         }
     }
 
@@ -172,21 +388,82 @@ impl Screen {
         self.size
     }
 
-    /// Parses a chunk of output; returns the bytes to write back to the process (answers to its
+    /// Takes a chunk of output; returns the bytes to write back to the process (answers to its
     /// queries), usually none.
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<u8> {
+        self.backlog.push(bytes);
+        if self.backlog.query || self.backlog.bytes.len() >= MAX_BACKLOG_BYTES {
+            self.flush();
+        }
+        std::mem::take(&mut self.parser.callbacks_mut().pending)
+    }
+
+    /// Bytes handed to the parser so far (fewer than fed, when floods were skipped).
+    #[must_use]
+    pub fn parsed_bytes(&self) -> u64 {
+        self.parsed_bytes
+    }
+
+    fn parse(&mut self, bytes: &[u8]) {
+        self.parsed_bytes += bytes.len() as u64;
         let parsed = catch_unwind(AssertUnwindSafe(|| self.parser.process(bytes)));
         if parsed.is_err() {
             // A parser bug must not take oino down: start over on a blank screen.
             self.parser = Self::parser(self.size, self.scrollback_rows);
         }
-        std::mem::take(&mut self.parser.callbacks_mut().pending)
+    }
+
+    /// Parses the backlog, skipping what can only scroll out of sight.
+    pub fn flush(&mut self) {
+        if self.backlog.bytes.is_empty() {
+            return;
+        }
+        let backlog = std::mem::take(&mut self.backlog.bytes);
+        let parse_before = self.backlog.parse_before.min(backlog.len());
+        self.parse(&backlog[..parse_before]);
+        // Newlines enough to push every earlier row off the screen and out of the history,
+        // wherever the cursor was; the cut goes after a `\r\n`, where the column is known (0).
+        let needed = 2 * usize::from(self.size.rows) + self.scrollback_rows + 1;
+        let tail = &backlog[parse_before..];
+        let cut = tail
+            .iter()
+            .enumerate()
+            .rev()
+            .filter(|(_, byte)| **byte == b'\n')
+            .skip(needed - 1)
+            .find(|(index, _)| *index > 0 && tail[index - 1] == b'\r')
+            .map(|(index, _)| parse_before + index + 1);
+        let skippable = !self.backlog.scroll_region && !self.parser.screen().alternate_screen();
+        match cut {
+            Some(cut) if skippable => {
+                let marks = &self.backlog.replay_marks;
+                let kept = marks.partition_point(|(end, _)| *end <= cut);
+                let replay_len = kept.checked_sub(1).map_or(0, |last| marks[last].1);
+                let replay = std::mem::take(&mut self.backlog.replay);
+                self.parse(&replay[..replay_len]);
+                // The skipped text left the cursor at a line's start.
+                self.parse(b"\r");
+                self.parse(&backlog[cut..]);
+                self.backlog.replay = replay;
+            }
+            _ => self.parse(&backlog[parse_before..]),
+        }
+        self.backlog.bytes = backlog;
+        self.backlog.clear();
+    }
+
+    /// Parses at once, skipping nothing: the reference the lazy path is tested against.
+    #[cfg(test)]
+    fn feed_eager(&mut self, bytes: &[u8]) {
+        self.parse(bytes);
     }
 
     /// Resizes the model (the PTY is resized by its owner).
     pub fn resize(&mut self, size: TermSize) {
         let size = TermSize::new(size.cols, size.rows);
         if size != self.size {
+            // What was written before the resize was laid out at the old size.
+            self.flush();
             self.size = size;
             self.parser
                 .set_size(dimension(size.rows), dimension(size.cols));
@@ -196,6 +473,7 @@ impl Screen {
     /// The screen as it is now, scrolled back by `scroll_offset` rows (clamped to the history).
     #[must_use]
     pub fn snapshot(&mut self, scroll_offset: usize) -> ScreenSnapshot {
+        self.flush();
         let screen = self.parser.screen_mut();
         screen.set_scrollback(scroll_offset);
         let scroll_offset = screen.scrollback();
@@ -285,6 +563,119 @@ mod tests {
         assert_eq!(back.scroll_offset, 5);
         assert_eq!(back.cursor, None);
         assert_eq!(back.text(), "13\n14\n15\n");
+    }
+
+    /// Streams of many kinds, to compare the lazy screen with one that parses every byte.
+    fn streams() -> Vec<(&'static str, Vec<u8>)> {
+        let mut plain = Vec::new();
+        let mut colored = Vec::new();
+        let mut bare_newlines = Vec::new();
+        let mut wrapped = Vec::new();
+        for n in 0..3000 {
+            plain.extend(format!("line {n}\r\n").bytes());
+            colored.extend(
+                format!(
+                    "\x1b[3{}m{n}\x1b[0m \x1b[1mbold\x1b[22m progress {n}%\r\x1b[Kdone {n} ✓\r\n",
+                    n % 8
+                )
+                .bytes(),
+            );
+            bare_newlines.extend(format!("bare {n}\n").bytes());
+            wrapped.extend(format!("{}{n}\r\n", "w".repeat(n % 170)).bytes());
+        }
+        colored.extend(b"\x1b[44mstill blue at the end\x1b[?25l");
+        let mut alternate = plain.clone();
+        alternate.extend(b"\x1b[?1049h\x1b[H\x1b[2Jfull screen");
+        alternate.extend(plain.iter().take(50_000));
+        alternate.extend(b"\x1b[?1049l");
+        alternate.extend(plain.iter().take(20_000));
+        let mut region = b"\x1b[1;10r".to_vec();
+        region.extend(&plain);
+        region.extend(b"\x1b[24;1Hstatus line");
+        let mut saved = b"top\x1b7".to_vec();
+        saved.extend(&plain);
+        saved.extend(b"\x1b8restored");
+        vec![
+            ("plain", plain),
+            ("colored", colored),
+            ("bare newlines", bare_newlines),
+            ("wrapped", wrapped),
+            ("alternate screen", alternate),
+            ("scroll region", region),
+            ("saved cursor", saved),
+        ]
+    }
+
+    fn assert_same(lazy: &mut Screen, eager: &mut Screen, offset: usize, context: &str) {
+        let (lazy, eager) = (lazy.snapshot(offset), eager.snapshot(offset));
+        assert!(
+            lazy == eager,
+            "{context}, {offset} rows back:\nlazy (cursor {:?}, {} back):\n{}\neager (cursor {:?}, {} back):\n{}",
+            lazy.cursor,
+            lazy.scrollback_rows,
+            lazy.text(),
+            eager.cursor,
+            eager.scrollback_rows,
+            eager.text()
+        );
+    }
+
+    #[test]
+    fn the_lazy_screen_equals_parsing_every_byte() {
+        for (name, stream) in streams() {
+            for (piece, look_every) in [(65_536, 1), (4096, 7), (997, 50), (13, 5000)] {
+                let size = TermSize::new(40, 8);
+                let mut lazy = Screen::new(size, 30);
+                let mut eager = Screen::new(size, 30);
+                for (index, chunk) in stream.chunks(piece).enumerate() {
+                    lazy.feed(chunk);
+                    eager.feed_eager(chunk);
+                    if index % look_every == look_every - 1 {
+                        assert_same(
+                            &mut lazy,
+                            &mut eager,
+                            0,
+                            &format!("{name}, {piece}-byte chunks"),
+                        );
+                    }
+                }
+                for offset in [0, 5, 30] {
+                    assert_same(
+                        &mut lazy,
+                        &mut eager,
+                        offset,
+                        &format!("{name}, {piece}-byte chunks"),
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_flood_is_mostly_skipped_and_a_full_screen_program_is_not() {
+        let streams = streams();
+        let parsed = |name: &str| {
+            let (_, stream) = streams.iter().find(|(n, _)| *n == name).expect("stream");
+            let mut screen = Screen::new(TermSize::new(40, 8), 30);
+            for chunk in stream.chunks(65_536) {
+                screen.feed(chunk);
+            }
+            screen.flush();
+            (screen.parsed_bytes(), stream.len() as u64)
+        };
+        let (plain, plain_total) = parsed("plain");
+        assert!(plain < plain_total / 10, "{plain} of {plain_total}");
+        let (colored, colored_total) = parsed("colored");
+        assert!(colored < colored_total / 2, "{colored} of {colored_total}");
+        let (region, region_total) = parsed("scroll region");
+        assert_eq!(region, region_total);
+    }
+
+    #[test]
+    fn a_query_is_answered_even_deep_in_a_backlog() {
+        let mut screen = Screen::new(TermSize::new(20, 5), 10);
+        assert!(screen.feed(b"some output\r\n").is_empty());
+        assert_eq!(screen.feed(b"x\x1b[6n"), b"\x1b[2;2R");
     }
 
     #[test]

@@ -14,11 +14,15 @@ use crate::support::{DEADLINE, processes_of, request, temp_dir, test_core, uniqu
 async fn colors_progress_bars_and_invalid_utf8_give_clean_text() {
     let core = test_core("clean");
     let id = unique_id("clean");
-    let command = r#"printf '\033[1;32mgreen\033[0m and \033[38;5;208morange\033[0m\n';
+    let command = r"printf '\033[1;32mgreen\033[0m and \033[38;5;208morange\033[0m\n';
         for p in 0 25 50 75 100; do printf '\rbuild [%3d%%]' $p; done; printf '\n';
         printf 'bad \377 byte, good \342\234\223\n';
-        printf 'erase me\r\033[Kkept\n'; printf '\033]0;a title\007no title\n'"#;
-    let result = core.start(request(&id, command)).expect("start").result().await;
+        printf 'erase me\r\033[Kkept\n'; printf '\033]0;a title\007no title\n'";
+    let result = core
+        .start(request(&id, command))
+        .expect("start")
+        .result()
+        .await;
     assert_eq!(
         result.text,
         "green and orange\nbuild [100%]\nbad \u{fffd} byte, good ✓\nkept\nno title\n"
@@ -33,12 +37,18 @@ async fn output_over_the_cap_keeps_head_and_tail_and_the_log_keeps_everything() 
     let core = test_core("cap");
     let id = unique_id("cap");
     let result = core
-        .start(request(&id, "for i in $(seq 1 5000); do echo \"line $i\"; done"))
+        .start(request(
+            &id,
+            "for i in $(seq 1 5000); do echo \"line $i\"; done",
+        ))
         .expect("start")
         .result()
         .await;
     let expected: String = (1..=5000).map(|n| format!("line {n}\n")).collect();
-    let log_path = result.full_output_path.clone().expect("cut text names its log");
+    let log_path = result
+        .full_output_path
+        .clone()
+        .expect("cut text names its log");
     assert!(result.text.starts_with("line 1\nline 2\n"));
     assert!(result.text.ends_with("line 4999\nline 5000\n"));
     let notice = result
@@ -47,11 +57,19 @@ async fn output_over_the_cap_keeps_head_and_tail_and_the_log_keeps_everything() 
         .find(|line| line.starts_with("[... "))
         .expect("notice line");
     assert!(
-        notice.contains("omitted; full output: ") && notice.contains(&log_path.display().to_string()),
+        notice.contains("omitted; full output: ")
+            && notice.contains(&log_path.display().to_string()),
         "{notice}"
     );
-    let kept = result.text.lines().filter(|line| line.starts_with("line ")).count();
-    assert!(notice.contains(&format!("({} lines)", 5000 - kept)), "{notice}");
+    let kept = result
+        .text
+        .lines()
+        .filter(|line| line.starts_with("line "))
+        .count();
+    assert!(
+        notice.contains(&format!("({} lines)", 5000 - kept)),
+        "{notice}"
+    );
     assert!(result.text.len() <= 30_000 + notice.len() + 1);
     let logged = std::fs::read(&log_path).expect("log");
     assert_eq!(clean_text(&logged), expected);
@@ -75,8 +93,16 @@ async fn a_timeout_kills_the_whole_tree() {
     assert!(result.timed_out);
     assert!(result.is_error);
     assert!(result.text.starts_with("started\n"));
-    assert!(result.text.contains("timed out after 1 s"), "{}", result.text);
-    assert_eq!(processes_of(&id), Vec::<i32>::new(), "processes left behind");
+    assert!(
+        result.text.contains("timed out after 1 s"),
+        "{}",
+        result.text
+    );
+    assert_eq!(
+        processes_of(&id),
+        Vec::<i32>::new(),
+        "processes left behind"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -94,7 +120,10 @@ async fn a_grandchild_holding_the_pty_does_not_hang_the_call() {
     assert_eq!(result.text, "done\n");
     assert_eq!(result.exit, Some(ProcessExit::Code(0)));
     // What the shell left behind ends with the call.
-    wait_until("the grandchild to be ended", || processes_of(&id).is_empty()).await;
+    wait_until("the grandchild to be ended", || {
+        processes_of(&id).is_empty()
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -134,7 +163,10 @@ async fn a_missing_cwd_is_refused_before_anything_starts() {
         other => panic!("expected a missing-cwd error, got {other:?}"),
     }
     let message = CoreError::Pty(PtyError::MissingCwd(missing.clone())).to_string();
-    assert!(message.contains(&missing.display().to_string()), "{message}");
+    assert!(
+        message.contains(&missing.display().to_string()),
+        "{message}"
+    );
     assert!(core.entries().is_empty());
     assert!(!core.registry().is_running(&id));
     assert!(processes_of(&id).is_empty());
@@ -208,7 +240,10 @@ async fn the_screen_shows_the_live_terminal() {
         .start(request(&id, "printf '\\033[31mred\\033[0m\\n'; cat"))
         .expect("start");
     wait_until("red on the screen", || {
-        core.snapshot(&id, None, 0).expect("snapshot").text().starts_with("red\n")
+        core.snapshot(&id, None, 0)
+            .expect("snapshot")
+            .text()
+            .starts_with("red\n")
     })
     .await;
     let snapshot = core
@@ -219,7 +254,10 @@ async fn the_screen_shows_the_live_terminal() {
     assert_eq!(snapshot.rows[0][0].fg, oino::screen::CellColor::Indexed(1));
     core.write(&id, b"typed\r".to_vec()).await.expect("write");
     wait_until("the echo of typed input", || {
-        core.snapshot(&id, None, 0).expect("snapshot").text().contains("typed\ntyped")
+        core.snapshot(&id, None, 0)
+            .expect("snapshot")
+            .text()
+            .contains("typed\ntyped")
     })
     .await;
     core.write(&id, b"\x04".to_vec()).await.expect("eof");

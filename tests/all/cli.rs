@@ -72,10 +72,22 @@ fn run_detached_and_followed_prints_the_rest() {
 #[test]
 fn bad_arguments_say_what_is_wrong_and_exit_2() {
     for (args, message) in [
-        (&["--cwd", "/no/such/dir", "--", "ls"][..], "cwd /no/such/dir does not exist"),
-        (&["--timeout", "-1", "--", "ls"][..], "--timeout must be a positive number"),
-        (&["--follow", "--", "ls"][..], "--follow follows a detached task"),
-        (&["--max-bytes", "nope", "--", "ls"][..], "invalid value 'nope'"),
+        (
+            &["--cwd", "/no/such/dir", "--", "ls"][..],
+            "cwd /no/such/dir does not exist",
+        ),
+        (
+            &["--timeout", "-1", "--", "ls"][..],
+            "--timeout must be a positive number",
+        ),
+        (
+            &["--follow", "--", "ls"][..],
+            "--follow follows a detached task",
+        ),
+        (
+            &["--max-bytes", "nope", "--", "ls"][..],
+            "invalid value 'nope'",
+        ),
         (&[][..], "required"),
     ] {
         let output = oino_run(args);

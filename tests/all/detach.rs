@@ -33,7 +33,9 @@ async fn detach_under_a_flood_loses_and_duplicates_nothing() {
             })
             .expect("start");
         let threshold = FLOOD_BYTES * moment / DETACH_MOMENTS;
-        core.wait_output(&id, threshold, DEADLINE).await.expect("wait");
+        core.wait_output(&id, threshold, DEADLINE)
+            .await
+            .expect("wait");
         let reason = format!("moment {moment}");
         let task = core
             .detach(&id, None, &reason)
@@ -77,7 +79,12 @@ async fn detach_under_a_flood_loses_and_duplicates_nothing() {
 async fn detach_of_an_unknown_or_finished_call_is_none() {
     let core = test_core("finished");
     let registry = core.registry().clone();
-    assert!(registry.detach("no-such-call", "t1", "test").await.is_none());
+    assert!(
+        registry
+            .detach("no-such-call", "t1", "test")
+            .await
+            .is_none()
+    );
 
     let id = unique_id("quick");
     let handle = core.start(request(&id, "echo hi")).expect("start");
@@ -102,8 +109,12 @@ async fn running_pid_and_registration_follow_the_call() {
     assert!(registry.running().contains(&id));
     let pid = registry.pid(&id).await.expect("pid");
     assert_eq!(pid, core.entry(&id).expect("entry").pid);
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).expect("cmdline");
-    assert_eq!(cmdline, b"bash\0-c\0sleep 30; true\0", "pid {pid} is not the shell");
+    // Between fork and exec the pid still shows oino's own command line.
+    wait_until("the pid to be the shell", || {
+        std::fs::read(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|cmdline| cmdline == b"bash\0-c\0sleep 30; true\0")
+    })
+    .await;
 
     core.kill(&id).await.expect("kill");
     let result = handle.result().await;
@@ -138,7 +149,10 @@ async fn a_detached_call_becomes_a_named_task_and_duplicate_names_are_refused() 
         matches!(&refused, Err(CoreError::Task(_))),
         "duplicate name accepted: {refused:?}"
     );
-    assert!(core.registry().is_running(&second), "a refused detach must leave the call alone");
+    assert!(
+        core.registry().is_running(&second),
+        "a refused detach must leave the call alone"
+    );
     // The task answers to its id and its name.
     assert_eq!(core.entry("dev-server").expect("by name").id, first);
     let task_id = task.task_id.expect("task id");
@@ -176,8 +190,14 @@ async fn a_timeout_can_detach_instead_of_kill() {
     );
     let entry = core.entry(&id).expect("entry");
     assert_eq!(entry.kind, EntryKind::Task);
-    assert_eq!(read_to_end(&core, &id, entry.detach_offset).await, "after\n");
-    assert_eq!(core.wait(&id, None).await.expect("wait"), EntryState::Exited { code: 0 });
+    assert_eq!(
+        read_to_end(&core, &id, entry.detach_offset).await,
+        "after\n"
+    );
+    assert_eq!(
+        core.wait(&id, None).await.expect("wait"),
+        EntryState::Exited { code: 0 }
+    );
     wait_until("the task's end to show in the list", || {
         !core.entry(&id).expect("entry").state.is_running()
     })

@@ -1,5 +1,8 @@
 //! Integration tests: real bash in real PTYs, and the real `oino` binary.
 
+// Expected outputs read best as one format per line.
+#![allow(clippy::format_collect)]
+
 mod calls;
 mod cli;
 mod detach;

@@ -13,15 +13,24 @@ async fn a_task_is_read_incrementally_written_to_waited_for_and_killed() {
     let id = unique_id("cat");
     let handle = core.start(request(&id, "echo ready; cat")).expect("start");
     core.wait_output(&id, 0, DEADLINE).await.expect("ready");
-    let task = core.detach(&id, Some("echoer"), "test").await.expect("detach");
+    let task = core
+        .detach(&id, Some("echoer"), "test")
+        .await
+        .expect("detach");
     assert_eq!(task.kind, EntryKind::Task);
     assert!(handle.result().await.text.starts_with("ready"));
 
-    core.write("echoer", b"hello\r".to_vec()).await.expect("write");
+    core.write("echoer", b"hello\r".to_vec())
+        .await
+        .expect("write");
     let mut offset = task.detach_offset;
     let mut seen = String::new();
     while !seen.contains("hello\nhello\n") {
-        assert!(core.wait_output("echoer", offset, DEADLINE).await.expect("wait"));
+        assert!(
+            core.wait_output("echoer", offset, DEADLINE)
+                .await
+                .expect("wait")
+        );
         let slice = core.output("echoer", Some(offset), 4096).expect("read");
         seen.push_str(&slice.text);
         offset = slice.next_offset;
@@ -29,10 +38,16 @@ async fn a_task_is_read_incrementally_written_to_waited_for_and_killed() {
     // The terminal echoes the line, then cat writes it back.
     assert!(seen.ends_with("hello\nhello\n"), "{seen:?}");
 
-    core.write("echoer", b"world\r".to_vec()).await.expect("write");
+    core.write("echoer", b"world\r".to_vec())
+        .await
+        .expect("write");
     let mut later = String::new();
     while !later.contains("world\nworld\n") {
-        assert!(core.wait_output("echoer", offset, DEADLINE).await.expect("wait"));
+        assert!(
+            core.wait_output("echoer", offset, DEADLINE)
+                .await
+                .expect("wait")
+        );
         let slice = core.output("echoer", Some(offset), 4096).expect("read");
         later.push_str(&slice.text);
         offset = slice.next_offset;
@@ -46,13 +61,17 @@ async fn a_task_is_read_incrementally_written_to_waited_for_and_killed() {
 
     // A short wait reports that it still runs; nothing new means no more output.
     assert_eq!(
-        core.wait("echoer", Some(Duration::from_millis(100))).await.expect("wait"),
+        core.wait("echoer", Some(Duration::from_millis(100)))
+            .await
+            .expect("wait"),
         EntryState::Running
     );
-    assert!(!core
-        .wait_output("echoer", offset, Duration::from_millis(100))
-        .await
-        .expect("wait"));
+    assert!(
+        !core
+            .wait_output("echoer", offset, Duration::from_millis(100))
+            .await
+            .expect("wait")
+    );
 
     let state = core.kill("echoer").await.expect("kill");
     assert!(matches!(state, EntryState::Killed { .. }), "{state:?}");
@@ -67,7 +86,10 @@ async fn a_task_that_ends_reports_its_exit_and_an_event() {
     let mut events = core.subscribe();
     let id = unique_id("ends");
     let handle = core
-        .start(request(&id, "echo one; read line; echo \"got $line\"; exit 7"))
+        .start(request(
+            &id,
+            "echo one; read line; echo \"got $line\"; exit 7",
+        ))
         .expect("start");
     core.wait_output(&id, 0, DEADLINE).await.expect("one");
     let task = core.detach(&id, None, "test").await.expect("detach");
@@ -95,7 +117,9 @@ async fn a_task_that_ends_reports_its_exit_and_an_event() {
     }
     assert_eq!(seen[0], CoreEvent::Started { id: id.clone() });
     assert!(seen.contains(&CoreEvent::OutputChanged { id: id.clone() }));
-    assert!(seen.iter().any(
-        |event| matches!(event, CoreEvent::Detached { id: detached, .. } if *detached == id)
-    ));
+    assert!(
+        seen.iter().any(
+            |event| matches!(event, CoreEvent::Detached { id: detached, .. } if *detached == id)
+        )
+    );
 }
