@@ -119,6 +119,14 @@ impl OutputSink {
         screen.snapshot(scroll_offset)
     }
 
+    /// The process has ended: parse what waits, so that its memory goes.
+    pub fn settle(&self) {
+        self.screen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .flush();
+    }
+
     /// Resizes the screen model (the PTY is resized by the caller).
     pub fn resize(&self, size: TermSize) {
         self.screen
@@ -361,6 +369,7 @@ impl CallRunner {
     }
 
     fn finish(mut self, exit: ProcessExit, timed_out: bool) -> CallResult {
+        self.sink.settle();
         self.cleaner.finish(&mut self.scratch);
         self.text.push(&self.scratch);
         let full_output = self.text.is_cut().then(|| self.sink.log_path().to_owned());

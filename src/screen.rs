@@ -329,6 +329,16 @@ impl Backlog {
         }
     }
 
+    /// Empties the backlog to scan it anew from a clean state.
+    fn restart(&mut self) {
+        self.bytes.clear();
+        self.replay.clear();
+        self.replay_marks.clear();
+        self.parse_before = 0;
+        self.query = false;
+        self.state = ScanState::Ground;
+    }
+
     fn clear(&mut self) {
         self.bytes.clear();
         self.bytes.shrink_to(KEPT_BACKLOG_CAPACITY);
@@ -345,6 +355,53 @@ impl Backlog {
             other => other,
         };
     }
+}
+
+/// Colors set since the last reset beyond which a skip is not worth it.
+const MAX_LASTING_COLORS: usize = 256;
+
+/// The sequences kept for replay that end by `cut`, reduced to those whose effect lasts: the
+/// colors since the last reset and the last setting of each mode. Moves and edits go: the rows
+/// they touched scroll away. `None` when too many colors pile up.
+fn lasting_sequences(replay: &[u8], marks: &[(usize, usize)], cut: usize) -> Option<Vec<u8>> {
+    let mut colors: Vec<&[u8]> = Vec::new();
+    let mut modes: Vec<(&[u8], &[u8])> = Vec::new();
+    let mut start = 0;
+    for &(end, replay_end) in marks {
+        if end > cut {
+            break;
+        }
+        let sequence = &replay[start..replay_end];
+        start = replay_end;
+        let Some((&action, body)) = sequence.split_last() else {
+            continue;
+        };
+        let csi_params = body.strip_prefix(b"\x1b[");
+        match (csi_params, action) {
+            (Some(params), b'm') => {
+                if params.is_empty() || params == b"0" || params.starts_with(b"0;") {
+                    colors.clear();
+                }
+                colors.push(sequence);
+                if colors.len() > MAX_LASTING_COLORS {
+                    return None;
+                }
+            }
+            (params @ Some(_), b'h' | b'l') | (params @ None, b'=' | b'>') => {
+                let key = params.unwrap_or(b"keypad");
+                modes.retain(|(existing, _)| *existing != key);
+                modes.push((key, sequence));
+            }
+            _ => {}
+        }
+    }
+    let mut lasting: Vec<u8> = modes
+        .iter()
+        .flat_map(|(_, sequence)| *sequence)
+        .copied()
+        .collect();
+    lasting.extend(colors.iter().flat_map(|sequence| *sequence));
+    Some(lasting)
 }
 
 /// The terminal model of one call.
@@ -392,7 +449,9 @@ impl Screen {
     /// queries), usually none.
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<u8> {
         self.backlog.push(bytes);
-        if self.backlog.query || self.backlog.bytes.len() >= MAX_BACKLOG_BYTES {
+        // A full backlog is compacted; one that cannot be is parsed.
+        let full = self.backlog.bytes.len() >= MAX_BACKLOG_BYTES;
+        if self.backlog.query || (full && !self.compact()) {
             self.flush();
         }
         std::mem::take(&mut self.parser.callbacks_mut().pending)
@@ -418,38 +477,57 @@ impl Screen {
         if self.backlog.bytes.is_empty() {
             return;
         }
+        self.compact();
+        let backlog = std::mem::take(&mut self.backlog.bytes);
+        self.parse(&backlog);
+        self.backlog.bytes = backlog;
+        self.backlog.clear();
+    }
+
+    /// Drops from the backlog what can only scroll out of sight, keeping the sequences whose
+    /// effect lasts; parses what must be parsed first. False when nothing could be dropped.
+    fn compact(&mut self) -> bool {
         let backlog = std::mem::take(&mut self.backlog.bytes);
         let parse_before = self.backlog.parse_before.min(backlog.len());
+        // Whether the rest may be skipped depends on the state this part leaves.
         self.parse(&backlog[..parse_before]);
-        // Newlines enough to push every earlier row off the screen and out of the history,
-        // wherever the cursor was; the cut goes after a `\r\n`, where the column is known (0).
+        let rest = &backlog[parse_before..];
+        let skippable = !self.backlog.scroll_region && !self.parser.screen().alternate_screen();
+        let cut = skippable.then(|| self.skip_point(rest)).flatten();
+        let lasting = cut.and_then(|cut| {
+            lasting_sequences(
+                &self.backlog.replay,
+                &self.backlog.replay_marks,
+                parse_before + cut,
+            )
+        });
+        let compacted = match (cut, lasting) {
+            (Some(cut), Some(mut kept)) => {
+                // The skipped text left the cursor at a line's start.
+                kept.push(b'\r');
+                kept.extend_from_slice(&rest[cut..]);
+                kept
+            }
+            _ => rest.to_vec(),
+        };
+        let dropped = compacted.len() < rest.len();
+        self.backlog.restart();
+        self.backlog.push(&compacted);
+        dropped
+    }
+
+    /// Where the text of `rest` stops mattering: after enough newlines to push every earlier
+    /// row off the screen and out of the history, wherever the cursor was, and after a `\r\n`,
+    /// where the column is known (0).
+    fn skip_point(&self, rest: &[u8]) -> Option<usize> {
         let needed = 2 * usize::from(self.size.rows) + self.scrollback_rows + 1;
-        let tail = &backlog[parse_before..];
-        let cut = tail
-            .iter()
+        rest.iter()
             .enumerate()
             .rev()
             .filter(|(_, byte)| **byte == b'\n')
             .skip(needed - 1)
-            .find(|(index, _)| *index > 0 && tail[index - 1] == b'\r')
-            .map(|(index, _)| parse_before + index + 1);
-        let skippable = !self.backlog.scroll_region && !self.parser.screen().alternate_screen();
-        match cut {
-            Some(cut) if skippable => {
-                let marks = &self.backlog.replay_marks;
-                let kept = marks.partition_point(|(end, _)| *end <= cut);
-                let replay_len = kept.checked_sub(1).map_or(0, |last| marks[last].1);
-                let replay = std::mem::take(&mut self.backlog.replay);
-                self.parse(&replay[..replay_len]);
-                // The skipped text left the cursor at a line's start.
-                self.parse(b"\r");
-                self.parse(&backlog[cut..]);
-                self.backlog.replay = replay;
-            }
-            _ => self.parse(&backlog[parse_before..]),
-        }
-        self.backlog.bytes = backlog;
-        self.backlog.clear();
+            .find(|(index, _)| *index > 0 && rest[index - 1] == b'\r')
+            .map(|(index, _)| index + 1)
     }
 
     /// Parses at once, skipping nothing: the reference the lazy path is tested against.
@@ -571,6 +649,13 @@ mod tests {
         let mut colored = Vec::new();
         let mut bare_newlines = Vec::new();
         let mut wrapped = Vec::new();
+        let mut cumulative = b"\x1b[?25l\x1b[4h".to_vec();
+        for n in 0..3000 {
+            if n % 100 == 0 {
+                cumulative.extend(b"\x1b[0;1m");
+            }
+            cumulative.extend(format!("\x1b[3{}m{n}\x1b[5C\x1b[K\r\n", n % 8).bytes());
+        }
         for n in 0..3000 {
             plain.extend(format!("line {n}\r\n").bytes());
             colored.extend(
@@ -584,6 +669,8 @@ mod tests {
             wrapped.extend(format!("{}{n}\r\n", "w".repeat(n % 170)).bytes());
         }
         colored.extend(b"\x1b[44mstill blue at the end\x1b[?25l");
+        // Enough to pass the backlog's bound with no one looking.
+        let colored = colored.repeat(12);
         let mut alternate = plain.clone();
         alternate.extend(b"\x1b[?1049h\x1b[H\x1b[2Jfull screen");
         alternate.extend(plain.iter().take(50_000));
@@ -600,6 +687,7 @@ mod tests {
             ("colored", colored),
             ("bare newlines", bare_newlines),
             ("wrapped", wrapped),
+            ("cumulative colors and modes", cumulative),
             ("alternate screen", alternate),
             ("scroll region", region),
             ("saved cursor", saved),
@@ -623,7 +711,13 @@ mod tests {
     #[test]
     fn the_lazy_screen_equals_parsing_every_byte() {
         for (name, stream) in streams() {
-            for (piece, look_every) in [(65_536, 1), (4096, 7), (997, 50), (13, 5000)] {
+            for (piece, look_every) in [
+                (65_536, 1),
+                (4096, 7),
+                (997, 50),
+                (13, 5000),
+                (8192, usize::MAX),
+            ] {
                 let size = TermSize::new(40, 8);
                 let mut lazy = Screen::new(size, 30);
                 let mut eager = Screen::new(size, 30);

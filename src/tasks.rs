@@ -138,7 +138,10 @@ pub async fn follow(mut stream: ProcessStream, sink: &OutputSink) -> ProcessExit
     loop {
         match stream.next().await {
             StreamEvent::Output(chunk) => route_chunk(sink, stream.control(), &chunk).await,
-            StreamEvent::Ended(exit) => return exit,
+            StreamEvent::Ended(exit) => {
+                sink.settle();
+                return exit;
+            }
         }
     }
 }

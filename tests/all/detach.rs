@@ -1,9 +1,10 @@
 //! Detaching: the byte-exact boundary under a flood, and the registry's contract.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use oino::call::{CallOptions, TimeoutPolicy};
-use oino::core::{CallRequest, CoreError, EntryKind, EntryState};
+use oino::core::{CallRequest, Core, CoreError, EntryKind, EntryState};
 use pretty_assertions::assert_eq;
 
 use crate::support::{DEADLINE, read_to_end, request, test_core, unique_id, wait_until};
@@ -18,50 +19,21 @@ const DETACH_MOMENTS: u64 = 24;
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn detach_under_a_flood_loses_and_duplicates_nothing() {
     let core = test_core("flood");
-    let expected: String = (1..=LINES).map(|n| format!("{n}\n")).collect();
+    let expected: Arc<String> = Arc::new((1..=LINES).map(|n| format!("{n}\n")).collect());
+    // A few at a time: each spends part of its life in the sleep that keeps it alive for the late
+    // moments.
     let mut offsets = Vec::new();
-    for moment in 0..DETACH_MOMENTS {
-        let id = unique_id("flood");
-        // The short sleep keeps the call alive for the late moments, whose bytes are all written.
-        let handle = core
-            .start(CallRequest {
-                options: CallOptions {
-                    max_result_bytes: 64 << 20,
-                    ..CallOptions::default()
-                },
-                ..request(&id, &format!("seq 1 {LINES}; sleep 0.5"))
+    for round in (0..DETACH_MOMENTS).collect::<Vec<_>>().chunks(4) {
+        let detaches: Vec<_> = round
+            .iter()
+            .map(|&moment| {
+                let (core, expected) = (core.clone(), Arc::clone(&expected));
+                tokio::spawn(async move { detach_at(&core, moment, &expected).await })
             })
-            .expect("start");
-        let threshold = FLOOD_BYTES * moment / DETACH_MOMENTS;
-        core.wait_output(&id, threshold, DEADLINE)
-            .await
-            .expect("wait");
-        let reason = format!("moment {moment}");
-        let task = core
-            .detach(&id, None, &reason)
-            .await
-            .unwrap_or_else(|err| panic!("detach at moment {moment}: {err}"));
-        let task_id = task.task_id.clone().expect("task id");
-        let result = handle.result().await;
-
-        let marker = format!("\n\n[Detached to background task {task_id}: {reason}]");
-        assert!(
-            result.text.ends_with(&marker),
-            "no exact marker: {:?}",
-            &result.text[result.text.len().saturating_sub(200)..]
-        );
-        assert!(!result.is_error);
-        assert_eq!(result.exit, None);
-        let before = &result.text[..result.text.len() - marker.len()];
-        let after = read_to_end(&core, &id, task.detach_offset).await;
-        assert!(
-            before.len() + after.len() == expected.len() && format!("{before}{after}") == expected,
-            "moment {moment}: {} + {} bytes do not make the sequence (detached at raw byte {})",
-            before.len(),
-            after.len(),
-            task.detach_offset,
-        );
-        offsets.push(task.detach_offset);
+            .collect();
+        for detach in detaches {
+            offsets.push(detach.await.expect("detach task"));
+        }
     }
     offsets.sort_unstable();
     offsets.dedup();
@@ -73,6 +45,52 @@ async fn detach_under_a_flood_loses_and_duplicates_nothing() {
         mid_stream >= 20,
         "only {mid_stream} distinct detach points mid-stream: {offsets:?}"
     );
+}
+
+/// Runs the flood, detaches it once `moment` 24ths of it were read, checks the two halves; returns
+/// the raw offset of the detach.
+async fn detach_at(core: &Core, moment: u64, expected: &str) -> u64 {
+    let id = unique_id("flood");
+    // The short sleep keeps the call alive for the late moments, whose bytes are all written.
+    let handle = core
+        .start(CallRequest {
+            options: CallOptions {
+                max_result_bytes: 64 << 20,
+                ..CallOptions::default()
+            },
+            ..request(&id, &format!("seq 1 {LINES}; sleep 0.5"))
+        })
+        .expect("start");
+    let threshold = FLOOD_BYTES * moment / DETACH_MOMENTS;
+    core.wait_output(&id, threshold, DEADLINE)
+        .await
+        .expect("wait");
+    let reason = format!("moment {moment}");
+    let task = core
+        .detach(&id, None, &reason)
+        .await
+        .unwrap_or_else(|err| panic!("detach at moment {moment}: {err}"));
+    let task_id = task.task_id.clone().expect("task id");
+    let result = handle.result().await;
+
+    let marker = format!("\n\n[Detached to background task {task_id}: {reason}]");
+    assert!(
+        result.text.ends_with(&marker),
+        "no exact marker: {:?}",
+        &result.text[result.text.len().saturating_sub(200)..]
+    );
+    assert!(!result.is_error);
+    assert_eq!(result.exit, None);
+    let before = &result.text[..result.text.len() - marker.len()];
+    let after = read_to_end(core, &id, task.detach_offset).await;
+    assert!(
+        before.len() + after.len() == expected.len() && format!("{before}{after}") == expected,
+        "moment {moment}: {} + {} bytes do not make the sequence (detached at raw byte {})",
+        before.len(),
+        after.len(),
+        task.detach_offset,
+    );
+    task.detach_offset
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
