@@ -204,12 +204,25 @@ fn is_usage_error(err: &CoreError) -> bool {
     )
 }
 
+/// Waits for Ctrl-C, SIGTERM or SIGHUP; returns the status a shell reports for it.
+async fn stop_signal() -> std::io::Result<u8> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut hangup = signal(SignalKind::hangup())?;
+    Ok(tokio::select! {
+        _ = interrupt.recv() => EXIT_INTERRUPTED,
+        _ = terminate.recv() => 128 + 15,
+        _ = hangup.recv() => 128 + 1,
+    })
+}
+
 /// Runs one call on an in-process core; returns the exit status.
 pub async fn run(config: RunConfig) -> anyhow::Result<u8> {
     let core = Core::new(CoreConfig::default())?;
     let outcome = tokio::select! {
         outcome = run_call(&core, config) => outcome,
-        _ = tokio::signal::ctrl_c() => Ok(EXIT_INTERRUPTED),
+        status = stop_signal() => Ok(status?),
     };
     // No server keeps tasks alive yet: what still runs ends with this process.
     core.shutdown().await;

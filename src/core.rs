@@ -324,18 +324,23 @@ pub struct Core {
 impl Core {
     /// A new core; fails when no log folder can be made.
     pub fn new(config: CoreConfig) -> Result<Self, CoreError> {
-        let log_dir = match &config.log_dir {
-            Some(dir) => {
-                std::fs::create_dir_all(dir).map_err(|err| CoreError::Log {
-                    dir: dir.clone(),
-                    message: err.to_string(),
-                })?;
-                dir.clone()
-            }
-            None => crate::output::log_dir().map_err(|err| CoreError::Log {
+        let log_dir = if let Some(dir) = &config.log_dir {
+            std::fs::create_dir_all(dir).map_err(|err| CoreError::Log {
+                dir: dir.clone(),
+                message: err.to_string(),
+            })?;
+            dir.clone()
+        } else {
+            let dir = crate::output::log_dir().map_err(|err| CoreError::Log {
                 dir: PathBuf::from("~/.local/state/oino/logs"),
                 message: err.to_string(),
-            })?,
+            })?;
+            // Old logs go, off the caller's path.
+            let old = dir.clone();
+            let _ = std::thread::Builder::new()
+                .name("oino-prune-logs".into())
+                .spawn(move || crate::output::prune_logs(&old, crate::output::LOG_RETENTION));
+            dir
         };
         let (events, _) = broadcast::channel(EVENT_BUFFER);
         Ok(Self {

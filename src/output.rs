@@ -403,6 +403,32 @@ pub fn log_dir() -> std::io::Result<PathBuf> {
     Err(last_error.unwrap_or_else(|| std::io::Error::other("no folder for logs")))
 }
 
+/// How long call logs are kept.
+pub const LOG_RETENTION: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
+
+/// Removes the `.log` files in `dir` last written more than `retention` ago; returns how many.
+#[allow(clippy::must_use_candidate)] // Pruning is the point; the count is for tests.
+pub fn prune_logs(dir: &Path, retention: std::time::Duration) -> usize {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    let now = std::time::SystemTime::now();
+    entries
+        .flatten()
+        .filter(|entry| entry.path().extension().is_some_and(|ext| ext == "log"))
+        .filter(|entry| {
+            entry
+                .metadata()
+                .and_then(|meta| meta.modified())
+                .is_ok_and(|modified| {
+                    now.duration_since(modified)
+                        .is_ok_and(|age| age > retention)
+                })
+        })
+        .filter(|entry| std::fs::remove_file(entry.path()).is_ok())
+        .count()
+}
+
 /// The complete raw output of one call, appended as it arrives.
 #[derive(Debug)]
 pub struct LogFile {
@@ -597,6 +623,21 @@ mod tests {
             )
         );
         assert!(rendered.len() < 100 + notice.len() + 2);
+    }
+
+    #[test]
+    fn old_logs_are_pruned_and_new_ones_kept() {
+        let dir = std::env::temp_dir().join(format!("oino-prune-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = LogFile::create(&dir, "fresh").unwrap();
+        let other = dir.join("notes.txt");
+        std::fs::write(&other, "not a log").unwrap();
+        assert_eq!(prune_logs(&dir, std::time::Duration::from_secs(3600)), 0);
+        assert!(log.path().exists());
+        assert_eq!(prune_logs(&dir, std::time::Duration::ZERO), 1);
+        assert!(!log.path().exists());
+        assert!(other.exists());
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
