@@ -119,6 +119,14 @@ impl OutputSink {
         screen.snapshot(scroll_offset)
     }
 
+    /// Every row of text in the screen's memory, oldest first.
+    pub fn history_lines(&self) -> Vec<String> {
+        self.screen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .history_lines()
+    }
+
     /// The process has ended: parse what waits, so that its memory goes.
     pub fn settle(&self) {
         self.screen

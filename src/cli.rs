@@ -26,18 +26,62 @@ const FOLLOW_READ_BYTES: usize = 256 * 1024;
     version,
     about = "A terminal process manager: every shell call in its own PTY, detachable into a \
              background task that keeps running.",
-    after_help = "Examples:\n  oino run -- cargo test\n  oino run --timeout 60 -- make\n  \
-                  oino run --detach-after 5 --follow -- npm run dev"
+    after_help = "With no command, oino opens its full-screen interface on the COMMANDs given \
+                  (each one a call), or on a demo. Press ? in it for the keys.\n\n\
+                  Examples:\n  oino 'npm run dev' 'cargo watch -x test'\n  \
+                  oino run -- cargo test\n  oino run --timeout 60 -- make\n  \
+                  oino run --detach-after 5 --follow -- npm run dev\n  \
+                  oino headless --script demo.oino",
+    args_conflicts_with_subcommands = true
 )]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// Commands to start as calls in the interface (a demo when none are given).
+    #[arg(value_name = "COMMAND")]
+    pub commands: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run one command in a PTY and print its result text as an agent receives it.
     Run(RunArgs),
+    /// Run the interface with no terminal, driven by a script (for tests).
+    Headless(HeadlessArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Script lines:\n  run [--id ID] COMMAND        start a call\n  \
+                        key KEY                      press a key: d, enter, esc, ctrl-a, up, pgup, f5\n  \
+                        type TEXT                    type text\n  \
+                        wait-for TEXT [--timeout S]  wait until the screen shows TEXT (10 s)\n  \
+                        wait-exit ID [--timeout S]   wait until a call or task ends\n  \
+                        resize COLSxROWS             resize the terminal\n  \
+                        snapshot                     print the screen\n  \
+                        result ID                    wait for a call's result and print it\n  \
+                        # ...                        a comment"
+)]
+pub struct HeadlessArgs {
+    /// The size of the pretend terminal.
+    #[arg(long, value_name = "COLSxROWS", default_value = "120x40", value_parser = crate::headless::parse_size)]
+    pub size: TermSize,
+    /// The script (default: standard input).
+    #[arg(long, value_name = "FILE")]
+    pub script: Option<PathBuf>,
+}
+
+/// The demo calls, one a line.
+const DEMO: &str = include_str!("../assets/demo.sh");
+
+/// The demo's commands.
+#[must_use]
+pub fn demo_commands() -> Vec<String> {
+    DEMO.lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .map(str::to_owned)
+        .collect()
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -160,26 +204,69 @@ pub fn main() -> ExitCode {
                 ExitCode::from(EXIT_USAGE)
             }
         },
+        Some(Command::Headless(args)) => headless(&args),
         None => {
-            eprintln!(
-                "oino: the full-screen interface is not built yet; use `oino run -- COMMAND` \
-                 (see `oino --help`)"
-            );
-            ExitCode::from(EXIT_USAGE)
+            let commands = if cli.commands.is_empty() {
+                demo_commands()
+            } else {
+                cli.commands
+            };
+            match runtime() {
+                Ok(runtime) => match runtime.block_on(crate::tui::run(commands)) {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(err) => {
+                        eprintln!("oino: {err:#}");
+                        ExitCode::FAILURE
+                    }
+                },
+                Err(code) => code,
+            }
+        }
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|err| {
+            eprintln!("oino: cannot start the runtime: {err}");
+            ExitCode::FAILURE
+        })
+}
+
+fn headless(args: &HeadlessArgs) -> ExitCode {
+    let script = match &args.script {
+        Some(path) => std::fs::read_to_string(path)
+            .map_err(|err| format!("cannot read the script {}: {err}", path.display())),
+        None => std::io::read_to_string(std::io::stdin())
+            .map_err(|err| format!("cannot read the script from standard input: {err}")),
+    };
+    let script = match script {
+        Ok(script) => script,
+        Err(message) => {
+            eprintln!("oino headless: {message}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let runtime = match runtime() {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
+    };
+    let mut stdout = std::io::stdout();
+    match runtime.block_on(crate::headless::run(args.size, script, &mut stdout)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            eprintln!("oino headless: {err:#}");
+            ExitCode::FAILURE
         }
     }
 }
 
 fn run_in_runtime(config: RunConfig) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime() {
         Ok(runtime) => runtime,
-        Err(err) => {
-            eprintln!("oino: cannot start the runtime: {err}");
-            return ExitCode::FAILURE;
-        }
+        Err(code) => return code,
     };
     match runtime.block_on(run(config)) {
         Ok(status) => ExitCode::from(status),

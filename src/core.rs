@@ -126,6 +126,7 @@ pub struct EntryInfo {
     /// Milliseconds since the Unix epoch.
     pub started_ms: u64,
     pub detached_ms: Option<u64>,
+    pub ended_ms: Option<u64>,
     #[serde(flatten)]
     pub state: EntryState,
     pub timed_out: bool,
@@ -228,6 +229,7 @@ struct EntryStatus {
     task: Option<TaskStatus>,
     state: EntryState,
     timed_out: bool,
+    ended_at: Option<SystemTime>,
 }
 
 struct Entry {
@@ -259,6 +261,7 @@ impl Entry {
             pid: self.control.pid(),
             started_ms: unix_ms(self.started),
             detached_ms: status.task.as_ref().map(|task| unix_ms(task.detached_at)),
+            ended_ms: status.ended_at.map(unix_ms),
             state: status.state,
             timed_out: status.timed_out,
             bytes: self.sink.written(),
@@ -419,6 +422,7 @@ impl Core {
                 task: None,
                 state: EntryState::Running,
                 timed_out: false,
+                ended_at: None,
             }),
         });
         self.lock().entries.push(Arc::clone(&entry));
@@ -501,6 +505,7 @@ impl Core {
         entry.status.send_modify(|status| {
             status.state = state;
             status.timed_out |= timed_out;
+            status.ended_at = Some(SystemTime::now());
         });
         self.emit(CoreEvent::Ended {
             id: entry.id.clone(),
@@ -613,6 +618,11 @@ impl Core {
             }
         }
         Ok(entry.sink.snapshot(size, scroll_offset))
+    }
+
+    /// Every row of text the entry's screen holds (history, then the live screen).
+    pub fn history(&self, key: &str) -> Result<Vec<String>, CoreError> {
+        Ok(self.find(key)?.sink.history_lines())
     }
 
     /// Resizes the entry's PTY and screen.

@@ -3,13 +3,18 @@
 //! the call gets the output so far and the detach marker at once.
 //!
 //! Layers, bottom up: [`pty`], [`screen`], [`output`], [`registry`], [`call`], [`tasks`],
-//! [`core`], and the front ends ([`cli`]).
+//! [`core`], and the front ends: the interface ([`app`] state, [`ui`] drawing, [`tui`] terminal
+//! and event loop, [`headless`] scripts) and the command line ([`cli`]).
 
+pub mod app;
 pub mod call;
 pub mod cli;
 pub mod core;
+pub mod headless;
 pub mod output;
 pub mod pty;
 pub mod registry;
 pub mod screen;
 pub mod tasks;
+pub mod tui;
+pub mod ui;

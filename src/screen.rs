@@ -91,6 +91,10 @@ pub struct ScreenSnapshot {
     pub scrollback_rows: usize,
     /// Whether the program is on the alternate screen (a full-screen program).
     pub alternate_screen: bool,
+    /// Whether arrow keys should be sent in application mode (`ESC O A`).
+    pub application_cursor: bool,
+    /// Whether pasted text should be wrapped in bracketed-paste markers.
+    pub bracketed_paste: bool,
 }
 
 impl ScreenSnapshot {
@@ -575,6 +579,8 @@ impl Screen {
             col: cursor_col,
         });
         let alternate_screen = screen.alternate_screen();
+        let application_cursor = screen.application_cursor();
+        let bracketed_paste = screen.bracketed_paste();
         self.parser.screen_mut().set_scrollback(0);
         ScreenSnapshot {
             size: self.size,
@@ -583,7 +589,34 @@ impl Screen {
             scroll_offset,
             scrollback_rows,
             alternate_screen,
+            application_cursor,
+            bracketed_paste,
         }
+    }
+
+    /// Every row of text, the oldest history first and the live screen last.
+    pub fn history_lines(&mut self) -> Vec<String> {
+        self.flush();
+        let screen = self.parser.screen_mut();
+        screen.set_scrollback(usize::MAX);
+        let history = screen.scrollback();
+        let (rows, cols) = screen.size();
+        let rows = usize::from(rows.get());
+        let mut lines = Vec::with_capacity(history + rows);
+        // Scrolled back `offset` rows, the screen shows rows `history - offset ..` of the whole.
+        let mut offset = history;
+        loop {
+            screen.set_scrollback(offset);
+            let first = history - offset;
+            let seen = lines.len().saturating_sub(first);
+            lines.extend(screen.rows(0, cols.get()).skip(seen));
+            if offset == 0 {
+                break;
+            }
+            offset = offset.saturating_sub(rows);
+        }
+        screen.set_scrollback(0);
+        lines
     }
 }
 
@@ -770,6 +803,19 @@ mod tests {
         let mut screen = Screen::new(TermSize::new(20, 5), 10);
         assert!(screen.feed(b"some output\r\n").is_empty());
         assert_eq!(screen.feed(b"x\x1b[6n"), b"\x1b[2;2R");
+    }
+
+    #[test]
+    fn history_lines_hold_every_row_once() {
+        let mut screen = Screen::new(TermSize::new(10, 3), 7);
+        for line in 0..20 {
+            screen.feed(format!("{line}\r\n").as_bytes());
+        }
+        let expected: Vec<String> = (11..20)
+            .map(|n| n.to_string())
+            .chain(std::iter::once(String::new()))
+            .collect();
+        assert_eq!(screen.history_lines(), expected);
     }
 
     #[test]

@@ -1,0 +1,416 @@
+//! Headless mode: the same interface and event loop on a test backend, driven by a script.
+//!
+//! The script is one command a line (`run`, `key`, `type`, `wait-for`, `wait-exit`, `resize`,
+//! `snapshot`, `result`; `#` starts a comment). It plays the keyboard and the waiters of the calls
+//! it runs: keys go into the loop's input channel, and after each frame the loop publishes the
+//! screen's text, on which `wait-for` waits.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::time::Duration;
+
+use anyhow::Context;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::Terminal;
+use ratatui::backend::TestBackend;
+use tokio::sync::{mpsc, oneshot, watch};
+
+use crate::app::{App, Input};
+use crate::core::{CallHandle, CallRequest, Core, CoreConfig};
+use crate::pty::TermSize;
+
+/// How long a wait lasts unless the line says otherwise.
+pub const DEFAULT_WAIT: Duration = Duration::from_secs(10);
+
+/// One line of a script.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Command {
+    Run { id: Option<String>, command: String },
+    Key(KeyEvent),
+    Type(String),
+    WaitFor { text: String, timeout: Duration },
+    WaitExit { key: String, timeout: Duration },
+    Resize(TermSize),
+    Snapshot,
+    Result { id: String },
+}
+
+/// A script line that failed, and why.
+#[derive(Debug, thiserror::Error)]
+#[error("line {number}: `{line}`: {message}")]
+pub struct ScriptError {
+    pub number: usize,
+    pub line: String,
+    pub message: String,
+}
+
+/// Parses `COLSxROWS`.
+pub fn parse_size(text: &str) -> Result<TermSize, String> {
+    let (cols, rows) = text
+        .split_once('x')
+        .ok_or_else(|| format!("`{text}` is not a size: write COLSxROWS, like 120x40"))?;
+    let parse = |part: &str| {
+        part.trim()
+            .parse::<u16>()
+            .map_err(|_| format!("`{text}` is not a size: write COLSxROWS, like 120x40"))
+    };
+    Ok(TermSize::new(parse(cols)?, parse(rows)?))
+}
+
+/// Parses a key name: `d`, `enter`, `esc`, `ctrl-a`, `alt-x`, `up`, `pgup`, `f5`, …
+pub fn parse_key(name: &str) -> Result<KeyEvent, String> {
+    let mut modifiers = KeyModifiers::NONE;
+    let mut rest = name;
+    loop {
+        let lower = rest.to_ascii_lowercase();
+        if let Some(stripped) = lower.strip_prefix("ctrl-") {
+            modifiers |= KeyModifiers::CONTROL;
+            rest = &rest[rest.len() - stripped.len()..];
+        } else if let Some(stripped) = lower.strip_prefix("alt-") {
+            modifiers |= KeyModifiers::ALT;
+            rest = &rest[rest.len() - stripped.len()..];
+        } else if let Some(stripped) = lower.strip_prefix("shift-") {
+            modifiers |= KeyModifiers::SHIFT;
+            rest = &rest[rest.len() - stripped.len()..];
+        } else {
+            break;
+        }
+    }
+    let code = match rest.to_ascii_lowercase().as_str() {
+        "enter" | "return" => KeyCode::Enter,
+        "esc" | "escape" => KeyCode::Esc,
+        "tab" if modifiers.contains(KeyModifiers::SHIFT) => KeyCode::BackTab,
+        "tab" => KeyCode::Tab,
+        "backspace" => KeyCode::Backspace,
+        "space" => KeyCode::Char(' '),
+        "up" => KeyCode::Up,
+        "down" => KeyCode::Down,
+        "left" => KeyCode::Left,
+        "right" => KeyCode::Right,
+        "home" => KeyCode::Home,
+        "end" => KeyCode::End,
+        "pgup" | "pageup" => KeyCode::PageUp,
+        "pgdn" | "pagedown" => KeyCode::PageDown,
+        "insert" => KeyCode::Insert,
+        "delete" | "del" => KeyCode::Delete,
+        function if function.len() > 1 && function.starts_with('f') => function[1..]
+            .parse()
+            .ok()
+            .filter(|n| (1..=12).contains(n))
+            .map(KeyCode::F)
+            .ok_or_else(|| format!("unknown key `{name}`"))?,
+        _ => {
+            let mut chars = rest.chars();
+            match (chars.next(), chars.next()) {
+                (Some(c), None) => {
+                    if c.is_uppercase() {
+                        modifiers |= KeyModifiers::SHIFT;
+                    }
+                    KeyCode::Char(c)
+                }
+                _ => {
+                    return Err(format!(
+                        "unknown key `{name}`: try d, enter, esc, ctrl-a, up, pgup, f5"
+                    ));
+                }
+            }
+        }
+    };
+    // Terminals report a shifted letter as the capital alone.
+    if matches!(code, KeyCode::Char(c) if c.is_lowercase()) {
+        modifiers.remove(KeyModifiers::SHIFT);
+    }
+    Ok(KeyEvent::new(code, modifiers))
+}
+
+/// Splits `TEXT [--timeout SECS]`.
+fn with_timeout(rest: &str) -> Result<(String, Duration), String> {
+    match rest.rsplit_once(" --timeout ") {
+        Some((text, seconds)) => {
+            let seconds: f64 = seconds
+                .trim()
+                .parse()
+                .map_err(|_| format!("--timeout `{seconds}` is not a number of seconds"))?;
+            let timeout = Duration::try_from_secs_f64(seconds)
+                .map_err(|_| format!("--timeout {seconds} is not a duration"))?;
+            Ok((text.to_owned(), timeout))
+        }
+        None => Ok((rest.to_owned(), DEFAULT_WAIT)),
+    }
+}
+
+/// Parses one line; `None` for a blank line or a comment.
+pub fn parse_line(line: &str) -> Result<Option<Command>, String> {
+    let line = line.trim();
+    if line.is_empty() || line.starts_with('#') {
+        return Ok(None);
+    }
+    let (word, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+    let rest = rest.trim();
+    let need = |what: &str| {
+        if rest.is_empty() {
+            Err(format!("`{word}` needs {what}"))
+        } else {
+            Ok(())
+        }
+    };
+    let command = match word {
+        "run" => {
+            need("a command")?;
+            match rest.strip_prefix("--id ") {
+                Some(after) => {
+                    let (id, command) = after
+                        .trim()
+                        .split_once(char::is_whitespace)
+                        .ok_or("`run --id ID` needs a command after the id")?;
+                    Command::Run {
+                        id: Some(id.to_owned()),
+                        command: command.trim().to_owned(),
+                    }
+                }
+                None => Command::Run {
+                    id: None,
+                    command: rest.to_owned(),
+                },
+            }
+        }
+        "key" => {
+            need("a key name")?;
+            Command::Key(parse_key(rest)?)
+        }
+        "type" => {
+            need("text")?;
+            Command::Type(rest.to_owned())
+        }
+        "wait-for" => {
+            need("text to wait for")?;
+            let (text, timeout) = with_timeout(rest)?;
+            Command::WaitFor { text, timeout }
+        }
+        "wait-exit" => {
+            need("a call id, task id or name")?;
+            let (key, timeout) = with_timeout(rest)?;
+            Command::WaitExit { key, timeout }
+        }
+        "resize" => {
+            need("a size")?;
+            Command::Resize(parse_size(rest)?)
+        }
+        "snapshot" => Command::Snapshot,
+        "result" => {
+            need("a call id")?;
+            Command::Result {
+                id: rest.to_owned(),
+            }
+        }
+        other => {
+            return Err(format!(
+                "unknown command `{other}`: use run, key, type, wait-for, wait-exit, resize, \
+                 snapshot or result"
+            ));
+        }
+    };
+    Ok(Some(command))
+}
+
+/// Runs a script against the interface of size `size`, printing to `out`.
+pub async fn run(
+    size: TermSize,
+    script: String,
+    out: &mut (dyn Write + Send),
+) -> anyhow::Result<()> {
+    // Every line is checked before anything runs.
+    let mut commands = Vec::new();
+    for (index, line) in script.lines().enumerate() {
+        match parse_line(line) {
+            Ok(Some(command)) => commands.push((index + 1, line.trim().to_owned(), command)),
+            Ok(None) => {}
+            Err(message) => {
+                return Err(ScriptError {
+                    number: index + 1,
+                    line: line.trim().to_owned(),
+                    message,
+                }
+                .into());
+            }
+        }
+    }
+
+    let core = Core::new(CoreConfig::default())?;
+    let mut terminal = Terminal::new(TestBackend::new(size.cols, size.rows))
+        .context("creating the test backend")?;
+    let mut app = App::new(
+        core.clone(),
+        (size.cols, size.rows),
+        !crate::tui::no_color(),
+    );
+    let (input_tx, mut inputs) = mpsc::channel(64);
+    let (frames_tx, frames) = watch::channel(String::new());
+
+    let (printed_tx, mut printed) = mpsc::unbounded_channel::<String>();
+    let player = tokio::spawn(play(core.clone(), commands, input_tx, frames, printed_tx));
+    let looped = crate::tui::run_loop(&mut terminal, &mut app, &mut inputs, Some(&frames_tx)).await;
+    let script_outcome = player.await.context("the script stopped")?;
+    while let Ok(text) = printed.try_recv() {
+        out.write_all(text.as_bytes())?;
+    }
+    out.flush()?;
+    core.shutdown().await;
+    looped?;
+    script_outcome.map_err(Into::into)
+}
+
+/// Plays the commands; the interface stops when this returns (its input channel closes).
+async fn play(
+    core: Core,
+    commands: Vec<(usize, String, Command)>,
+    inputs: mpsc::Sender<Input>,
+    mut frames: watch::Receiver<String>,
+    output: mpsc::UnboundedSender<String>,
+) -> Result<(), ScriptError> {
+    let mut calls: HashMap<String, CallHandle> = HashMap::new();
+    for (number, line, command) in commands {
+        let fail = |message: String| ScriptError {
+            number,
+            line: line.clone(),
+            message,
+        };
+        let send = |input: Input| {
+            let inputs = inputs.clone();
+            async move {
+                inputs
+                    .send(input)
+                    .await
+                    .map_err(|_| "the interface has quit".to_owned())
+            }
+        };
+        match command {
+            Command::Run { id, command } => {
+                let handle = core
+                    .start(CallRequest {
+                        id,
+                        ..CallRequest::new(command)
+                    })
+                    .map_err(|err| fail(err.to_string()))?;
+                calls.insert(handle.id.clone(), handle);
+            }
+            Command::Key(key) => send(Input::Key(key)).await.map_err(fail)?,
+            Command::Type(text) => {
+                for c in text.chars() {
+                    send(Input::Key(KeyEvent::new(
+                        KeyCode::Char(c),
+                        KeyModifiers::NONE,
+                    )))
+                    .await
+                    .map_err(fail)?;
+                }
+            }
+            Command::WaitFor { text, timeout } => {
+                let shown = tokio::time::timeout(timeout, async {
+                    frames
+                        .wait_for(|frame| frame.contains(&text))
+                        .await
+                        .map(drop)
+                })
+                .await;
+                match shown {
+                    Ok(Ok(())) => {}
+                    Ok(Err(_)) => return Err(fail("the interface has quit".into())),
+                    Err(_) => {
+                        let screen = frames.borrow().clone();
+                        return Err(fail(format!(
+                            "`{text}` did not show within {} s; the screen was:\n{screen}",
+                            timeout.as_secs_f64()
+                        )));
+                    }
+                }
+            }
+            Command::WaitExit { key, timeout } => {
+                let state = core
+                    .wait(&key, Some(timeout))
+                    .await
+                    .map_err(|err| fail(err.to_string()))?;
+                if state.is_running() {
+                    return Err(fail(format!(
+                        "still running after {} s",
+                        timeout.as_secs_f64()
+                    )));
+                }
+            }
+            Command::Resize(size) => send(Input::Resize {
+                cols: size.cols,
+                rows: size.rows,
+            })
+            .await
+            .map_err(fail)?,
+            Command::Snapshot => {
+                // The frame drawn after every input sent so far.
+                let (drawn_tx, drawn) = oneshot::channel();
+                send(Input::Barrier(drawn_tx)).await.map_err(fail)?;
+                drawn
+                    .await
+                    .map_err(|_| fail("the interface has quit".into()))?;
+                let screen = frames.borrow_and_update().clone();
+                let _ = output.send(format!("=== snapshot ===\n{screen}=== end ===\n"));
+            }
+            Command::Result { id } => {
+                let handle = calls
+                    .remove(&id)
+                    .ok_or_else(|| fail(format!("no call `{id}` was started by this script")))?;
+                let result = handle.result().await;
+                let _ = output.send(format!(
+                    "=== result {id} (is_error: {}) ===\n{}\n=== end ===\n",
+                    result.is_error, result.text
+                ));
+            }
+        }
+    }
+    drop(inputs);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_parse_into_commands() {
+        assert_eq!(parse_line("  # a comment"), Ok(None));
+        assert_eq!(
+            parse_line("run --id web npm run dev"),
+            Ok(Some(Command::Run {
+                id: Some("web".into()),
+                command: "npm run dev".into()
+            }))
+        );
+        assert_eq!(
+            parse_line("wait-for ready on port 80 --timeout 2.5"),
+            Ok(Some(Command::WaitFor {
+                text: "ready on port 80".into(),
+                timeout: Duration::from_millis(2500)
+            }))
+        );
+        assert_eq!(
+            parse_line("key ctrl-a"),
+            Ok(Some(Command::Key(KeyEvent::new(
+                KeyCode::Char('a'),
+                KeyModifiers::CONTROL
+            ))))
+        );
+        assert_eq!(
+            parse_line("key G"),
+            Ok(Some(Command::Key(KeyEvent::new(
+                KeyCode::Char('G'),
+                KeyModifiers::SHIFT
+            ))))
+        );
+        assert_eq!(
+            parse_line("resize 100x30"),
+            Ok(Some(Command::Resize(TermSize::new(100, 30))))
+        );
+        assert!(parse_line("resize big").is_err());
+        assert!(parse_line("key hyper-q").is_err());
+        assert!(parse_line("dance").is_err());
+        assert!(parse_line("wait-for").is_err());
+    }
+}
