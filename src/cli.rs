@@ -74,14 +74,20 @@ pub struct HeadlessArgs {
 /// The demo calls, one a line.
 const DEMO: &str = include_str!("../assets/demo.sh");
 
-/// The demo's commands.
+/// The demo's calls: a title (the one-word comment above a line) and a command.
 #[must_use]
-pub fn demo_commands() -> Vec<String> {
-    DEMO.lines()
-        .map(str::trim)
-        .filter(|line| !line.is_empty() && !line.starts_with('#'))
-        .map(str::to_owned)
-        .collect()
+pub fn demo_commands() -> Vec<(Option<String>, String)> {
+    let mut title = None;
+    let mut calls = Vec::new();
+    for line in DEMO.lines().map(str::trim) {
+        if let Some(comment) = line.strip_prefix('#') {
+            let comment = comment.trim();
+            title = (!comment.is_empty() && !comment.contains(' ')).then(|| comment.to_owned());
+        } else if !line.is_empty() {
+            calls.push((title.take(), line.to_owned()));
+        }
+    }
+    calls
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -210,6 +216,9 @@ pub fn main() -> ExitCode {
                 demo_commands()
             } else {
                 cli.commands
+                    .into_iter()
+                    .map(|command| (None, command))
+                    .collect()
             };
             match runtime() {
                 Ok(runtime) => match runtime.block_on(crate::tui::run(commands)) {
@@ -383,4 +392,27 @@ fn print_raw(text: &str) {
     let _ = stdout
         .write_all(text.as_bytes())
         .and_then(|()| stdout.flush());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_demo_names_each_of_its_calls() {
+        let demo = demo_commands();
+        let titles: Vec<_> = demo.iter().map(|(title, _)| title.as_deref()).collect();
+        assert_eq!(
+            titles,
+            [
+                Some("clock"),
+                Some("build"),
+                Some("server"),
+                Some("tests"),
+                Some("colors"),
+                Some("echo")
+            ]
+        );
+        assert!(demo.iter().all(|(_, command)| !command.starts_with('#')));
+    }
 }

@@ -107,12 +107,17 @@ fn looks_like_id(name: &str) -> bool {
         && chars.all(|c| c.is_ascii_digit())
 }
 
-/// A name for a command: its first words, lower case, joined by `-` (`npm run dev` →
-/// `npm-run-dev`).
+/// A name for a command: the first words of its first simple command, lower case, joined by
+/// `-` (`npm run dev && open x` → `npm-run-dev`).
 #[must_use]
 pub fn derive_name(command: &str) -> String {
-    let words: Vec<String> = command
-        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '|' | '&' | '(' | ')'))
+    let first = command
+        .trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '(' | '{'))
+        .split([';', '|', '&', '\n', '(', ')', '<', '>'])
+        .next()
+        .unwrap_or_default();
+    let words: Vec<String> = first
+        .split(char::is_whitespace)
         .filter(|word| !word.is_empty() && !word.contains('='))
         .map(|word| {
             // A path names its program by its last part: ./scripts/serve.sh -> serve.sh
@@ -122,7 +127,10 @@ pub fn derive_name(command: &str) -> String {
                 .collect::<String>()
                 .to_lowercase()
         })
-        .filter(|word| !word.is_empty() && !word.starts_with('-'))
+        // Flags and bare numbers (ports, `2>&1`) name nothing.
+        .filter(|word| {
+            !word.is_empty() && !word.starts_with('-') && !word.chars().all(|c| c.is_ascii_digit())
+        })
         .take(3)
         .collect();
     let mut name: String = words.join("-").chars().take(32).collect();
@@ -153,10 +161,15 @@ mod tests {
     #[test]
     fn names_derive_from_commands() {
         assert_eq!(derive_name("npm run dev"), "npm-run-dev");
-        assert_eq!(derive_name("  ./scripts/serve.sh --port 80"), "serve.sh-80");
+        assert_eq!(derive_name("  ./scripts/serve.sh --port 80"), "serve.sh");
         assert_eq!(derive_name("FOO=1 cargo watch -x test"), "cargo-watch-test");
         assert_eq!(derive_name("!!!"), "task");
         assert_eq!(derive_name("t1"), "task-t1");
+        assert_eq!(
+            derive_name("echo ticking; while true; do date; done"),
+            "echo-ticking"
+        );
+        assert_eq!(derive_name("cargo build 2>&1 | tee log"), "cargo-build");
     }
 
     #[test]

@@ -323,8 +323,8 @@ pub fn no_color() -> bool {
     std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty())
 }
 
-/// The full-screen interface on this terminal, with `commands` started as calls.
-pub async fn run(commands: Vec<String>) -> anyhow::Result<()> {
+/// The full-screen interface on this terminal, with `commands` (title, command) started as calls.
+pub async fn run(commands: Vec<(Option<String>, String)>) -> anyhow::Result<()> {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         anyhow::bail!(
             "the interface needs a terminal: run oino in one, or use `oino run -- COMMAND` or \
@@ -334,9 +334,10 @@ pub async fn run(commands: Vec<String>) -> anyhow::Result<()> {
     let core = Core::new(crate::core::CoreConfig::default())?;
     let (cols, rows) = crossterm::terminal::size().context("reading the terminal size")?;
     let mut app = App::new(core.clone(), (cols, rows), !no_color());
-    for command in commands {
+    for (title, command) in commands {
         let request = CallRequest {
             size: app.pane_size(),
+            title,
             ..CallRequest::new(command)
         };
         let handle = core.start(request)?;

@@ -254,31 +254,42 @@ fn render_header(app: &App, now_ms: u64, theme: &Theme, area: Rect, buffer: &mut
         EntryState::Exited { code } => format!("exited {code}"),
         EntryState::Killed { signal } => format!("killed by signal {signal}"),
     };
-    let mut spans = vec![
-        Span::styled(format!(" {} ", state_symbol(entry)), theme.state(entry)),
-        Span::styled(entry.label().to_owned(), title_style()),
-        Span::styled(
-            format!(
-                "  {state} · pid {} · {} · {}",
-                entry.pid,
-                format_elapsed(elapsed_ms(entry, now_ms)),
-                entry.id
-            ),
-            theme.dim(),
+    let mut right = vec![Span::styled(
+        format!(
+            "  {state} · pid {} · {} · {}",
+            entry.pid,
+            format_elapsed(elapsed_ms(entry, now_ms)),
+            entry.id
         ),
-    ];
+        theme.dim(),
+    )];
     if app.scroll > 0 {
-        spans.push(Span::styled(
+        right.push(Span::styled(
             format!("  [{} rows back · End for live]", app.scroll),
             theme.fg(Color::Yellow),
         ));
     }
     if let Some(query) = &app.search {
-        spans.push(Span::styled(
+        right.push(Span::styled(
             format!("  [search: {query}]"),
             theme.fg(Color::Yellow),
         ));
     }
+    // The label gives way to the state, the position and the search.
+    let right_width: usize = right.iter().map(Span::width).sum();
+    let label_width = usize::from(area.width)
+        .saturating_sub(right_width + 3)
+        .max(8);
+    let mut label: String = entry.label().chars().take(label_width).collect();
+    if label.chars().count() < entry.label().chars().count() {
+        label.pop();
+        label.push('…');
+    }
+    let mut spans = vec![
+        Span::styled(format!(" {} ", state_symbol(entry)), theme.state(entry)),
+        Span::styled(label, title_style()),
+    ];
+    spans.extend(right);
     Line::from(spans).render(area, buffer);
 }
 
@@ -498,4 +509,236 @@ pub fn buffer_text(buffer: &Buffer) -> String {
 fn unicode_width(symbol: &str) -> usize {
     use ratatui::text::Span;
     Span::raw(symbol).width()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use insta::assert_snapshot;
+    use ratatui::Terminal;
+    use ratatui::backend::TestBackend;
+
+    use super::*;
+    use crate::app::{Action, Prompt};
+    use crate::core::{Core, CoreConfig};
+    use crate::pty::TermSize;
+    use crate::screen::Screen;
+
+    /// A fixed "now", so that elapsed times do not move.
+    const NOW_MS: u64 = 1_800_000_000_000;
+
+    fn entry(id: &str, command: &str, kind: EntryKind, state: EntryState, age_s: u64) -> EntryInfo {
+        EntryInfo {
+            id: id.to_owned(),
+            kind,
+            task_id: (kind == EntryKind::Task).then(|| "t1".to_owned()),
+            name: (kind == EntryKind::Task).then(|| "dev-server".to_owned()),
+            title: None,
+            command: command.to_owned(),
+            cwd: PathBuf::from("/work"),
+            pid: 4242,
+            started_ms: NOW_MS - age_s * 1000,
+            detached_ms: None,
+            ended_ms: (!state.is_running()).then_some(NOW_MS - 1000),
+            state,
+            timed_out: false,
+            bytes: 0,
+            detach_offset: 0,
+            log_path: PathBuf::from("/tmp/x.log"),
+            log_error: None,
+        }
+    }
+
+    fn app(cols: u16, rows: u16) -> App {
+        let dir = std::env::temp_dir().join(format!("oino-ui-{}", std::process::id()));
+        let core = Core::new(CoreConfig {
+            log_dir: Some(dir),
+            ..CoreConfig::default()
+        })
+        .expect("core");
+        let mut app = App::new(core, (cols, rows), true);
+        app.entries = vec![
+            entry(
+                "c1",
+                "cargo build --release",
+                EntryKind::Call,
+                EntryState::Running,
+                75,
+            ),
+            entry(
+                "c2",
+                "npm run dev",
+                EntryKind::Task,
+                EntryState::Running,
+                3700,
+            ),
+            entry(
+                "c3",
+                "cargo test",
+                EntryKind::Call,
+                EntryState::Exited { code: 0 },
+                12,
+            ),
+            entry(
+                "c4",
+                "make lint",
+                EntryKind::Call,
+                EntryState::Exited { code: 2 },
+                5,
+            ),
+            entry(
+                "c5",
+                "sleep 600",
+                EntryKind::Call,
+                EntryState::Killed { signal: 15 },
+                30,
+            ),
+        ];
+        app.selected = Some("c1".to_owned());
+        let pane = app.pane_size().expect("fits");
+        let mut screen = Screen::new(pane, 100);
+        screen.feed(
+            b"   Compiling oino v0.1.0\r\n\x1b[1;32m    Finished\x1b[0m release in 3.2s\r\n\
+              \x1b[31merror\x1b[0m: 1 warning\r\n",
+        );
+        app.pane = Some(screen.snapshot(0));
+        app
+    }
+
+    fn draw(app: &App) -> Terminal<TestBackend> {
+        let (cols, rows) = app.term_size;
+        let mut terminal = Terminal::new(TestBackend::new(cols, rows)).expect("terminal");
+        terminal
+            .draw(|frame| render(app, NOW_MS, frame))
+            .expect("draw");
+        terminal
+    }
+
+    fn text(app: &App) -> String {
+        buffer_text(draw(app).backend().buffer())
+    }
+
+    #[test]
+    fn the_list_shows_every_state_and_the_pane_the_selected_output() {
+        assert_snapshot!(text(&app(80, 14)));
+    }
+
+    #[test]
+    fn the_pane_keeps_the_programs_colors() {
+        let app = app(60, 8);
+        let terminal = draw(&app);
+        let buffer = terminal.backend().buffer();
+        let pane = app.layout().expect("fits").pane;
+        let finished = buffer.cell((pane.x + 4, pane.y + 1)).expect("cell");
+        assert_eq!(finished.symbol(), "F");
+        assert_eq!(finished.fg, Color::Indexed(2));
+        assert!(finished.modifier.contains(Modifier::BOLD));
+        let error = buffer.cell((pane.x, pane.y + 2)).expect("cell");
+        assert_eq!(error.fg, Color::Indexed(1));
+        assert_snapshot!(format!("{buffer:?}"));
+    }
+
+    #[test]
+    fn the_detach_prompt_offers_a_derived_name() {
+        let mut app = app(80, 10);
+        app.act(Action::Detach);
+        assert_eq!(
+            app.mode,
+            Mode::Prompt(Prompt {
+                purpose: PromptPurpose::DetachName { id: "c1".into() },
+                text: "cargo-build".into()
+            })
+        );
+        assert_snapshot!(text(&app));
+    }
+
+    #[test]
+    fn the_help_lists_every_key() {
+        let mut app = app(90, 32);
+        app.act(Action::Help);
+        let screen = text(&app);
+        for binding in &app.keymap {
+            assert!(
+                screen.contains(binding.action.describe()),
+                "{:?}",
+                binding.action
+            );
+        }
+        assert_snapshot!(screen);
+    }
+
+    #[test]
+    fn search_matches_are_highlighted() {
+        let mut app = app(80, 8);
+        app.search = Some("finished".into());
+        let terminal = draw(&app);
+        let buffer = terminal.backend().buffer();
+        let pane = app.layout().expect("fits").pane;
+        for col in 4..12 {
+            let cell = buffer.cell((pane.x + col, pane.y + 1)).expect("cell");
+            assert_eq!(cell.bg, Color::Yellow, "column {col}");
+        }
+        assert_ne!(
+            buffer.cell((pane.x + 3, pane.y + 1)).expect("cell").bg,
+            Color::Yellow
+        );
+        assert_snapshot!(buffer_text(buffer));
+    }
+
+    #[test]
+    fn a_terminal_too_small_says_so() {
+        let mut app = app(80, 10);
+        app.term_size = (30, 6);
+        assert_snapshot!(text(&app));
+    }
+
+    #[test]
+    fn quitting_with_processes_running_asks_first() {
+        let mut app = app(80, 8);
+        app.act(Action::Quit);
+        assert!(!app.quit);
+        assert_snapshot!(text(&app));
+    }
+
+    #[test]
+    fn without_color_the_chrome_has_none() {
+        let mut app = app(80, 8);
+        app.color = false;
+        let terminal = draw(&app);
+        let buffer = terminal.backend().buffer();
+        let layout = app.layout().expect("fits");
+        for y in 0..layout.list.height {
+            for x in 0..layout.list.width {
+                let cell = buffer.cell((x, y)).expect("cell");
+                assert_eq!(cell.fg, Color::Reset, "({x}, {y})");
+            }
+        }
+        // The program's own colors stay.
+        assert_eq!(
+            buffer
+                .cell((layout.pane.x + 4, layout.pane.y + 1))
+                .expect("cell")
+                .fg,
+            Color::Indexed(2)
+        );
+    }
+
+    #[test]
+    fn control_characters_never_reach_the_terminal() {
+        let mut app = app(80, 8);
+        let mut screen = Screen::new(TermSize::new(40, 5), 0);
+        screen.feed(b"title\x1b]0;evil\x07 clip\x1b]52;c;aGk=\x07 bell\x07 end");
+        app.pane = Some(screen.snapshot(0));
+        let terminal = draw(&app);
+        let buffer = terminal.backend().buffer();
+        for cell in buffer.content() {
+            assert!(
+                !cell.symbol().chars().any(char::is_control),
+                "{:?}",
+                cell.symbol()
+            );
+        }
+        assert!(buffer_text(buffer).contains("title clip bell end"));
+    }
 }

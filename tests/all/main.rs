@@ -6,5 +6,6 @@
 mod calls;
 mod cli;
 mod detach;
+mod headless;
 mod support;
 mod tasks;

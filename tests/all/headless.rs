@@ -1,0 +1,126 @@
+//! Headless mode: the scripts under tests/headless run through the real binary.
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use crate::support::temp_dir;
+
+fn headless(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_oino"))
+        .arg("headless")
+        .args(args)
+        .env("XDG_STATE_HOME", temp_dir("headless-state"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start oino headless");
+    let mut input = child.stdin.take().expect("stdin");
+    input
+        .write_all(stdin.unwrap_or_default().as_bytes())
+        .expect("write the script");
+    drop(input);
+    child.wait_with_output().expect("oino headless")
+}
+
+fn script(name: &str) -> String {
+    let path = format!("{}/tests/headless/{name}.oino", env!("CARGO_MANIFEST_DIR"));
+    let output = headless(&["--size", "100x16", "--script", &path], None);
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{name}: {}\n{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+/// The text between `=== result ID ... ===` and `=== end ===`.
+fn result_block<'a>(stdout: &'a str, id: &str) -> &'a str {
+    let start = stdout
+        .find(&format!("=== result {id} (is_error: false) ===\n"))
+        .unwrap_or_else(|| panic!("no result for {id}:\n{stdout}"));
+    let body = &stdout[start..];
+    let body = &body[body.find('\n').expect("header line") + 1..];
+    &body[..body.find("\n=== end ===").expect("end of result")]
+}
+
+/// The result is the output so far, numbered lines from 1 with none missing, then the marker.
+fn assert_detached_result(result: &str, first: &str, numbered: &str, task: &str) {
+    let marker = format!("\n\n[Detached to background task {task}: detached from the TUI]");
+    let before = result
+        .strip_suffix(&marker)
+        .unwrap_or_else(|| panic!("no exact marker in {result:?}"));
+    let mut lines = before.lines();
+    assert_eq!(lines.next(), Some(first));
+    let rest: Vec<&str> = lines.collect();
+    assert!(!rest.is_empty(), "nothing before the detach: {result:?}");
+    for (index, line) in rest.iter().enumerate() {
+        assert_eq!(*line, format!("{numbered} {}", index + 1), "{result:?}");
+    }
+}
+
+#[test]
+fn detaching_through_the_prompt_names_the_task_and_answers_the_waiter() {
+    let stdout = script("detach-with-prompt");
+    assert_detached_result(
+        result_block(&stdout, "server"),
+        "server up",
+        "request",
+        "t1",
+    );
+    let snapshot = &stdout[stdout.find("=== snapshot ===").expect("snapshot")..];
+    assert!(snapshot.contains("Tasks"), "{snapshot}");
+    assert!(snapshot.contains("◆ web"), "{snapshot}");
+    // The task kept streaming after the detach.
+    assert!(snapshot.contains("request 15"), "{snapshot}");
+}
+
+#[test]
+fn ctrl_b_detaches_at_once_with_a_derived_name() {
+    let stdout = script("detach-at-once");
+    assert_detached_result(result_block(&stdout, "ticker"), "ticking", "tick", "t1");
+    let snapshot = &stdout[stdout.find("=== snapshot ===").expect("snapshot")..];
+    assert!(snapshot.contains("◆ echo-ticking"), "{snapshot}");
+    assert!(snapshot.contains("tick 12"), "{snapshot}");
+}
+
+#[test]
+fn a_call_is_killed_after_confirmation() {
+    let stdout = script("kill-and-search");
+    assert!(stdout.contains("killed by signal 15"), "{stdout}");
+    assert!(stdout.contains("■ for w in"), "{stdout}");
+}
+
+#[test]
+fn keys_reach_a_focused_process() {
+    let stdout = script("type-into-a-process");
+    assert_eq!(stdout.matches("hello oino").count(), 2, "{stdout}");
+}
+
+#[test]
+fn a_wait_that_times_out_names_its_line_and_fails() {
+    let output = headless(
+        &["--size", "80x10"],
+        Some("run echo hi\n# a comment\nwait-for never shown --timeout 0.3\nsnapshot\n"),
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("line 3: `wait-for never shown --timeout 0.3`"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("did not show within 0.3 s"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&output.stdout).contains("=== snapshot"));
+}
+
+#[test]
+fn a_malformed_line_stops_the_script_before_it_starts() {
+    let output = headless(&[], Some("run echo hi\nkey hyper-x\n"));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("line 2: `key hyper-x`: unknown key"),
+        "{stderr}"
+    );
+}
