@@ -93,7 +93,7 @@ async fn a_task_that_ends_reports_its_exit_and_an_event() {
         .expect("start");
     core.wait_output(&id, 0, DEADLINE).await.expect("one");
     let task = core.detach(&id, None, "test").await.expect("detach");
-    assert_eq!(task.name.as_deref(), Some("echo-one-read"));
+    assert_eq!(task.name.as_deref(), Some("echo-one"));
     handle.result().await;
     core.write(&id, b"two\r".to_vec()).await.expect("write");
     assert_eq!(
