@@ -496,6 +496,8 @@ impl App {
     }
 
     fn handle_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        // A notice lasts until the next key (or its time runs out).
+        self.notice = None;
         match std::mem::replace(&mut self.mode, Mode::Normal) {
             Mode::Normal => self.handle_normal_key(key),
             Mode::Focus => self.handle_focus_key(key),

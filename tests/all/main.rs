@@ -6,6 +6,7 @@
 mod calls;
 mod cli;
 mod detach;
+mod e2e;
 mod headless;
 mod support;
 mod tasks;

@@ -1,0 +1,156 @@
+//! End to end: the real binary in a real PTY, its screen read with vt100.
+
+use std::io::{Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
+
+use crate::support::{DEADLINE, temp_dir, unique_id};
+
+/// `oino` running in a PTY of its own, with a vt100 model of what it draws.
+struct Terminal {
+    screen: Arc<Mutex<vt100::Parser>>,
+    master: Box<dyn MasterPty + Send>,
+    writer: Box<dyn Write + Send>,
+    child: Box<dyn portable_pty::Child + Send + Sync>,
+}
+
+impl Terminal {
+    fn start(args: &[&str], mark: &str) -> Self {
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows: 30,
+                cols: 120,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("pty");
+        let mut command = CommandBuilder::new(env!("CARGO_BIN_EXE_oino"));
+        command.args(args);
+        command.env("XDG_STATE_HOME", temp_dir("e2e-state"));
+        command.env("TERM", "xterm-256color");
+        // Every process oino starts inherits this: how the test finds them all afterwards.
+        command.env("OINO_E2E_MARK", mark);
+        let child = pair.slave.spawn_command(command).expect("spawn oino");
+        drop(pair.slave);
+        let screen = Arc::new(Mutex::new(vt100::Parser::new(rows(30), rows(120), 0)));
+        let mut reader = pair.master.try_clone_reader().expect("reader");
+        let feed = Arc::clone(&screen);
+        std::thread::spawn(move || {
+            let mut buffer = vec![0; 65536];
+            while let Ok(read) = reader.read(&mut buffer) {
+                if read == 0 {
+                    break;
+                }
+                feed.lock().expect("screen").process(&buffer[..read]);
+            }
+        });
+        let writer = pair.master.take_writer().expect("writer");
+        Self {
+            screen,
+            master: pair.master,
+            writer,
+            child,
+        }
+    }
+
+    fn contents(&self) -> String {
+        self.screen.lock().expect("screen").screen().contents()
+    }
+
+    fn wait_for(&self, text: &str) {
+        let deadline = Instant::now() + DEADLINE;
+        while !self.contents().contains(text) {
+            assert!(
+                Instant::now() < deadline,
+                "`{text}` never showed; the screen:\n{}",
+                self.contents()
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
+
+    fn send(&mut self, bytes: &[u8]) {
+        self.writer.write_all(bytes).expect("write");
+        self.writer.flush().expect("flush");
+    }
+}
+
+#[test]
+fn detach_type_and_quit_in_a_real_terminal() {
+    let mark = unique_id("e2e");
+    let mut tui = Terminal::start(&["yes flood-line", "cat"], &mark);
+    tui.wait_for("Running");
+    tui.wait_for("flood-line");
+
+    // Detach the flood, naming it.
+    tui.send(b"d");
+    tui.wait_for("task name: yes-flood-line");
+    tui.send(b"\x15flood\r");
+    tui.wait_for("detached `flood` as task t1");
+    tui.wait_for("Tasks");
+
+    // Type into cat.
+    tui.send(b"g");
+    tui.wait_for("▶ cat  running");
+    tui.send(b"\r");
+    tui.wait_for("typing into `cat`");
+    tui.send(b"hello from the test\r");
+    let deadline = Instant::now() + DEADLINE;
+    while tui.contents().matches("hello from the test").count() < 2 {
+        assert!(Instant::now() < deadline, "no echo:\n{}", tui.contents());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    tui.send(b"\x01");
+    tui.wait_for("d detach");
+    assert!(!tui.contents().contains("typing into"));
+
+    // Quit, which asks first.
+    tui.send(b"q");
+    tui.wait_for("still running: quit and end them all?");
+    tui.send(b"y");
+    let deadline = Instant::now() + DEADLINE;
+    let status = loop {
+        if let Some(status) = tui.child.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "oino did not quit");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success(), "{status:?}");
+
+    // The terminal is back: main screen, cooked mode, cursor shown.
+    let screen = tui.screen.lock().expect("screen");
+    assert!(!screen.screen().alternate_screen());
+    assert!(!screen.screen().hide_cursor());
+    drop(screen);
+    let tty = tui.master.tty_name().expect("the terminal's name");
+    let slave = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(nix::fcntl::OFlag::O_NOCTTY.bits())
+        .open(&tty)
+        .expect("open the terminal");
+    let termios = nix::sys::termios::tcgetattr(&slave).expect("termios");
+    let local = termios.local_flags;
+    assert!(
+        local.contains(nix::sys::termios::LocalFlags::ICANON),
+        "{local:?}"
+    );
+    assert!(
+        local.contains(nix::sys::termios::LocalFlags::ECHO),
+        "{local:?}"
+    );
+
+    // Nothing oino started is left.
+    let deadline = Instant::now() + DEADLINE;
+    while !oino::pty::proc_scan::with_env("OINO_E2E_MARK", &mark).is_empty() {
+        assert!(Instant::now() < deadline, "processes left behind");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn rows(count: u16) -> std::num::NonZeroU16 {
+    std::num::NonZeroU16::new(count).expect("not zero")
+}
