@@ -298,6 +298,7 @@ impl Section {
 }
 
 /// The state of the interface.
+#[allow(clippy::struct_excessive_bools)] // Independent switches of the view.
 pub struct App {
     core: Core,
     pub keymap: Vec<Binding>,
@@ -313,6 +314,8 @@ pub struct App {
     pub notice: Option<Notice>,
     /// The selected entry's screen, as last fetched.
     pub pane: Option<ScreenSnapshot>,
+    /// The pane must be fetched again before the next frame.
+    pub pane_stale: bool,
     pub term_size: (u16, u16),
     pub color: bool,
     pub quit: bool,
@@ -332,6 +335,7 @@ impl App {
             search: None,
             notice: None,
             pane: None,
+            pane_stale: true,
             term_size,
             color,
             quit: false,
@@ -387,22 +391,41 @@ impl App {
         }
     }
 
-    /// Fetches the selected entry's screen at the pane's size.
+    /// Fetches what the pane shows: the selected entry's live screen at the pane's size, or,
+    /// scrolled back, its history read from the log.
     pub fn refresh_pane(&mut self) {
-        let size = self.pane_size();
-        self.pane = self.selected.clone().and_then(|id| {
-            let snapshot = self.core.snapshot(&id, size, self.scroll).ok()?;
-            Some(snapshot)
-        });
-        if let Some(pane) = &self.pane {
-            self.scroll = pane.scroll_offset;
-        }
         if self
             .notice
             .as_ref()
             .is_some_and(|notice| notice.shown_at.elapsed() > NOTICE_TIME)
         {
             self.notice = None;
+        }
+        if !std::mem::take(&mut self.pane_stale) {
+            return;
+        }
+        let size = self.pane_size();
+        let Some(id) = self.selected.clone() else {
+            self.pane = None;
+            return;
+        };
+        if self.scroll == 0 {
+            self.pane = self.core.snapshot(&id, size, 0).ok();
+            return;
+        }
+        let Some(size) = size else {
+            return;
+        };
+        match self
+            .core
+            .history_page(&id, self.scroll as u64, usize::from(size.rows))
+        {
+            Ok(page) => {
+                // Clamped to the history there is.
+                self.scroll = usize::try_from(page.lines_back).unwrap_or(usize::MAX);
+                self.pane = Some(ScreenSnapshot::from_lines(size, &page.lines, self.scroll));
+            }
+            Err(err) => self.say(err.to_string(), true),
         }
     }
 
@@ -773,51 +796,41 @@ impl App {
         }
     }
 
-    /// Scrolls to the next match above (`older`) or below the rows in view.
+    /// Scrolls to the nearest match below the rows in view (`newer`) or above them.
     fn jump_to_match(&mut self, newer: bool) {
-        let (Some(query), Some(id)) = (self.search.clone(), self.selected.clone()) else {
+        let (Some(query), Some(id), Some(size)) =
+            (self.search.clone(), self.selected.clone(), self.pane_size())
+        else {
             return;
         };
-        let Ok(lines) = self.core.history(&id) else {
+        let rows = u64::from(size.rows);
+        let Ok(page) = self.core.history_page(&id, self.scroll as u64, 0) else {
             return;
         };
-        let rows = self.pane_size().map_or(1, |size| usize::from(size.rows));
-        let total = lines.len();
-        // Rows in view: [top, top + rows) of the whole history.
-        let top = total.saturating_sub(rows + self.scroll);
-        let matching = |line: &String| matches_query(line, &query);
-        let found = if newer {
-            lines
-                .iter()
-                .enumerate()
-                .skip(top + rows)
-                .find(|(_, line)| matching(line))
-                .map(|(index, _)| index)
+        let total = page.total_lines;
+        // Lines in view: [bottom - rows, bottom).
+        let bottom = total - page.lines_back;
+        let from = if newer {
+            bottom.saturating_sub(1)
         } else {
-            lines[..top.min(total)]
-                .iter()
-                .enumerate()
-                .rev()
-                .find(|(_, line)| matching(line))
-                .map(|(index, _)| index)
-                .or_else(|| {
-                    // On first search, a match already in view will do.
-                    lines[top..total]
-                        .iter()
-                        .enumerate()
-                        .rev()
-                        .find(|(_, line)| matching(line))
-                        .map(|(index, _)| top + index)
-                        .filter(|_| self.scroll == 0)
-                })
+            bottom.saturating_sub(rows)
         };
-        match found {
-            Some(index) => {
-                // Put the match in the middle of the pane.
-                let bottom = (index + rows / 2 + 1).min(total);
-                self.scroll = total - bottom.max(rows.min(total));
+        let from = if self.scroll == 0 && !newer {
+            total
+        } else {
+            from
+        };
+        match self
+            .core
+            .find_line(&id, from, newer, |line| matches_query(line, &query))
+        {
+            Ok(Some(line)) => {
+                // The match in the middle of the pane.
+                let bottom = (line + rows / 2 + 1).clamp(rows.min(total), total);
+                self.scroll = usize::try_from(total - bottom).unwrap_or(usize::MAX).max(1);
             }
-            None => self.say(format!("no more matches for `{query}`"), true),
+            Ok(None) => self.say(format!("no more matches for `{query}`"), true),
+            Err(err) => self.say(err.to_string(), true),
         }
     }
 }

@@ -14,7 +14,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, watch};
 
-use crate::output::{CappedText, LogFile, TextCleaner};
+use crate::output::{CappedText, LineIndex, LogFile, TextCleaner};
 use crate::pty::{
     ProcessControl, ProcessExit, ProcessStream, SpawnedProcess, StreamEvent, TermSize,
     sleep_until_opt,
@@ -34,7 +34,7 @@ pub fn detach_marker(task_id: &str, reason: &str) -> String {
 /// Where every raw byte of one call goes, whoever consumes the process: the log file and the
 /// screen. Shared by the call, the task it may become, and the core's readers.
 pub struct OutputSink {
-    log: Mutex<LogFile>,
+    log: Mutex<(LogFile, LineIndex)>,
     log_path: PathBuf,
     screen: Mutex<Screen>,
     /// Raw bytes recorded so far; the log holds at least this many.
@@ -50,7 +50,7 @@ impl OutputSink {
     pub fn new(log: LogFile, screen: Screen, on_change: impl Fn() + Send + Sync + 'static) -> Self {
         let log_path = log.path().to_owned();
         Self {
-            log: Mutex::new(log),
+            log: Mutex::new((log, LineIndex::default())),
             log_path,
             screen: Mutex::new(screen),
             written: watch::Sender::new(0),
@@ -63,7 +63,9 @@ impl OutputSink {
     /// Records a chunk; returns the answers to the terminal queries in it.
     pub fn record(&self, chunk: &[u8]) -> Vec<u8> {
         {
-            let mut log = self.log.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut guard = self.log.lock().unwrap_or_else(PoisonError::into_inner);
+            let (log, lines) = &mut *guard;
+            lines.record(log.len(), chunk);
             if let Err(err) = log.append(chunk) {
                 // The call goes on without its log (a full disk); the error is shown with it.
                 self.log_error
@@ -119,12 +121,24 @@ impl OutputSink {
         screen.snapshot(scroll_offset)
     }
 
-    /// Every row of text in the screen's memory, oldest first.
-    pub fn history_lines(&self) -> Vec<String> {
-        self.screen
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .history_lines()
+    /// Clean lines `[first, first + count)` of the whole output, and how many lines there are.
+    pub fn read_lines(&self, first: u64, count: usize) -> std::io::Result<(Vec<String>, u64)> {
+        let (index, end) = {
+            let guard = self.log.lock().unwrap_or_else(PoisonError::into_inner);
+            (guard.1.clone(), guard.0.len())
+        };
+        let lines = crate::output::read_lines(&self.log_path, &index, first, count, end)?;
+        Ok((lines, index.lines()))
+    }
+
+    /// The line nearest to `from` (before it, or after it when `newer`) that `matches`.
+    pub fn find_line(
+        &self,
+        from: u64,
+        newer: bool,
+        matches: impl Fn(&str) -> bool,
+    ) -> std::io::Result<Option<u64>> {
+        crate::output::find_line(&self.log_path, self.written(), from, newer, matches)
     }
 
     /// The process has ended: parse what waits, so that its memory goes.

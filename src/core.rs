@@ -150,6 +150,17 @@ impl EntryInfo {
     }
 }
 
+/// A page of an entry's whole output, as clean lines.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryPage {
+    pub lines: Vec<String>,
+    /// The number of the first line (0 is the oldest).
+    pub first_line: u64,
+    /// Lines between the page's end and the last line (clamped).
+    pub lines_back: u64,
+    pub total_lines: u64,
+}
+
 /// What the core reports.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "event")]
@@ -620,9 +631,48 @@ impl Core {
         Ok(entry.sink.snapshot(size, scroll_offset))
     }
 
-    /// Every row of text the entry's screen holds (history, then the live screen).
-    pub fn history(&self, key: &str) -> Result<Vec<String>, CoreError> {
-        Ok(self.find(key)?.sink.history_lines())
+    /// The whole output as clean lines, `rows` of them ending `lines_back` lines before the last:
+    /// how a front end scrolls through all of history (the log keeps it, not memory).
+    pub fn history_page(
+        &self,
+        key: &str,
+        lines_back: u64,
+        rows: usize,
+    ) -> Result<HistoryPage, CoreError> {
+        let entry = self.find(key)?;
+        let read_error = |err: std::io::Error| CoreError::ReadLog {
+            id: key.to_owned(),
+            message: err.to_string(),
+        };
+        let total = entry.sink.read_lines(u64::MAX, 0).map_err(read_error)?.1;
+        let rows_u64 = rows as u64;
+        let lines_back = lines_back.min(total.saturating_sub(rows_u64));
+        let first = total.saturating_sub(lines_back + rows_u64);
+        let (lines, total_lines) = entry.sink.read_lines(first, rows).map_err(read_error)?;
+        Ok(HistoryPage {
+            lines,
+            first_line: first,
+            lines_back,
+            total_lines,
+        })
+    }
+
+    /// The line of the whole output nearest to `from`, before it (or after it when `newer`),
+    /// whose text `matches`.
+    pub fn find_line(
+        &self,
+        key: &str,
+        from: u64,
+        newer: bool,
+        matches: impl Fn(&str) -> bool,
+    ) -> Result<Option<u64>, CoreError> {
+        self.find(key)?
+            .sink
+            .find_line(from, newer, matches)
+            .map_err(|err| CoreError::ReadLog {
+                id: key.to_owned(),
+                message: err.to_string(),
+            })
     }
 
     /// Resizes the entry's PTY and screen.

@@ -502,6 +502,112 @@ impl LogFile {
     }
 }
 
+/// Lines between two entries of a [`LineIndex`].
+const LINE_INDEX_STRIDE: u64 = 1024;
+
+/// Where the lines of a log start: every 1024th line's offset, so that any line is found by
+/// reading at most 1024 lines, in a few kilobytes per million lines.
+#[derive(Clone, Debug, Default)]
+pub struct LineIndex {
+    /// Newlines seen so far.
+    newlines: u64,
+    /// `starts[k]`: raw offset where line `(k + 1) * STRIDE` starts.
+    starts: Vec<u64>,
+}
+
+impl LineIndex {
+    /// Takes note of a chunk that starts at raw offset `base`.
+    pub fn record(&mut self, base: u64, chunk: &[u8]) {
+        for (position, _) in chunk.iter().enumerate().filter(|(_, byte)| **byte == b'\n') {
+            self.newlines += 1;
+            if self.newlines % LINE_INDEX_STRIDE == 0 {
+                self.starts.push(base + position as u64 + 1);
+            }
+        }
+    }
+
+    /// Lines so far, the unfinished last one included.
+    #[must_use]
+    pub fn lines(&self) -> u64 {
+        self.newlines + 1
+    }
+
+    /// A line at or before `line` whose start is known, and that start.
+    fn known_start(&self, line: u64) -> (u64, u64) {
+        let entry = line / LINE_INDEX_STRIDE;
+        match entry
+            .checked_sub(1)
+            .and_then(|k| self.starts.get(usize::try_from(k).ok()?))
+        {
+            Some(offset) => (entry * LINE_INDEX_STRIDE, *offset),
+            None => (0, 0),
+        }
+    }
+}
+
+/// Reads clean lines `[first, first + count)` of a log whose first `end` bytes are written.
+pub fn read_lines(
+    path: &Path,
+    index: &LineIndex,
+    first: u64,
+    count: usize,
+    end: u64,
+) -> std::io::Result<Vec<String>> {
+    use std::io::BufRead;
+    let (mut line, offset) = index.known_start(first);
+    let mut file = File::open(path)?;
+    file.seek(SeekFrom::Start(offset))?;
+    let mut reader = std::io::BufReader::new(file.take(end.saturating_sub(offset)));
+    let mut raw = Vec::new();
+    let mut lines = Vec::with_capacity(count);
+    while lines.len() < count {
+        raw.clear();
+        if reader.read_until(b'\n', &mut raw)? == 0 {
+            break;
+        }
+        if line >= first {
+            let text = clean_text(&raw);
+            lines.push(text.trim_end_matches('\n').to_owned());
+        }
+        line += 1;
+    }
+    Ok(lines)
+}
+
+/// The line of a log nearest to `from` (before it, or after it when `newer`) whose clean text
+/// contains `query` (as [`crate::app::matches_query`] decides).
+pub fn find_line(
+    path: &Path,
+    end: u64,
+    from: u64,
+    newer: bool,
+    matches: impl Fn(&str) -> bool,
+) -> std::io::Result<Option<u64>> {
+    use std::io::BufRead;
+    let file = File::open(path)?;
+    let mut reader = std::io::BufReader::new(file.take(end));
+    let mut raw = Vec::new();
+    let mut line = 0;
+    let mut found = None;
+    loop {
+        raw.clear();
+        if reader.read_until(b'\n', &mut raw)? == 0 {
+            return Ok(found);
+        }
+        let wanted = if newer { line > from } else { line < from };
+        if wanted && matches(&clean_text(&raw)) {
+            found = Some(line);
+            if newer {
+                return Ok(found);
+            }
+        }
+        if !newer && line >= from {
+            return Ok(found);
+        }
+        line += 1;
+    }
+}
+
 /// A piece of output read back from a log: clean text of raw bytes `[from, next_offset)`.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct OutputSlice {
@@ -637,6 +743,40 @@ mod tests {
         assert_eq!(prune_logs(&dir, std::time::Duration::ZERO), 1);
         assert!(!log.path().exists());
         assert!(other.exists());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn lines_are_found_through_the_index_and_searched() {
+        let dir = std::env::temp_dir().join(format!("oino-lines-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut log = LogFile::create(&dir, "lines").unwrap();
+        let mut index = LineIndex::default();
+        for chunk in 0..10 {
+            let raw: String = (chunk * 500..(chunk + 1) * 500)
+                .map(|n| ["\x1b[32mline ", &n.to_string(), "\x1b[0m\r\n"].concat())
+                .collect();
+            index.record(log.len(), raw.as_bytes());
+            log.append(raw.as_bytes()).unwrap();
+        }
+        assert_eq!(index.lines(), 5001);
+        let lines = read_lines(log.path(), &index, 2047, 3, log.len()).unwrap();
+        assert_eq!(lines, ["line 2047", "line 2048", "line 2049"]);
+        let last = read_lines(log.path(), &index, 4999, 5, log.len()).unwrap();
+        assert_eq!(last, ["line 4999"]);
+        let is = |wanted: &'static str| move |text: &str| text.trim_end() == wanted;
+        assert_eq!(
+            find_line(log.path(), log.len(), 4000, false, is("line 123")).unwrap(),
+            Some(123)
+        );
+        assert_eq!(
+            find_line(log.path(), log.len(), 100, true, is("line 4321")).unwrap(),
+            Some(4321)
+        );
+        assert_eq!(
+            find_line(log.path(), log.len(), 100, false, is("line 4321")).unwrap(),
+            None
+        );
         std::fs::remove_dir_all(dir).unwrap();
     }
 

@@ -20,8 +20,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::pty::TermSize;
 
-/// Rows of history kept in memory per call; the log file keeps everything.
-pub const DEFAULT_SCROLLBACK_ROWS: usize = 1000;
+/// Rows of history kept in memory per call: none, since the log file keeps everything and
+/// front ends scroll through it (a history row costs a cell per column, 200 columns of them).
+pub const DEFAULT_SCROLLBACK_ROWS: usize = 0;
 /// Raw bytes kept unparsed at most.
 const MAX_BACKLOG_BYTES: usize = 1 << 20;
 /// Capacity a backlog keeps after a flush; more is given back.
@@ -98,6 +99,41 @@ pub struct ScreenSnapshot {
 }
 
 impl ScreenSnapshot {
+    /// A plain screen showing `lines` (history read back from a log), `scroll_offset` rows back.
+    #[must_use]
+    pub fn from_lines(size: TermSize, lines: &[String], scroll_offset: usize) -> Self {
+        let cols = usize::from(size.cols);
+        let rows = (0..usize::from(size.rows))
+            .map(|row| {
+                let mut cells: Vec<Cell> = lines
+                    .get(row)
+                    .map(|line| {
+                        line.chars()
+                            .map(|c| if c == '\t' { ' ' } else { c })
+                            .take(cols)
+                            .map(|c| Cell {
+                                text: c.to_string(),
+                                ..Cell::default()
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                cells.resize(cols, Cell::default());
+                cells
+            })
+            .collect();
+        Self {
+            size,
+            rows,
+            cursor: None,
+            scroll_offset,
+            scrollback_rows: 0,
+            alternate_screen: false,
+            application_cursor: false,
+            bracketed_paste: false,
+        }
+    }
+
     /// The visible text, one line a row, trailing blanks removed.
     #[must_use]
     pub fn text(&self) -> String {
@@ -593,31 +629,6 @@ impl Screen {
             bracketed_paste,
         }
     }
-
-    /// Every row of text, the oldest history first and the live screen last.
-    pub fn history_lines(&mut self) -> Vec<String> {
-        self.flush();
-        let screen = self.parser.screen_mut();
-        screen.set_scrollback(usize::MAX);
-        let history = screen.scrollback();
-        let (rows, cols) = screen.size();
-        let rows = usize::from(rows.get());
-        let mut lines = Vec::with_capacity(history + rows);
-        // Scrolled back `offset` rows, the screen shows rows `history - offset ..` of the whole.
-        let mut offset = history;
-        loop {
-            screen.set_scrollback(offset);
-            let first = history - offset;
-            let seen = lines.len().saturating_sub(first);
-            lines.extend(screen.rows(0, cols.get()).skip(seen));
-            if offset == 0 {
-                break;
-            }
-            offset = offset.saturating_sub(rows);
-        }
-        screen.set_scrollback(0);
-        lines
-    }
 }
 
 fn snapshot_cell(cell: &vt100::Cell) -> Cell {
@@ -803,19 +814,6 @@ mod tests {
         let mut screen = Screen::new(TermSize::new(20, 5), 10);
         assert!(screen.feed(b"some output\r\n").is_empty());
         assert_eq!(screen.feed(b"x\x1b[6n"), b"\x1b[2;2R");
-    }
-
-    #[test]
-    fn history_lines_hold_every_row_once() {
-        let mut screen = Screen::new(TermSize::new(10, 3), 7);
-        for line in 0..20 {
-            screen.feed(format!("{line}\r\n").as_bytes());
-        }
-        let expected: Vec<String> = (11..20)
-            .map(|n| n.to_string())
-            .chain(std::iter::once(String::new()))
-            .collect();
-        assert_eq!(screen.history_lines(), expected);
     }
 
     #[test]

@@ -118,29 +118,35 @@ pub async fn run_loop<B: ResizeBackend>(
                 let effects = app.handle_input(input);
                 execute(&core, app, effects, &outcome_tx, &writes);
                 dirty = true;
+                app.pane_stale = true;
             }
             event = events.recv() => match event {
                 Ok(event) => {
-                    dirty |= match &event {
+                    let shown = match &event {
                         crate::core::CoreEvent::OutputChanged { id } => {
                             app.selected.as_deref() == Some(id.as_str())
                         }
                         _ => true,
                     };
+                    dirty |= shown;
+                    app.pane_stale |= shown;
                     let effects = app.handle_core_event(&event);
                     execute(&core, app, effects, &outcome_tx, &writes);
                 }
                 Err(broadcast::error::RecvError::Lagged(_)) => {
                     app.refresh_entries();
                     dirty = true;
+                    app.pane_stale = true;
                 }
                 Err(broadcast::error::RecvError::Closed) => return Ok(()),
             },
             Some(outcome) = outcomes.recv() => {
                 app.handle_outcome(outcome);
                 dirty = true;
+                app.pane_stale = true;
             }
             () = crate::pty::sleep_until_opt(next_frame) => {}
+            // Only elapsed times change: the pane stays as fetched.
             _ = clock.tick(), if app.has_clock() => dirty = true,
         }
     }

@@ -265,7 +265,7 @@ fn render_header(app: &App, now_ms: u64, theme: &Theme, area: Rect, buffer: &mut
     )];
     if app.scroll > 0 {
         right.push(Span::styled(
-            format!("  [{} rows back · End for live]", app.scroll),
+            format!("  [{} lines back · End for live]", app.scroll),
             theme.fg(Color::Yellow),
         ));
     }

@@ -124,3 +124,16 @@ fn a_malformed_line_stops_the_script_before_it_starts() {
         "{stderr}"
     );
 }
+
+#[test]
+fn scrolling_and_search_reach_all_of_history() {
+    let stdout = script("scroll-and-search");
+    let snapshot = &stdout[stdout.find("=== snapshot ===").expect("snapshot")..];
+    // The match, five thousand lines back, is in view with its neighbours.
+    assert!(snapshot.contains("needle-in-history"), "{snapshot}");
+    assert!(snapshot.contains("filler 20"), "{snapshot}");
+    assert!(
+        snapshot.contains("line 1\n") || snapshot.contains("line 1 "),
+        "{snapshot}"
+    );
+}
