@@ -437,10 +437,22 @@ impl App {
         });
     }
 
-    /// Whether anything shown changes with time alone (elapsed times of running entries).
+    /// How long until something shown changes with time alone (an elapsed time, a notice that
+    /// expires); `None` when nothing does.
     #[must_use]
-    pub fn has_clock(&self) -> bool {
-        self.entries.iter().any(|entry| entry.state.is_running()) || self.notice.is_some()
+    pub fn next_tick(&self, now_ms: u64) -> Option<Duration> {
+        let elapsed = self
+            .entries
+            .iter()
+            .filter(|entry| entry.state.is_running())
+            .map(|entry| crate::ui::until_elapsed_changes(entry.started_ms, now_ms))
+            .min()
+            .map(Duration::from_millis);
+        let notice = self
+            .notice
+            .as_ref()
+            .map(|notice| NOTICE_TIME.saturating_sub(notice.shown_at.elapsed()));
+        elapsed.into_iter().chain(notice).min()
     }
 
     /// A core event. Returns effects (new entries get the pane's size).

@@ -25,7 +25,7 @@ use tokio::sync::{mpsc, watch};
 /// Bytes asked of the PTY in one read.
 pub const READ_CHUNK_BYTES: usize = 64 * 1024;
 /// Chunks buffered between the reader thread and the consumer: backpressure beyond that.
-const OUTPUT_CHANNEL_CHUNKS: usize = 16;
+const OUTPUT_CHANNEL_CHUNKS: usize = 4;
 /// Writes buffered for the writer thread.
 const INPUT_CHANNEL_WRITES: usize = 64;
 /// How long a process tree gets between SIGTERM and SIGKILL.

@@ -24,7 +24,7 @@ use crate::pty::TermSize;
 /// front ends scroll through it (a history row costs a cell per column, 200 columns of them).
 pub const DEFAULT_SCROLLBACK_ROWS: usize = 0;
 /// Raw bytes kept unparsed at most.
-const MAX_BACKLOG_BYTES: usize = 1 << 20;
+const MAX_BACKLOG_BYTES: usize = 256 * 1024;
 /// Capacity a backlog keeps after a flush; more is given back.
 const KEPT_BACKLOG_CAPACITY: usize = 64 * 1024;
 

@@ -1,7 +1,8 @@
 //! The full-screen interface on a real terminal, and the event loop it shares with headless mode.
 //!
 //! [`run_loop`] is one `select!` over input, core events, effect outcomes, the frame timer and a
-//! 1 s clock (only while elapsed times show). Frames are requested by marking the state dirty
+//! clock that wakes when a shown elapsed time changes (each second in a call's first minute, then
+//! each minute). Frames are requested by marking the state dirty
 //! and drawn at most 60 times a second; with nothing happening, nothing wakes up. The loop is
 //! generic over the backend and fed by a channel of [`Input`], so headless mode runs the very
 //! same code on a test backend with a script as its keyboard.
@@ -28,10 +29,11 @@ use crate::core::{CallRequest, Core, CoreError};
 
 /// The shortest time between two frames (60 a second).
 const FRAME: Duration = Duration::from_millis(16);
-/// The clock for elapsed times.
-const CLOCK: Duration = Duration::from_secs(1);
-/// How often the input thread looks up from the terminal to see whether to stop.
-const INPUT_POLL: Duration = Duration::from_millis(250);
+/// Past the moment an elapsed time changes, so that the frame shows the new value.
+const CLOCK_SLACK: Duration = Duration::from_millis(5);
+/// How often the input thread looks up from the terminal to see whether to stop: seldom, as
+/// every look costs an idle interface a wakeup.
+const INPUT_POLL: Duration = Duration::from_secs(2);
 /// Input events buffered between the input thread and the loop.
 const INPUT_BUFFER: usize = 256;
 /// Writes buffered for the processes.
@@ -75,8 +77,6 @@ pub async fn run_loop<B: ResizeBackend>(
     let mut dirty = true;
     let mut last_frame: Option<Instant> = None;
     let mut barriers: Vec<tokio::sync::oneshot::Sender<()>> = Vec::new();
-    let mut clock = tokio::time::interval(CLOCK);
-    clock.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         let frame_due =
             !barriers.is_empty() || last_frame.is_none_or(|last| last.elapsed() >= FRAME);
@@ -101,6 +101,10 @@ pub async fn run_loop<B: ResizeBackend>(
         let next_frame = (dirty && !frame_due)
             .then(|| last_frame.map(|last| tokio::time::Instant::from_std(last + FRAME)))
             .flatten();
+        // Woken only when an elapsed time or a notice on screen changes.
+        let next_tick = app
+            .next_tick(now_ms())
+            .map(|wait| tokio::time::Instant::now() + wait + CLOCK_SLACK);
         tokio::select! {
             input = inputs.recv() => {
                 let Some(input) = input else {
@@ -147,7 +151,7 @@ pub async fn run_loop<B: ResizeBackend>(
             }
             () = crate::pty::sleep_until_opt(next_frame) => {}
             // Only elapsed times change: the pane stays as fetched.
-            _ = clock.tick(), if app.has_clock() => dirty = true,
+            () = crate::pty::sleep_until_opt(next_tick) => dirty = true,
         }
     }
 }

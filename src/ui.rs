@@ -77,14 +77,35 @@ pub fn state_symbol(entry: &EntryInfo) -> &'static str {
     }
 }
 
-/// `12s`, `3m04s`, `2h05m`.
+/// `12s`, `3m`, `2h05m`: seconds only in the first minute, so that an idle screen changes
+/// once a minute.
 #[must_use]
 pub fn format_elapsed(ms: u64) -> String {
     let seconds = ms / 1000;
     match seconds {
         0..60 => format!("{seconds}s"),
-        60..3600 => format!("{}m{:02}s", seconds / 60, seconds % 60),
+        60..3600 => format!("{}m", seconds / 60),
         _ => format!("{}h{:02}m", seconds / 3600, seconds % 3600 / 60),
+    }
+}
+
+/// The elapsed time shown for something that started at `started_ms`: whole seconds counted on
+/// the wall clock, so that every elapsed time on screen changes at the same moment.
+#[must_use]
+pub fn shown_elapsed_ms(started_ms: u64, now_ms: u64) -> u64 {
+    (now_ms / 1000).saturating_sub(started_ms / 1000) * 1000
+}
+
+/// Milliseconds until the elapsed time shown for `started_ms` changes.
+#[must_use]
+pub fn until_elapsed_changes(started_ms: u64, now_ms: u64) -> u64 {
+    let to_next_second = 1000 - now_ms % 1000;
+    let seconds = shown_elapsed_ms(started_ms, now_ms) / 1000;
+    if seconds < 59 {
+        to_next_second
+    } else {
+        // Minutes only from here: the next change is at a whole minute of age.
+        (59 - seconds % 60) * 1000 + to_next_second
     }
 }
 
@@ -334,6 +355,10 @@ fn render_pane(
     for (row_index, row) in pane.rows.iter().enumerate().take(usize::from(area.height)) {
         let y = area.y + u16::try_from(row_index).unwrap_or(u16::MAX);
         for (col_index, cell) in row.iter().enumerate().take(usize::from(area.width)) {
+            // Each frame starts blank: a blank cell costs nothing.
+            if cell.text.is_empty() && *cell == ScreenCell::default() {
+                continue;
+            }
             let x = area.x + u16::try_from(col_index).unwrap_or(u16::MAX);
             if let Some(target) = buffer.cell_mut(Position::new(x, y)) {
                 target.set_symbol(printable(&cell.text).unwrap_or(" "));
@@ -721,6 +746,24 @@ mod tests {
                 .expect("cell")
                 .fg,
             Color::Indexed(2)
+        );
+    }
+
+    #[test]
+    fn elapsed_times_change_together_once_a_second_then_once_a_minute() {
+        let started = 1_000_500;
+        assert_eq!(shown_elapsed_ms(started, 1_012_400), 12_000);
+        assert_eq!(until_elapsed_changes(started, 1_012_400), 600);
+        assert_eq!(format_elapsed(shown_elapsed_ms(started, 1_075_000)), "1m");
+        // At 75 s of age, "1m" lasts until 120 s.
+        assert_eq!(until_elapsed_changes(started, 1_075_000), 45_000);
+        assert_eq!(
+            format_elapsed(shown_elapsed_ms(started, 1_075_000 + 45_000)),
+            "2m"
+        );
+        assert_eq!(
+            format_elapsed(shown_elapsed_ms(started, 1_075_000 + 44_999)),
+            "1m"
         );
     }
 
