@@ -248,7 +248,7 @@ pub async fn run(
     let (frames_tx, frames) = watch::channel(String::new());
 
     let (printed_tx, mut printed) = mpsc::unbounded_channel::<String>();
-    let player = tokio::spawn(play(core.clone(), commands, input_tx, frames, printed_tx));
+    let player = tokio::spawn(play(core.clone(), size, commands, input_tx, frames, printed_tx));
     let looped = crate::tui::run_loop(&mut terminal, &mut app, &mut inputs, Some(&frames_tx)).await;
     let script_outcome = player.await.context("the script stopped")?;
     while let Ok(text) = printed.try_recv() {
@@ -263,6 +263,7 @@ pub async fn run(
 /// Plays the commands; the interface stops when this returns (its input channel closes).
 async fn play(
     core: Core,
+    mut size: TermSize,
     commands: Vec<(usize, String, Command)>,
     inputs: mpsc::Sender<Input>,
     mut frames: watch::Receiver<String>,
@@ -286,9 +287,13 @@ async fn play(
         };
         match command {
             Command::Run { id, command } => {
+                // Started at the pane's size, as the interface starts its own calls.
+                let pane = crate::app::Layout::new(size.cols, size.rows, false)
+                    .map(|layout| layout.pane_size());
                 let handle = core
                     .start(CallRequest {
                         id,
+                        size: pane,
                         ..CallRequest::new(command)
                     })
                     .map_err(|err| fail(err.to_string()))?;
@@ -337,12 +342,15 @@ async fn play(
                     )));
                 }
             }
-            Command::Resize(size) => send(Input::Resize {
-                cols: size.cols,
-                rows: size.rows,
-            })
-            .await
-            .map_err(fail)?,
+            Command::Resize(new_size) => {
+                size = new_size;
+                send(Input::Resize {
+                    cols: size.cols,
+                    rows: size.rows,
+                })
+                .await
+                .map_err(fail)?;
+            }
             Command::Snapshot => {
                 // The frame drawn after every input sent so far.
                 let (drawn_tx, drawn) = oneshot::channel();

@@ -137,3 +137,11 @@ fn scrolling_and_search_reach_all_of_history() {
         "{snapshot}"
     );
 }
+
+#[test]
+fn resizing_the_terminal_resizes_the_processes() {
+    let stdout = script("resize");
+    for line in ["at 14 74", "now 28 89", "now 28 120"] {
+        assert!(stdout.contains(line), "{line}: {stdout}");
+    }
+}
