@@ -248,7 +248,14 @@ pub async fn run(
     let (frames_tx, frames) = watch::channel(String::new());
 
     let (printed_tx, mut printed) = mpsc::unbounded_channel::<String>();
-    let player = tokio::spawn(play(core.clone(), size, commands, input_tx, frames, printed_tx));
+    let player = tokio::spawn(play(
+        core.clone(),
+        size,
+        commands,
+        input_tx,
+        frames,
+        printed_tx,
+    ));
     let looped = crate::tui::run_loop(&mut terminal, &mut app, &mut inputs, Some(&frames_tx)).await;
     let script_outcome = player.await.context("the script stopped")?;
     while let Ok(text) = printed.try_recv() {

@@ -111,43 +111,67 @@ fn detach_type_and_quit_in_a_real_terminal() {
     tui.send(b"q");
     tui.wait_for("still running: quit and end them all?");
     tui.send(b"y");
-    let deadline = Instant::now() + DEADLINE;
-    let status = loop {
-        if let Some(status) = tui.child.try_wait().expect("wait") {
-            break status;
+    assert!(tui.wait_exit().success());
+    tui.assert_restored_and_alone(&mark);
+}
+
+#[test]
+fn sigterm_restores_the_terminal_and_ends_every_process() {
+    let mark = unique_id("e2e-term");
+    let mut tui = Terminal::start(&["sleep 600", "yes"], &mark);
+    tui.wait_for("▶ sleep 600");
+    let pid = tui.child.process_id().expect("pid");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(pid).expect("pid")),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .expect("SIGTERM");
+    tui.wait_exit();
+    tui.assert_restored_and_alone(&mark);
+}
+
+impl Terminal {
+    fn wait_exit(&mut self) -> portable_pty::ExitStatus {
+        let deadline = Instant::now() + DEADLINE;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait") {
+                return status;
+            }
+            assert!(Instant::now() < deadline, "oino did not quit");
+            std::thread::sleep(Duration::from_millis(20));
         }
-        assert!(Instant::now() < deadline, "oino did not quit");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert!(status.success(), "{status:?}");
+    }
 
-    // The terminal is back: main screen, cooked mode, cursor shown.
-    let screen = tui.screen.lock().expect("screen");
-    assert!(!screen.screen().alternate_screen());
-    assert!(!screen.screen().hide_cursor());
-    drop(screen);
-    let tty = tui.master.tty_name().expect("the terminal's name");
-    let slave = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(nix::fcntl::OFlag::O_NOCTTY.bits())
-        .open(&tty)
-        .expect("open the terminal");
-    let termios = nix::sys::termios::tcgetattr(&slave).expect("termios");
-    let local = termios.local_flags;
-    assert!(
-        local.contains(nix::sys::termios::LocalFlags::ICANON),
-        "{local:?}"
-    );
-    assert!(
-        local.contains(nix::sys::termios::LocalFlags::ECHO),
-        "{local:?}"
-    );
+    /// The terminal is back (main screen, cooked mode, cursor shown) and nothing oino started
+    /// is left.
+    fn assert_restored_and_alone(&self, mark: &str) {
+        let screen = self.screen.lock().expect("screen");
+        assert!(!screen.screen().alternate_screen());
+        assert!(!screen.screen().hide_cursor());
+        drop(screen);
+        let tty = self.master.tty_name().expect("the terminal's name");
+        let slave = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(nix::fcntl::OFlag::O_NOCTTY.bits())
+            .open(&tty)
+            .expect("open the terminal");
+        let termios = nix::sys::termios::tcgetattr(&slave).expect("termios");
+        let local = termios.local_flags;
+        assert!(
+            local.contains(nix::sys::termios::LocalFlags::ICANON),
+            "{local:?}"
+        );
+        assert!(
+            local.contains(nix::sys::termios::LocalFlags::ECHO),
+            "{local:?}"
+        );
 
-    // Nothing oino started is left.
-    let deadline = Instant::now() + DEADLINE;
-    while !oino::pty::proc_scan::with_env("OINO_E2E_MARK", &mark).is_empty() {
-        assert!(Instant::now() < deadline, "processes left behind");
-        std::thread::sleep(Duration::from_millis(20));
+        // Nothing oino started is left.
+        let deadline = Instant::now() + DEADLINE;
+        while !oino::pty::proc_scan::with_env("OINO_E2E_MARK", mark).is_empty() {
+            assert!(Instant::now() < deadline, "processes left behind");
+            std::thread::sleep(Duration::from_millis(20));
+        }
     }
 }
 
