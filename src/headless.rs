@@ -270,118 +270,132 @@ pub async fn run(
 /// Plays the commands; the interface stops when this returns (its input channel closes).
 async fn play(
     core: Core,
-    mut size: TermSize,
+    size: TermSize,
     commands: Vec<(usize, String, Command)>,
     inputs: mpsc::Sender<Input>,
-    mut frames: watch::Receiver<String>,
+    frames: watch::Receiver<String>,
     output: mpsc::UnboundedSender<String>,
 ) -> Result<(), ScriptError> {
-    let mut calls: HashMap<String, CallHandle> = HashMap::new();
+    let mut player = Player {
+        core,
+        size,
+        inputs,
+        frames,
+        output,
+        calls: HashMap::new(),
+    };
     for (number, line, command) in commands {
-        let fail = |message: String| ScriptError {
+        player.step(command).await.map_err(|message| ScriptError {
             number,
-            line: line.clone(),
+            line,
             message,
-        };
-        let send = |input: Input| {
-            let inputs = inputs.clone();
-            async move {
-                inputs
-                    .send(input)
-                    .await
-                    .map_err(|_| "the interface has quit".to_owned())
-            }
-        };
+        })?;
+    }
+    Ok(())
+}
+
+/// The script's side: the keyboard, and the waiter of the calls it runs.
+struct Player {
+    core: Core,
+    size: TermSize,
+    inputs: mpsc::Sender<Input>,
+    frames: watch::Receiver<String>,
+    output: mpsc::UnboundedSender<String>,
+    calls: HashMap<String, CallHandle>,
+}
+
+const QUIT: &str = "the interface has quit";
+
+impl Player {
+    async fn send(&self, input: Input) -> Result<(), String> {
+        self.inputs.send(input).await.map_err(|_| QUIT.to_owned())
+    }
+
+    async fn step(&mut self, command: Command) -> Result<(), String> {
         match command {
             Command::Run { id, command } => {
                 // Started at the pane's size, as the interface starts its own calls.
-                let pane = crate::app::Layout::new(size.cols, size.rows, false)
+                let pane = crate::app::Layout::new(self.size.cols, self.size.rows, false)
                     .map(|layout| layout.pane_size());
-                let handle = core
+                let handle = self
+                    .core
                     .start(CallRequest {
                         id,
                         size: pane,
                         ..CallRequest::new(command)
                     })
-                    .map_err(|err| fail(err.to_string()))?;
-                calls.insert(handle.id.clone(), handle);
+                    .map_err(|err| err.to_string())?;
+                self.calls.insert(handle.id.clone(), handle);
             }
-            Command::Key(key) => send(Input::Key(key)).await.map_err(fail)?,
+            Command::Key(key) => self.send(Input::Key(key)).await?,
             Command::Type(text) => {
                 for c in text.chars() {
-                    send(Input::Key(KeyEvent::new(
-                        KeyCode::Char(c),
-                        KeyModifiers::NONE,
-                    )))
-                    .await
-                    .map_err(fail)?;
+                    let key = KeyEvent::new(KeyCode::Char(c), KeyModifiers::NONE);
+                    self.send(Input::Key(key)).await?;
                 }
             }
-            Command::WaitFor { text, timeout } => {
-                let shown = tokio::time::timeout(timeout, async {
-                    frames
-                        .wait_for(|frame| frame.contains(&text))
-                        .await
-                        .map(drop)
-                })
-                .await;
-                match shown {
-                    Ok(Ok(())) => {}
-                    Ok(Err(_)) => return Err(fail("the interface has quit".into())),
-                    Err(_) => {
-                        let screen = frames.borrow().clone();
-                        return Err(fail(format!(
-                            "`{text}` did not show within {} s; the screen was:\n{screen}",
-                            timeout.as_secs_f64()
-                        )));
-                    }
-                }
-            }
+            Command::WaitFor { text, timeout } => self.wait_for(&text, timeout).await?,
             Command::WaitExit { key, timeout } => {
-                let state = core
+                let state = self
+                    .core
                     .wait(&key, Some(timeout))
                     .await
-                    .map_err(|err| fail(err.to_string()))?;
+                    .map_err(|err| err.to_string())?;
                 if state.is_running() {
-                    return Err(fail(format!(
-                        "still running after {} s",
-                        timeout.as_secs_f64()
-                    )));
+                    return Err(format!("still running after {} s", timeout.as_secs_f64()));
                 }
             }
-            Command::Resize(new_size) => {
-                size = new_size;
-                send(Input::Resize {
+            Command::Resize(size) => {
+                self.size = size;
+                self.send(Input::Resize {
                     cols: size.cols,
                     rows: size.rows,
                 })
-                .await
-                .map_err(fail)?;
+                .await?;
             }
             Command::Snapshot => {
                 // The frame drawn after every input sent so far.
                 let (drawn_tx, drawn) = oneshot::channel();
-                send(Input::Barrier(drawn_tx)).await.map_err(fail)?;
-                drawn
-                    .await
-                    .map_err(|_| fail("the interface has quit".into()))?;
-                let screen = frames.borrow_and_update().clone();
-                let _ = output.send(format!("=== snapshot ===\n{screen}=== end ===\n"));
+                self.send(Input::Barrier(drawn_tx)).await?;
+                drawn.await.map_err(|_| QUIT.to_owned())?;
+                let screen = self.frames.borrow_and_update().clone();
+                let _ = self
+                    .output
+                    .send(format!("=== snapshot ===\n{screen}=== end ===\n"));
             }
             Command::Result { id } => {
-                let handle = calls
+                let handle = self
+                    .calls
                     .remove(&id)
-                    .ok_or_else(|| fail(format!("no call `{id}` was started by this script")))?;
+                    .ok_or_else(|| format!("no call `{id}` was started by this script"))?;
                 let result = handle.result().await;
-                let _ = output.send(format!(
+                let _ = self.output.send(format!(
                     "=== result {id} (is_error: {}) ===\n{}\n=== end ===\n",
                     result.is_error, result.text
                 ));
             }
         }
+        Ok(())
     }
-    drop(inputs);
-    Ok(())
+
+    async fn wait_for(&mut self, text: &str, timeout: Duration) -> Result<(), String> {
+        let shown = tokio::time::timeout(timeout, async {
+            self.frames
+                .wait_for(|frame| frame.contains(text))
+                .await
+                .map(drop)
+        })
+        .await;
+        match shown {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) => Err(QUIT.to_owned()),
+            Err(_) => Err(format!(
+                "`{text}` did not show within {} s; the screen was:\n{}",
+                timeout.as_secs_f64(),
+                self.frames.borrow().as_str()
+            )),
+        }
+    }
 }
 
 #[cfg(test)]
