@@ -30,17 +30,17 @@ fn run_prints_the_result_and_exits_with_the_command_status() {
 
 #[test]
 fn run_with_a_timeout_exits_124() {
-    let output = oino_run(&["--timeout", "0.5", "--", "echo begun; sleep 600"]);
+    let output = oino_run(&["--timeout", "1", "--", "echo begun; sleep 600"]);
     assert_eq!(output.status.code(), Some(124));
     let text = stdout(&output);
-    assert!(text.starts_with("begun\n[timed out after 0.5 s"), "{text}");
+    assert!(text.starts_with("begun\n[timed out after 1 s"), "{text}");
 }
 
 #[test]
 fn run_detached_prints_the_marker_and_exits_0() {
     let output = oino_run(&[
         "--detach-after",
-        "0.5",
+        "1",
         "--name",
         "waiter",
         "--",
@@ -49,7 +49,7 @@ fn run_detached_prints_the_marker_and_exits_0() {
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(
         stdout(&output),
-        "up\n\n\n[Detached to background task t1: still running after 0.5 s]\n"
+        "up\n\n\n[Detached to background task t1: still running after 1 s]\n"
     );
 }
 
@@ -57,14 +57,14 @@ fn run_detached_prints_the_marker_and_exits_0() {
 fn run_detached_and_followed_prints_the_rest() {
     let output = oino_run(&[
         "--detach-after",
-        "0.3",
+        "1",
         "--follow",
         "--",
-        "echo first; sleep 0.8; echo second; exit 4",
+        "echo first; sleep 2; echo second; exit 4",
     ]);
     assert_eq!(
         stdout(&output),
-        "first\n\n\n[Detached to background task t1: still running after 0.3 s]\nsecond\n"
+        "first\n\n\n[Detached to background task t1: still running after 1 s]\nsecond\n"
     );
     assert_eq!(output.status.code(), Some(4));
 }

@@ -188,11 +188,11 @@ async fn a_timeout_can_detach_instead_of_kill() {
     let handle = core
         .start(CallRequest {
             options: CallOptions {
-                timeout: Some(Duration::from_millis(500)),
+                timeout: Some(Duration::from_secs(1)),
                 on_timeout: TimeoutPolicy::Detach,
                 ..CallOptions::default()
             },
-            ..request(&id, "echo before; sleep 1; echo after")
+            ..request(&id, "echo before; sleep 2; echo after")
         })
         .expect("start");
     let result = handle.result().await;
