@@ -988,6 +988,95 @@ mod tests {
         assert_eq!(match_ranges("ab", "abc").count(), 0);
     }
 
+    fn test_app() -> App {
+        let dir = std::env::temp_dir().join(format!("oino-app-{}", std::process::id()));
+        let core = Core::new(crate::core::CoreConfig {
+            log_dir: Some(dir),
+            ..crate::core::CoreConfig::default()
+        })
+        .expect("core");
+        let mut app = App::new(core, (100, 20), true);
+        let entry = |id: &str| EntryInfo {
+            id: id.to_owned(),
+            kind: EntryKind::Call,
+            task_id: None,
+            name: None,
+            title: None,
+            command: format!("echo {id}"),
+            cwd: std::path::PathBuf::from("/"),
+            pid: 1,
+            started_ms: 0,
+            detached_ms: None,
+            ended_ms: None,
+            state: EntryState::Running,
+            timed_out: false,
+            bytes: 0,
+            detach_offset: 0,
+            log_path: std::path::PathBuf::from("/dev/null"),
+            log_error: None,
+        };
+        app.entries = vec![entry("c1"), entry("c2"), entry("c3")];
+        app.selected = Some("c1".into());
+        app
+    }
+
+    fn mouse(kind: MouseEventKind, column: u16, row: u16) -> Input {
+        Input::Mouse(MouseEvent {
+            kind,
+            column,
+            row,
+            modifiers: KeyModifiers::NONE,
+        })
+    }
+
+    #[test]
+    fn a_click_selects_a_row_and_the_wheel_scrolls() {
+        let mut app = test_app();
+        // Row 0 is the section's title; rows 1..=3 the calls.
+        app.handle_input(mouse(MouseEventKind::Down(MouseButton::Left), 3, 3));
+        assert_eq!(app.selected.as_deref(), Some("c3"));
+        app.handle_input(mouse(MouseEventKind::Down(MouseButton::Left), 3, 0));
+        assert_eq!(app.selected.as_deref(), Some("c3"));
+        app.handle_input(mouse(MouseEventKind::ScrollUp, 60, 5));
+        app.handle_input(mouse(MouseEventKind::ScrollUp, 60, 5));
+        assert_eq!(app.scroll, 2 * WHEEL_ROWS);
+        app.handle_input(mouse(MouseEventKind::ScrollDown, 60, 5));
+        assert_eq!(app.scroll, WHEEL_ROWS);
+    }
+
+    #[test]
+    fn a_paste_into_a_focused_pane_is_bracketed_when_the_program_asked() {
+        let mut app = test_app();
+        app.act(Action::Focus);
+        assert_eq!(app.mode, Mode::Focus);
+        let mut screen = crate::screen::Screen::new(TermSize::new(20, 4), 0);
+        app.pane = Some(screen.snapshot(0));
+        assert_eq!(
+            app.handle_input(Input::Paste("ls\n".into())),
+            vec![Effect::Write {
+                id: "c1".into(),
+                bytes: b"ls\n".to_vec()
+            }]
+        );
+        screen.feed(b"\x1b[?2004h");
+        app.pane = Some(screen.snapshot(0));
+        assert_eq!(
+            app.handle_input(Input::Paste("ls\n".into())),
+            vec![Effect::Write {
+                id: "c1".into(),
+                bytes: b"\x1b[200~ls\n\x1b[201~".to_vec()
+            }]
+        );
+        // Ctrl-A gives the keys back; a key then is the interface's again.
+        app.handle_input(Input::Key(key(KeyCode::Char('a'), KeyModifiers::CONTROL)));
+        assert_eq!(app.mode, Mode::Normal);
+        assert!(
+            app.handle_input(Input::Key(key(KeyCode::Char('j'), KeyModifiers::NONE)))
+                .is_empty()
+        );
+        assert_eq!(app.selected.as_deref(), Some("c2"));
+    }
+
     #[test]
     fn every_action_has_a_key_and_the_layout_fits() {
         let keymap = default_keymap();
