@@ -13,6 +13,8 @@ use crate::call::{CallOptions, CallResult, TimeoutPolicy};
 use crate::core::{CallRequest, Core, CoreConfig, CoreError};
 use crate::pty::TermSize;
 
+mod remote;
+
 /// Exit status for bad arguments, as clap uses.
 const EXIT_USAGE: u8 = 2;
 /// Exit status after Ctrl-C, as shells report it.
@@ -48,6 +50,40 @@ pub enum Command {
     Run(RunArgs),
     /// Run the interface with no terminal, driven by a script (for tests).
     Headless(HeadlessArgs),
+    /// Host the calls and tasks, so that they outlive any window (started by clients as needed).
+    Server(remote::ServerArgs),
+    /// List the server's calls and tasks.
+    Ls(remote::LsArgs),
+    /// Detach a running call into a background task.
+    Detach(remote::DetachArgs),
+    /// Print a call's or task's output.
+    Logs(remote::LogsArgs),
+    /// Wait until a call or task ends.
+    Wait(remote::WaitArgs),
+    /// Kill a call or task and all its processes.
+    Kill(remote::KillArgs),
+    /// Type text into a call or task.
+    Send(remote::SendArgs),
+    /// End every call and task, then the server.
+    KillServer(ServerChoice),
+}
+
+/// Where the server is: `--socket`, `OINO_SOCKET`, or a session's socket.
+#[derive(Clone, Debug, Default, Args)]
+pub struct ServerChoice {
+    /// The server's socket (default: `$XDG_RUNTIME_DIR/oino/SESSION.sock`).
+    #[arg(long, value_name = "PATH", global = true)]
+    pub socket: Option<PathBuf>,
+    /// The session: a server of its own, at SESSION.sock.
+    #[arg(short, long, value_name = "NAME", global = true)]
+    pub session: Option<String>,
+}
+
+impl ServerChoice {
+    #[must_use]
+    pub fn path(&self) -> PathBuf {
+        crate::server::choose_socket(self.socket.clone(), self.session.as_deref())
+    }
 }
 
 #[derive(Debug, Args)]
@@ -121,6 +157,11 @@ pub struct RunArgs {
     /// After a detach, keep printing the task's output until it ends.
     #[arg(long)]
     pub follow: bool,
+    /// Run in this process instead of the server: what still runs ends when this command does.
+    #[arg(long)]
+    pub embedded: bool,
+    #[command(flatten)]
+    pub server: ServerChoice,
     /// The command, run by `bash -c` (several words are joined by spaces).
     #[arg(required = true, trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<String>,
@@ -133,6 +174,8 @@ pub struct RunConfig {
     pub name: Option<String>,
     pub detach_after: Option<Duration>,
     pub follow: bool,
+    /// The server's socket, or `None` to run in this process.
+    pub socket: Option<PathBuf>,
 }
 
 fn seconds(flag: &str, value: f64) -> anyhow::Result<Duration> {
@@ -186,6 +229,7 @@ impl RunArgs {
             name: self.name,
             detach_after,
             follow: self.follow,
+            socket: (!self.embedded).then(|| self.server.path()),
         })
     }
 }
@@ -211,6 +255,10 @@ pub fn main() -> ExitCode {
             }
         },
         Some(Command::Headless(args)) => headless(&args),
+        Some(command) => match runtime() {
+            Ok(runtime) => runtime.block_on(remote::main(command)),
+            Err(code) => code,
+        },
         None => {
             let commands = if cli.commands.is_empty() {
                 demo_commands()
@@ -277,7 +325,11 @@ fn run_in_runtime(config: RunConfig) -> ExitCode {
         Ok(runtime) => runtime,
         Err(code) => return code,
     };
-    match runtime.block_on(run(config)) {
+    let outcome = match config.socket.clone() {
+        Some(socket) => runtime.block_on(remote::run(config, &socket)),
+        None => runtime.block_on(run(config)),
+    };
+    match outcome {
         Ok(status) => ExitCode::from(status),
         Err(err) => {
             eprintln!("oino run: {err:#}");

@@ -4,17 +4,21 @@
 //!
 //! Layers, bottom up: [`pty`], [`screen`], [`output`], [`registry`], [`call`], [`tasks`],
 //! [`core`], and the front ends: the interface ([`app`] state, [`ui`] drawing, [`tui`] terminal
-//! and event loop, [`headless`] scripts) and the command line ([`cli`]).
+//! and event loop, [`headless`] scripts), the [`server`] with its [`protocol`] and [`client`],
+//! and the command line ([`cli`]).
 
 pub mod app;
 pub mod call;
 pub mod cli;
+pub mod client;
 pub mod core;
 pub mod headless;
 pub mod output;
+pub mod protocol;
 pub mod pty;
 pub mod registry;
 pub mod screen;
+pub mod server;
 pub mod tasks;
 pub mod tui;
 pub mod ui;

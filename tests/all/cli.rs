@@ -1,16 +1,13 @@
 //! `oino run`, the real binary: what it prints and how it exits.
 
-use std::process::{Command, Output};
+use std::process::Output;
 
-use crate::support::temp_dir;
+use crate::support::ServerGuard;
 
+/// `oino run ARGS`, through a server of its own (ended afterwards).
 fn oino_run(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_oino"))
-        .arg("run")
-        .args(args)
-        .env("XDG_STATE_HOME", temp_dir("cli-state"))
-        .output()
-        .expect("run oino")
+    let server = ServerGuard::new("cli");
+    server.oino(&["run"]).args(args).output().expect("run oino")
 }
 
 fn stdout(output: &Output) -> String {
@@ -67,6 +64,17 @@ fn run_detached_and_followed_prints_the_rest() {
         "first\n\n\n[Detached to background task t1: still running after 1 s]\nsecond\n"
     );
     assert_eq!(output.status.code(), Some(4));
+}
+
+#[test]
+fn run_embedded_keeps_everything_in_this_process() {
+    let server = ServerGuard::new("cli-embedded");
+    let output = server
+        .oino(&["run", "--embedded", "--", "echo alone"])
+        .output()
+        .expect("run oino");
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "alone\n");
+    assert!(!server.socket.exists(), "an embedded run started a server");
 }
 
 #[test]

@@ -82,3 +82,35 @@ pub async fn read_to_end(core: &Core, id: &str, from: u64) -> String {
         offset = slice.next_offset;
     }
 }
+
+/// A socket of its own for a test's server, which is ended when the guard goes.
+pub struct ServerGuard {
+    pub socket: PathBuf,
+    pub state: PathBuf,
+}
+
+impl ServerGuard {
+    pub fn new(label: &str) -> Self {
+        let dir = temp_dir(label);
+        Self {
+            socket: dir.join("sock/test.sock"),
+            state: dir.join("state"),
+        }
+    }
+
+    /// `oino ARGS` against this server.
+    pub fn oino(&self, args: &[&str]) -> std::process::Command {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_oino"));
+        command
+            .args(args)
+            .env("OINO_SOCKET", &self.socket)
+            .env("XDG_STATE_HOME", &self.state);
+        command
+    }
+}
+
+impl Drop for ServerGuard {
+    fn drop(&mut self) {
+        let _ = self.oino(&["kill-server"]).output();
+    }
+}

@@ -1,0 +1,139 @@
+//! The client side of the protocol: connect to the server (starting it when none answers) and
+//! ask it things.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use anyhow::Context;
+use serde::de::DeserializeOwned;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+
+use crate::protocol::{Hello, PROTOCOL_VERSION, Reply, Request};
+
+/// How long a client waits for a server it started to answer.
+const START_DEADLINE: Duration = Duration::from_secs(10);
+/// How often it looks meanwhile.
+const START_POLL: Duration = Duration::from_millis(20);
+
+/// A connection to a server.
+pub struct Client {
+    reader: BufReader<OwnedReadHalf>,
+    writer: OwnedWriteHalf,
+    socket: PathBuf,
+}
+
+/// A request the server turned down, with its reason.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Refused(pub String);
+
+impl Client {
+    /// Connects and says hello.
+    pub async fn connect(socket: &Path) -> anyhow::Result<Self> {
+        let stream = UnixStream::connect(socket)
+            .await
+            .with_context(|| format!("connecting to the oino server at {}", socket.display()))?;
+        let (read, writer) = stream.into_split();
+        let mut client = Self {
+            reader: BufReader::new(read),
+            writer,
+            socket: socket.to_owned(),
+        };
+        let _: Hello = client
+            .request(&Request::Hello {
+                version: PROTOCOL_VERSION,
+            })
+            .await?;
+        Ok(client)
+    }
+
+    /// Connects, starting a server in the background when none answers.
+    pub async fn connect_or_start(socket: &Path) -> anyhow::Result<Self> {
+        match Self::connect(socket).await {
+            Ok(client) => return Ok(client),
+            // Nothing listens there: start a server. Anything else (a refusal) is an answer.
+            Err(err) if !nobody_listens(&err) => return Err(err),
+            Err(_) => {}
+        }
+        start_server(socket)?;
+        let deadline = tokio::time::Instant::now() + START_DEADLINE;
+        loop {
+            match Self::connect(socket).await {
+                Ok(client) => return Ok(client),
+                Err(err) if tokio::time::Instant::now() >= deadline => {
+                    return Err(err.context(format!(
+                        "the oino server did not start within {} s; its log is {}",
+                        START_DEADLINE.as_secs(),
+                        server_log(socket).display()
+                    )));
+                }
+                Err(_) => tokio::time::sleep(START_POLL).await,
+            }
+        }
+    }
+
+    #[must_use]
+    pub fn socket(&self) -> &Path {
+        &self.socket
+    }
+
+    /// Sends a request and reads its reply.
+    pub async fn request<T: DeserializeOwned>(&mut self, request: &Request) -> anyhow::Result<T> {
+        let mut line = serde_json::to_vec(request)?;
+        line.push(b'\n');
+        self.writer.write_all(&line).await?;
+        let mut reply = String::new();
+        if self.reader.read_line(&mut reply).await? == 0 {
+            anyhow::bail!("the oino server closed the connection");
+        }
+        let reply: Reply = serde_json::from_str(&reply).context("reading the server's reply")?;
+        if !reply.ok {
+            return Err(Refused(reply.error.unwrap_or_else(|| "refused".into())).into());
+        }
+        Ok(serde_json::from_value(
+            reply.result.unwrap_or(serde_json::Value::Null),
+        )?)
+    }
+}
+
+/// Whether connecting failed because no server listens (no socket, or a stale one).
+fn nobody_listens(err: &anyhow::Error) -> bool {
+    err.downcast_ref::<std::io::Error>().is_some_and(|err| {
+        matches!(
+            err.kind(),
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
+        )
+    })
+}
+
+/// Where a server started in the background writes its log.
+#[must_use]
+pub fn server_log(socket: &Path) -> PathBuf {
+    socket.with_extension("log")
+}
+
+/// Starts `oino server` for `socket` in the background, detached from this terminal.
+fn start_server(socket: &Path) -> anyhow::Result<()> {
+    crate::server::prepare_dir(socket.parent().context("the socket path has no folder")?)?;
+    let log = std::fs::File::options()
+        .create(true)
+        .append(true)
+        .open(server_log(socket))
+        .context("opening the server's log")?;
+    let exe = std::env::current_exe().context("finding the oino program")?;
+    std::process::Command::new(exe)
+        .arg("server")
+        .arg("--socket")
+        .arg(socket)
+        .arg("--foreground")
+        .arg("--detached")
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log)
+        .spawn()
+        .context("starting the oino server")?;
+    Ok(())
+}

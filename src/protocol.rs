@@ -1,0 +1,136 @@
+//! The protocol between oino's clients and its server: one JSON object a line, each way.
+//!
+//! A connection opens with `hello` (the protocol version); then each request gets exactly one
+//! reply, in order: `{"ok": true, "result": …}` or `{"ok": false, "error": "what to do"}`. A
+//! request that runs long (`run`, `wait`) holds its connection; clients open another for the
+//! rest. docs/protocol.md describes every request.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// The version a client and a server must share.
+pub const PROTOCOL_VERSION: u32 = 1;
+/// The longest request line the server reads.
+pub const MAX_REQUEST_BYTES: usize = 1 << 20;
+
+/// What a client asks.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Request {
+    Hello {
+        version: u32,
+    },
+    /// Runs a call; the reply is its result.
+    Run {
+        command: String,
+        #[serde(default)]
+        id: Option<String>,
+        #[serde(default)]
+        cwd: Option<PathBuf>,
+        #[serde(default)]
+        timeout_ms: Option<u64>,
+        /// `"kill"` (default) or `"detach"`.
+        #[serde(default)]
+        on_timeout: Option<String>,
+        #[serde(default)]
+        max_bytes: Option<usize>,
+        #[serde(default)]
+        title: Option<String>,
+    },
+    List {},
+    Entry {
+        key: String,
+    },
+    Detach {
+        key: String,
+        #[serde(default)]
+        name: Option<String>,
+        #[serde(default)]
+        reason: Option<String>,
+    },
+    Output {
+        key: String,
+        #[serde(default)]
+        since: Option<u64>,
+        #[serde(default)]
+        max_bytes: Option<usize>,
+    },
+    /// Waits until `key` has more than `offset` bytes of output or has ended.
+    WaitOutput {
+        key: String,
+        offset: u64,
+        timeout_ms: u64,
+    },
+    Wait {
+        key: String,
+        #[serde(default)]
+        timeout_ms: Option<u64>,
+    },
+    Kill {
+        key: String,
+    },
+    Send {
+        key: String,
+        text: String,
+    },
+    KillServer {},
+}
+
+/// What the server answers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Reply {
+    pub ok: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<serde_json::Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Reply {
+    pub fn success(result: impl Serialize) -> Self {
+        Self {
+            ok: true,
+            result: Some(serde_json::to_value(result).unwrap_or(serde_json::Value::Null)),
+            error: None,
+        }
+    }
+
+    pub fn failure(error: impl Into<String>) -> Self {
+        Self {
+            ok: false,
+            result: None,
+            error: Some(error.into()),
+        }
+    }
+}
+
+/// The reply to `hello`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Hello {
+    pub version: u32,
+    pub server_pid: u32,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_read_as_documented() {
+        let request: Request =
+            serde_json::from_str(r#"{"op":"detach","key":"c1","name":"web"}"#).expect("parse");
+        assert_eq!(
+            request,
+            Request::Detach {
+                key: "c1".into(),
+                name: Some("web".into()),
+                reason: None
+            }
+        );
+        assert!(serde_json::from_str::<Request>(r#"{"op":"fly"}"#).is_err());
+        assert!(serde_json::from_str::<Request>(r#"{"op":"list","extra":1}"#).is_err());
+        let reply = serde_json::to_string(&Reply::failure("no")).expect("json");
+        assert_eq!(reply, r#"{"ok":false,"error":"no"}"#);
+    }
+}

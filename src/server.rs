@@ -1,0 +1,306 @@
+//! The oino server: a core that outlives the windows, behind a per-user Unix socket.
+//!
+//! One server per socket: it holds an exclusive lock on `NAME.lock` beside the socket for its
+//! whole life, so two clients starting servers at once end with one (the loser sees the lock and
+//! leaves). The folder is 0700, the socket 0600, and a peer of another uid is refused. Each
+//! connection is served by a task of its own, one request at a time; the server ends a while
+//! after the last process ended and the last client left, or on `kill_server`.
+
+use std::fs::File;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use anyhow::Context;
+use nix::fcntl::{Flock, FlockArg};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::watch;
+
+use crate::call::{CallOptions, TimeoutPolicy};
+use crate::core::{CallRequest, Core, CoreConfig};
+use crate::protocol::{Hello, MAX_REQUEST_BYTES, PROTOCOL_VERSION, Reply, Request};
+
+/// How long an idle server (no process, no client) stays.
+pub const DEFAULT_IDLE_EXIT: Duration = Duration::from_secs(60);
+/// How often an idle server looks at whether to end.
+const IDLE_CHECK: Duration = Duration::from_secs(1);
+/// Raw bytes an `output` request returns unless it says otherwise.
+const DEFAULT_OUTPUT_BYTES: usize = 64 * 1024;
+
+/// Where the socket of session `name` lives: `$XDG_RUNTIME_DIR/oino/NAME.sock`, else
+/// `/tmp/oino-UID/NAME.sock`.
+#[must_use]
+pub fn session_socket(name: &str) -> PathBuf {
+    let dir = std::env::var_os("XDG_RUNTIME_DIR")
+        .filter(|value| !value.is_empty())
+        .map_or_else(
+            || std::env::temp_dir().join(format!("oino-{}", nix::unistd::getuid())),
+            |runtime| PathBuf::from(runtime).join("oino"),
+        );
+    dir.join(format!("{name}.sock"))
+}
+
+/// The socket a command uses: `--socket`, else `OINO_SOCKET`, else the session's.
+#[must_use]
+pub fn choose_socket(socket: Option<PathBuf>, session: Option<&str>) -> PathBuf {
+    socket
+        .or_else(|| {
+            std::env::var_os("OINO_SOCKET")
+                .filter(|value| !value.is_empty())
+                .map(PathBuf::from)
+        })
+        .unwrap_or_else(|| session_socket(session.unwrap_or("default")))
+}
+
+/// Makes the socket's folder (0700), or checks that an existing one is ours and private.
+pub fn prepare_dir(dir: &Path) -> anyhow::Result<()> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .with_context(|| format!("creating the socket folder {}", dir.display()))?;
+    let meta = std::fs::metadata(dir)?;
+    let uid = nix::unistd::getuid().as_raw();
+    if meta.uid() != uid {
+        anyhow::bail!(
+            "the socket folder {} belongs to uid {}, not to you (uid {uid}): choose another \
+             with --socket",
+            dir.display(),
+            meta.uid()
+        );
+    }
+    if meta.mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .with_context(|| format!("making {} private", dir.display()))?;
+    }
+    Ok(())
+}
+
+/// How a server run ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Served {
+    /// Another server holds this socket.
+    AlreadyRunning,
+    Stopped,
+}
+
+/// Serves `socket` until idle for `idle_exit`, `kill_server`, SIGTERM or SIGINT.
+pub async fn serve(socket: &Path, idle_exit: Duration) -> anyhow::Result<Served> {
+    let dir = socket
+        .parent()
+        .context("the socket path has no folder")?
+        .to_owned();
+    prepare_dir(&dir)?;
+    let lock_path = socket.with_extension("lock");
+    let lock_file = File::options()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&lock_path)
+        .with_context(|| format!("opening {}", lock_path.display()))?;
+    let Ok(_lock) = Flock::lock(lock_file, FlockArg::LockExclusiveNonblock) else {
+        return Ok(Served::AlreadyRunning);
+    };
+    // The lock is ours, so a socket file left here is stale.
+    let _ = std::fs::remove_file(socket);
+    let listener =
+        UnixListener::bind(socket).with_context(|| format!("listening on {}", socket.display()))?;
+    std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600))?;
+    eprintln!(
+        "oino server {} listening on {}",
+        std::process::id(),
+        socket.display()
+    );
+
+    let core = Core::new(CoreConfig::default())?;
+    let clients = Arc::new(AtomicUsize::new(0));
+    let (stop_tx, mut stop) = watch::channel(false);
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+    // Closing the terminal that started it does not end a server.
+    let _ignore_hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
+    let mut idle_since = Some(tokio::time::Instant::now());
+    let mut idle_check = tokio::time::interval(IDLE_CHECK);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    let (core, clients, stop_tx) = (core.clone(), Arc::clone(&clients), stop_tx.clone());
+                    clients.fetch_add(1, Ordering::SeqCst);
+                    tokio::spawn(async move {
+                        if let Err(err) = serve_connection(stream, &core, &stop_tx).await {
+                            eprintln!("oino server: a connection ended: {err:#}");
+                        }
+                        clients.fetch_sub(1, Ordering::SeqCst);
+                    });
+                }
+                Err(err) => eprintln!("oino server: accept failed: {err}"),
+            },
+            _ = idle_check.tick() => {
+                let busy = clients.load(Ordering::SeqCst) > 0
+                    || core.entries().iter().any(|entry| entry.state.is_running());
+                match (busy, idle_since) {
+                    (true, _) => idle_since = None,
+                    (false, None) => idle_since = Some(tokio::time::Instant::now()),
+                    (false, Some(since)) if since.elapsed() >= idle_exit => break,
+                    (false, Some(_)) => {}
+                }
+            }
+            _ = stop.changed() => break,
+            _ = terminate.recv() => break,
+            _ = interrupt.recv() => break,
+        }
+    }
+    eprintln!("oino server {} stopping", std::process::id());
+    core.shutdown().await;
+    let _ = std::fs::remove_file(socket);
+    Ok(Served::Stopped)
+}
+
+/// Serves one client, a request at a time.
+async fn serve_connection(
+    stream: UnixStream,
+    core: &Core,
+    stop: &watch::Sender<bool>,
+) -> anyhow::Result<()> {
+    let peer = stream.peer_cred()?;
+    let (read, mut write) = stream.into_split();
+    let uid = nix::unistd::getuid().as_raw();
+    if peer.uid() != uid {
+        let refusal = Reply::failure(format!(
+            "refused: this oino server belongs to uid {uid}, and you are uid {}",
+            peer.uid()
+        ));
+        send(&mut write, &refusal).await?;
+        return Ok(());
+    }
+    let mut reader = BufReader::new(read);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let read = (&mut reader)
+            .take(MAX_REQUEST_BYTES as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .await?;
+        if read == 0 {
+            return Ok(());
+        }
+        if line.len() > MAX_REQUEST_BYTES {
+            let too_long = Reply::failure(format!(
+                "the request is longer than {MAX_REQUEST_BYTES} bytes: send less at a time"
+            ));
+            send(&mut write, &too_long).await?;
+            // The rest of that line cannot be read as a request.
+            return Ok(());
+        }
+        let reply = match serde_json::from_slice::<Request>(&line) {
+            Ok(Request::KillServer {}) => {
+                send(&mut write, &Reply::success("stopping")).await?;
+                stop.send_replace(true);
+                return Ok(());
+            }
+            Ok(request) => handle(core, request).await,
+            Err(err) if line.ends_with(b"\n") => Reply::failure(format!(
+                "not a request: {err}; send one JSON object a line, see docs/protocol.md"
+            )),
+            Err(_) => Reply::failure("the request was cut short: end each request with a newline"),
+        };
+        send(&mut write, &reply).await?;
+    }
+}
+
+async fn send(write: &mut tokio::net::unix::OwnedWriteHalf, reply: &Reply) -> anyhow::Result<()> {
+    let mut bytes = serde_json::to_vec(reply)?;
+    bytes.push(b'\n');
+    write.write_all(&bytes).await?;
+    Ok(())
+}
+
+/// Answers one request.
+async fn handle(core: &Core, request: Request) -> Reply {
+    let failed = |err: crate::core::CoreError| Reply::failure(err.to_string());
+    match request {
+        Request::Hello { version } if version == PROTOCOL_VERSION => Reply::success(Hello {
+            version: PROTOCOL_VERSION,
+            server_pid: std::process::id(),
+        }),
+        Request::Hello { version } => Reply::failure(format!(
+            "this server speaks protocol {PROTOCOL_VERSION}, not {version}: use an oino of the \
+             same version, or `oino kill-server` and start again"
+        )),
+        Request::Run {
+            command,
+            id,
+            cwd,
+            timeout_ms,
+            on_timeout,
+            max_bytes,
+            title,
+        } => {
+            let on_timeout = match on_timeout.as_deref() {
+                None | Some("kill") => TimeoutPolicy::Kill,
+                Some("detach") => TimeoutPolicy::Detach,
+                Some(other) => {
+                    return Reply::failure(format!(
+                        "on_timeout `{other}` is unknown: use `kill` or `detach`"
+                    ));
+                }
+            };
+            let request = CallRequest {
+                id,
+                cwd,
+                title,
+                options: CallOptions {
+                    timeout: timeout_ms.map(Duration::from_millis),
+                    on_timeout,
+                    max_result_bytes: max_bytes.unwrap_or(crate::output::DEFAULT_MAX_RESULT_BYTES),
+                    ..CallOptions::default()
+                },
+                ..CallRequest::new(command)
+            };
+            match core.start(request) {
+                Ok(handle) => Reply::success(handle.result().await),
+                Err(err) => failed(err),
+            }
+        }
+        Request::List {} => Reply::success(core.entries()),
+        Request::Entry { key } => core.entry(&key).map_or_else(failed, Reply::success),
+        Request::Detach { key, name, reason } => core
+            .detach(
+                &key,
+                name.as_deref(),
+                reason.as_deref().unwrap_or("detached by `oino detach`"),
+            )
+            .await
+            .map_or_else(failed, Reply::success),
+        Request::Output {
+            key,
+            since,
+            max_bytes,
+        } => core
+            .output(&key, since, max_bytes.unwrap_or(DEFAULT_OUTPUT_BYTES))
+            .map_or_else(failed, Reply::success),
+        Request::WaitOutput {
+            key,
+            offset,
+            timeout_ms,
+        } => core
+            .wait_output(&key, offset, Duration::from_millis(timeout_ms))
+            .await
+            .map_or_else(failed, Reply::success),
+        Request::Wait { key, timeout_ms } => core
+            .wait(&key, timeout_ms.map(Duration::from_millis))
+            .await
+            .map_or_else(failed, Reply::success),
+        Request::Kill { key } => core.kill(&key).await.map_or_else(failed, Reply::success),
+        Request::Send { key, text } => core
+            .write(&key, text.into_bytes())
+            .await
+            .map_or_else(failed, |()| Reply::success("sent")),
+        // Answered by the connection, which stops the server.
+        Request::KillServer {} => Reply::success("stopping"),
+    }
+}
