@@ -168,8 +168,15 @@ async fn serve_connection(
 ) -> anyhow::Result<()> {
     let peer = stream.peer_cred()?;
     let (read, mut write) = stream.into_split();
+    let mut reader = BufReader::new(read);
+    let mut line = Vec::new();
     let uid = nix::unistd::getuid().as_raw();
     if peer.uid() != uid {
+        // The refusal answers the first request, so that the client reads it.
+        let _ = (&mut reader)
+            .take(MAX_REQUEST_BYTES as u64)
+            .read_until(b'\n', &mut line)
+            .await;
         let refusal = Reply::failure(format!(
             "refused: this oino server belongs to uid {uid}, and you are uid {}",
             peer.uid()
@@ -177,8 +184,6 @@ async fn serve_connection(
         send(&mut write, &refusal).await?;
         return Ok(());
     }
-    let mut reader = BufReader::new(read);
-    let mut line = Vec::new();
     loop {
         line.clear();
         let read = (&mut reader)

@@ -8,5 +8,6 @@ mod cli;
 mod detach;
 mod e2e;
 mod headless;
+mod server;
 mod support;
 mod tasks;

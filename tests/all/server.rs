@@ -1,0 +1,246 @@
+//! The server: two clients, socket modes and peers, bad requests, racing starts, kill-server.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::CommandExt;
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::support::{DEADLINE, ServerGuard, processes_of};
+
+fn text(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + DEADLINE;
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Starts the server in the background, as a client would.
+fn start(server: &ServerGuard) {
+    let output = server.oino(&["server"]).output().expect("oino server");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(server.socket.exists());
+}
+
+#[test]
+fn a_call_run_in_one_client_is_detached_from_another_and_followed_by_a_third() {
+    let server = ServerGuard::new("two-clients");
+    let command = "echo begin; for i in $(seq 1 40); do echo \"n $i\"; sleep 0.05; done; echo end";
+    let waiter = server
+        .oino(&["run", "--", command])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("oino run");
+    let id = format!("run-{}", waiter.id());
+    wait_for("the call to print", || {
+        let listed = server.oino(&["ls", "--json"]).output().expect("oino ls");
+        text(&listed).contains(&id)
+            && text(&listed).contains("\"bytes\": ")
+            && !text(&listed).contains("\"bytes\": 0,")
+    });
+    let detached = server
+        .oino(&["detach", &id, "--name", "counter"])
+        .output()
+        .expect("oino detach");
+    assert_eq!(
+        text(&detached),
+        "t1 counter\n",
+        "{}",
+        String::from_utf8_lossy(&detached.stderr)
+    );
+
+    let result = waiter.wait_with_output().expect("the waiter");
+    assert_eq!(result.status.code(), Some(0));
+    let printed = text(&result);
+    let marker = "\n\n[Detached to background task t1: detached by `oino detach`]\n";
+    let before = printed
+        .strip_suffix(marker)
+        .unwrap_or_else(|| panic!("no exact marker: {printed:?}"));
+
+    let followed = server
+        .oino(&["logs", "-f", "counter"])
+        .output()
+        .expect("oino logs");
+    assert_eq!(followed.status.code(), Some(0));
+    let expected: String = std::iter::once("begin\n".to_owned())
+        .chain((1..=40).map(|n| format!("n {n}\n")))
+        .chain(std::iter::once("end\n".to_owned()))
+        .collect();
+    assert_eq!(format!("{before}{}", text(&followed)), expected);
+}
+
+#[test]
+fn the_socket_is_private_and_other_users_are_refused() {
+    assert!(
+        nix::unistd::getuid().is_root(),
+        "this test switches uid: run the tests as root, as CI does"
+    );
+    let server = ServerGuard::new("modes");
+    start(&server);
+    let dir = server.socket.parent().expect("folder");
+    assert_eq!(
+        std::fs::metadata(dir).expect("folder").mode() & 0o777,
+        0o700
+    );
+    assert_eq!(
+        std::fs::metadata(&server.socket).expect("socket").mode() & 0o777,
+        0o600
+    );
+
+    // Opened up by hand, the socket still answers another uid with a refusal.
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    std::fs::set_permissions(&server.socket, std::fs::Permissions::from_mode(0o666))
+        .expect("chmod");
+    let stranger = server
+        .oino(&["ls"])
+        .uid(65534)
+        .gid(65534)
+        .env("HOME", "/tmp")
+        .output()
+        .expect("oino ls as nobody");
+    let stderr = String::from_utf8_lossy(&stranger.stderr);
+    assert_eq!(stranger.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("refused: this oino server belongs to uid 0"),
+        "{stderr}"
+    );
+    // And the owner is served as before.
+    assert!(
+        server
+            .oino(&["ls"])
+            .output()
+            .expect("oino ls")
+            .status
+            .success()
+    );
+}
+
+fn exchange(stream: &mut UnixStream, line: &[u8]) -> serde_json::Value {
+    stream.write_all(line).expect("send");
+    let mut reply = String::new();
+    BufReader::new(stream.try_clone().expect("clone"))
+        .read_line(&mut reply)
+        .expect("reply");
+    serde_json::from_str(&reply).unwrap_or_else(|err| panic!("{err}: {reply:?}"))
+}
+
+fn error_of(reply: &serde_json::Value) -> &str {
+    assert_eq!(reply["ok"], false, "{reply}");
+    reply["error"].as_str().expect("an error message")
+}
+
+#[test]
+fn bad_requests_get_errors_and_the_server_stays_up() {
+    let server = ServerGuard::new("garbage");
+    start(&server);
+    let connect = || {
+        let stream = UnixStream::connect(&server.socket).expect("connect");
+        stream.set_read_timeout(Some(DEADLINE)).expect("timeout");
+        stream
+    };
+    let mut stream = connect();
+    assert!(error_of(&exchange(&mut stream, b"garbage\n")).contains("not a request"));
+    assert!(error_of(&exchange(&mut stream, b"{\"op\":\"fly\"}\n")).contains("not a request"));
+    assert!(error_of(&exchange(&mut stream, b"{\"op\":\"kill\"}\n")).contains("missing field"));
+    let unknown = exchange(&mut stream, b"{\"op\":\"wait\",\"key\":\"nothing\"}\n");
+    assert!(error_of(&unknown).contains("no call or task `nothing`"));
+    let old = exchange(&mut stream, b"{\"op\":\"hello\",\"version\":99}\n");
+    assert!(error_of(&old).contains("speaks protocol 1"));
+    // The same connection still works.
+    assert_eq!(exchange(&mut stream, b"{\"op\":\"list\"}\n")["ok"], true);
+
+    let mut oversized = connect();
+    let mut huge = vec![b'x'; (1 << 20) + 100];
+    huge.push(b'\n');
+    assert!(error_of(&exchange(&mut oversized, &huge)).contains("longer than"));
+
+    let mut truncated = connect();
+    truncated.write_all(b"{\"op\":\"list\"").expect("send");
+    truncated
+        .shutdown(std::net::Shutdown::Write)
+        .expect("shutdown");
+    let mut reply = String::new();
+    BufReader::new(truncated)
+        .read_line(&mut reply)
+        .expect("reply");
+    assert!(reply.contains("cut short"), "{reply}");
+
+    let other = server.oino(&["ls"]).output().expect("oino ls");
+    assert!(
+        other.status.success(),
+        "{}",
+        String::from_utf8_lossy(&other.stderr)
+    );
+}
+
+/// Live `oino server` processes for this socket.
+fn servers_of(server: &ServerGuard) -> usize {
+    let socket = server.socket.display().to_string();
+    std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_str()
+                .is_some_and(|name| name.parse::<u32>().is_ok())
+        })
+        .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
+        .filter(|cmdline| {
+            let args: Vec<&[u8]> = cmdline.split(|byte| *byte == 0).collect();
+            args.contains(&&b"server"[..]) && args.contains(&socket.as_bytes())
+        })
+        .count()
+}
+
+#[test]
+fn two_clients_racing_to_start_the_server_end_with_one() {
+    let server = ServerGuard::new("race");
+    let racers: Vec<_> = (0..2)
+        .map(|_| {
+            server
+                .oino(&["ls"])
+                .stdout(Stdio::null())
+                .spawn()
+                .expect("oino ls")
+        })
+        .collect();
+    for racer in racers {
+        assert!(racer.wait_with_output().expect("racer").status.success());
+    }
+    wait_for("one server", || servers_of(&server) == 1);
+}
+
+#[test]
+fn kill_server_ends_every_call_and_task() {
+    let server = ServerGuard::new("kill-server");
+    let run = server
+        .oino(&[
+            "run",
+            "--detach-after",
+            "0.5",
+            "--",
+            "sleep 600 & sleep 600",
+        ])
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("oino run");
+    let id = format!("run-{}", run.id());
+    assert!(run.wait_with_output().expect("oino run").status.success());
+    assert!(processes_of(&id).len() >= 2, "the task is not running");
+    let killed = server.oino(&["kill-server"]).output().expect("kill-server");
+    assert!(killed.status.success());
+    wait_for("every process to end", || processes_of(&id).is_empty());
+    assert!(!server.socket.exists());
+    assert_eq!(servers_of(&server), 0);
+}
