@@ -37,6 +37,10 @@ pub enum Request {
         max_bytes: Option<usize>,
         #[serde(default)]
         title: Option<String>,
+        /// Variables set for the call on top of the server's environment (a client sends its
+        /// own, so that the command runs as it would in the client's shell).
+        #[serde(default)]
+        env: Vec<(String, String)>,
     },
     List {},
     Entry {

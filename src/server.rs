@@ -244,6 +244,7 @@ async fn handle(core: &Core, request: Request) -> Reply {
             on_timeout,
             max_bytes,
             title,
+            env,
         } => {
             let on_timeout = match on_timeout.as_deref() {
                 None | Some("kill") => TimeoutPolicy::Kill,
@@ -258,6 +259,7 @@ async fn handle(core: &Core, request: Request) -> Reply {
                 id,
                 cwd,
                 title,
+                env,
                 options: CallOptions {
                     timeout: timeout_ms.map(Duration::from_millis),
                     on_timeout,

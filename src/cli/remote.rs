@@ -360,10 +360,19 @@ pub async fn run(config: RunConfig, socket: &Path) -> anyhow::Result<u8> {
     let mut client = Client::connect_or_start(socket).await?;
     let id = format!("run-{}", std::process::id());
     let options = &config.request.options;
+    // The command runs where, and with what, it would in this shell, not the server's.
+    let cwd = match config.request.cwd.clone() {
+        Some(cwd) => cwd,
+        None => std::env::current_dir()?,
+    };
+    let env = std::env::vars()
+        .filter(|(name, _)| name != "OINO_SOCKET")
+        .collect();
     let request = Request::Run {
         command: config.request.command.clone(),
         id: Some(id.clone()),
-        cwd: config.request.cwd.clone(),
+        cwd: Some(cwd),
+        env,
         timeout_ms: options
             .timeout
             .map(|timeout| u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX)),

@@ -80,6 +80,23 @@ fn a_call_run_in_one_client_is_detached_from_another_and_followed_by_a_third() {
 }
 
 #[test]
+fn a_call_runs_in_the_clients_folder_with_the_clients_environment() {
+    let server = ServerGuard::new("cwd-env");
+    start(&server);
+    let folder = crate::support::temp_dir("client-folder");
+    let output = server
+        .oino(&["run", "--", "pwd; echo $CLIENT_ONLY"])
+        .current_dir(&folder)
+        .env("CLIENT_ONLY", "from the client")
+        .output()
+        .expect("oino run");
+    assert_eq!(
+        text(&output),
+        format!("{}\nfrom the client\n", folder.display())
+    );
+}
+
+#[test]
 fn the_socket_is_private_and_other_users_are_refused() {
     assert!(
         nix::unistd::getuid().is_root(),

@@ -1,0 +1,70 @@
+//! Round trip of a small request (`list`) to a server on a Unix socket, and the same question
+//! asked of an in-process core, measured in one run. Run: `cargo bench --bench roundtrip`.
+
+use std::time::{Duration, Instant};
+
+use oino::client::Client;
+use oino::core::{Core, CoreConfig, EntryInfo};
+use oino::protocol::Request;
+
+const ROUNDS: usize = 2000;
+
+fn report(label: &str, mut times: Vec<Duration>) {
+    times.sort_unstable();
+    let at = |fraction: f64| {
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss
+        )]
+        let index = ((times.len() - 1) as f64 * fraction).round() as usize;
+        times[index].as_secs_f64() * 1e6
+    };
+    println!(
+        "{label:<32} p50 {:>7.1} µs, p99 {:>7.1} µs",
+        at(0.5),
+        at(0.99)
+    );
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> anyhow::Result<()> {
+    let dir = std::env::temp_dir().join(format!("oino-bench-rtt-{}", std::process::id()));
+    let socket = dir.join("sock/bench.sock");
+    let serving = {
+        let socket = socket.clone();
+        tokio::spawn(async move { oino::server::serve(&socket, Duration::from_secs(600)).await })
+    };
+    let mut client = loop {
+        if let Ok(client) = Client::connect(&socket).await {
+            break client;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    let mut remote = Vec::with_capacity(ROUNDS);
+    for _ in 0..ROUNDS {
+        let start = Instant::now();
+        let entries: Vec<EntryInfo> = client.request(&Request::List {}).await?;
+        remote.push(start.elapsed());
+        assert!(entries.is_empty());
+    }
+    let core = Core::new(CoreConfig {
+        log_dir: Some(dir.join("logs")),
+        ..CoreConfig::default()
+    })?;
+    let local: Vec<Duration> = (0..ROUNDS)
+        .map(|_| {
+            let start = Instant::now();
+            let entries = core.entries();
+            let elapsed = start.elapsed();
+            assert!(entries.is_empty());
+            elapsed
+        })
+        .collect();
+    report("list through the socket", remote);
+    report("list in process", local);
+    let _: String = client.request(&Request::KillServer {}).await?;
+    serving.await??;
+    let _ = std::fs::remove_dir_all(dir);
+    Ok(())
+}
