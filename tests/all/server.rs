@@ -118,8 +118,16 @@ fn the_socket_is_private_and_other_users_are_refused() {
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     std::fs::set_permissions(&server.socket, std::fs::Permissions::from_mode(0o666))
         .expect("chmod");
-    let stranger = server
-        .oino(&["ls"])
+    // A copy of oino that the other user can reach, wherever the build lives.
+    let bin = crate::support::temp_dir("nobody-bin");
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let reachable = bin.join("oino");
+    std::fs::copy(env!("CARGO_BIN_EXE_oino"), &reachable).expect("copy oino");
+    std::fs::set_permissions(&reachable, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let stranger = std::process::Command::new(&reachable)
+        .arg("ls")
+        .env("OINO_SOCKET", &server.socket)
+        .current_dir("/")
         .uid(65534)
         .gid(65534)
         .env("HOME", "/tmp")
