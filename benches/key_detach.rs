@@ -25,7 +25,8 @@ async fn main() -> anyhow::Result<()> {
         "yes 0123456789012345678901234567890123456789",
     ))?;
     let mut terminal = Terminal::new(TestBackend::new(200, 50))?;
-    let mut app = App::new(core.clone(), (200, 50), true);
+    let mut app = App::new((200, 50), true);
+    let link = oino::link::Link::Local(core.clone());
     let (inputs, mut input_rx) = mpsc::channel(16);
     let (frames_tx, mut frames) = watch::channel(String::new());
     let mut latencies = Vec::with_capacity(DETACHES);
@@ -80,7 +81,14 @@ async fn main() -> anyhow::Result<()> {
             anyhow::Ok(latencies)
         })
     };
-    oino::tui::run_loop(&mut terminal, &mut app, &mut input_rx, Some(&frames_tx)).await?;
+    oino::tui::run_loop(
+        &mut terminal,
+        &mut app,
+        &link,
+        &mut input_rx,
+        Some(&frames_tx),
+    )
+    .await?;
     let mut latencies = driver.await??;
     latencies.sort_unstable();
     let count = latencies.len();

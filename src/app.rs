@@ -12,7 +12,7 @@ use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
 
-use crate::core::{Core, CoreEvent, EntryInfo, EntryKind, EntryState};
+use crate::core::{CoreEvent, EntryInfo, EntryKind, EntryState, HistoryPage};
 use crate::pty::TermSize;
 use crate::screen::ScreenSnapshot;
 
@@ -157,14 +157,50 @@ pub fn default_keymap() -> Vec<Binding> {
     ]
 }
 
+/// What the pane needs fetched.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PaneRequest {
+    Live {
+        id: String,
+        size: Option<TermSize>,
+    },
+    History {
+        id: String,
+        lines_back: u64,
+        size: TermSize,
+    },
+}
+
 /// What the event loop does for the app.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Effect {
-    Start { command: String, size: TermSize },
-    Detach { id: String, name: Option<String> },
-    Kill { id: String },
-    Write { id: String, bytes: Vec<u8> },
-    Resize { id: String, size: TermSize },
+    /// Find the search's next match and scroll to it.
+    Search {
+        id: String,
+        query: String,
+        newer: bool,
+        scroll: usize,
+        rows: u16,
+    },
+    Start {
+        command: String,
+        size: TermSize,
+    },
+    Detach {
+        id: String,
+        name: Option<String>,
+    },
+    Kill {
+        id: String,
+    },
+    Write {
+        id: String,
+        bytes: Vec<u8>,
+    },
+    Resize {
+        id: String,
+        size: TermSize,
+    },
 }
 
 /// What an effect came to, reported back to the app.
@@ -172,6 +208,8 @@ pub enum Effect {
 pub enum Outcome {
     Done(String),
     Failed(String),
+    /// A search found its match: scroll there.
+    Scroll(usize),
 }
 
 /// Input from the terminal (or a headless script).
@@ -300,7 +338,6 @@ impl Section {
 /// The state of the interface.
 #[allow(clippy::struct_excessive_bools)] // Independent switches of the view.
 pub struct App {
-    core: Core,
     pub keymap: Vec<Binding>,
     /// Entries in list order: running calls, tasks, finished.
     pub entries: Vec<EntryInfo>,
@@ -316,6 +353,10 @@ pub struct App {
     pub pane: Option<ScreenSnapshot>,
     /// The pane must be fetched again before the next frame.
     pub pane_stale: bool,
+    /// The entries must be listed again before the next frame.
+    pub entries_stale: bool,
+    /// The processes live in a server, so quitting leaves them running.
+    pub processes_outlive: bool,
     pub term_size: (u16, u16),
     pub color: bool,
     pub quit: bool,
@@ -323,9 +364,8 @@ pub struct App {
 
 impl App {
     #[must_use]
-    pub fn new(core: Core, term_size: (u16, u16), color: bool) -> Self {
-        let mut app = Self {
-            core,
+    pub fn new(term_size: (u16, u16), color: bool) -> Self {
+        Self {
             keymap: default_keymap(),
             entries: Vec::new(),
             selected: None,
@@ -336,17 +376,12 @@ impl App {
             notice: None,
             pane: None,
             pane_stale: true,
+            entries_stale: true,
+            processes_outlive: false,
             term_size,
             color,
             quit: false,
-        };
-        app.refresh_entries();
-        app
-    }
-
-    #[must_use]
-    pub fn core(&self) -> &Core {
-        &self.core
+        }
     }
 
     #[must_use]
@@ -380,20 +415,48 @@ impl App {
         }
     }
 
-    /// Lists the entries again, in list order; keeps the selection, or selects the first.
-    pub fn refresh_entries(&mut self) {
-        let mut entries = self.core.entries();
+    /// Takes a new list of the entries, in list order; keeps the selection, or selects the
+    /// first.
+    pub fn set_entries(&mut self, mut entries: Vec<EntryInfo>) {
         entries.sort_by_key(|entry| (Section::of(entry), entry.started_ms));
         self.entries = entries;
+        self.entries_stale = false;
         if self.selected_index().is_none() {
             self.selected = self.entries.first().map(|entry| entry.id.clone());
             self.scroll = 0;
         }
     }
 
-    /// Fetches what the pane shows: the selected entry's live screen at the pane's size, or,
-    /// scrolled back, its history read from the log.
-    pub fn refresh_pane(&mut self) {
+    /// What the pane needs fetched, if it is stale: the selected entry's live screen at the
+    /// pane's size, or, scrolled back, a page of its history from the log.
+    pub fn pane_request(&mut self) -> Option<PaneRequest> {
+        if !std::mem::take(&mut self.pane_stale) {
+            return None;
+        }
+        let size = self.pane_size();
+        let Some(id) = self.selected.clone() else {
+            self.pane = None;
+            return None;
+        };
+        if self.scroll == 0 {
+            return Some(PaneRequest::Live { id, size });
+        }
+        size.map(|size| PaneRequest::History {
+            id,
+            lines_back: self.scroll as u64,
+            size,
+        })
+    }
+
+    /// A page of history arrived for the pane.
+    pub fn set_history(&mut self, page: &HistoryPage, size: TermSize) {
+        // Clamped to the history there is.
+        self.scroll = usize::try_from(page.lines_back).unwrap_or(usize::MAX);
+        self.pane = Some(ScreenSnapshot::from_lines(size, &page.lines, self.scroll));
+    }
+
+    /// Ends a notice whose time is up.
+    pub fn expire_notice(&mut self) {
         if self
             .notice
             .as_ref()
@@ -401,35 +464,10 @@ impl App {
         {
             self.notice = None;
         }
-        if !std::mem::take(&mut self.pane_stale) {
-            return;
-        }
-        let size = self.pane_size();
-        let Some(id) = self.selected.clone() else {
-            self.pane = None;
-            return;
-        };
-        if self.scroll == 0 {
-            self.pane = self.core.snapshot(&id, size, 0).ok();
-            return;
-        }
-        let Some(size) = size else {
-            return;
-        };
-        match self
-            .core
-            .history_page(&id, self.scroll as u64, usize::from(size.rows))
-        {
-            Ok(page) => {
-                // Clamped to the history there is.
-                self.scroll = usize::try_from(page.lines_back).unwrap_or(usize::MAX);
-                self.pane = Some(ScreenSnapshot::from_lines(size, &page.lines, self.scroll));
-            }
-            Err(err) => self.say(err.to_string(), true),
-        }
     }
 
-    fn say(&mut self, text: impl Into<String>, is_error: bool) {
+    /// Says something in the bar.
+    pub fn say(&mut self, text: impl Into<String>, is_error: bool) {
         self.notice = Some(Notice {
             text: text.into(),
             is_error,
@@ -460,7 +498,7 @@ impl App {
         match event {
             CoreEvent::OutputChanged { .. } => Vec::new(),
             CoreEvent::Started { id } => {
-                self.refresh_entries();
+                self.entries_stale = true;
                 self.pane_size()
                     .map(|size| Effect::Resize {
                         id: id.clone(),
@@ -470,7 +508,7 @@ impl App {
                     .collect()
             }
             CoreEvent::Detached { .. } | CoreEvent::Ended { .. } => {
-                self.refresh_entries();
+                self.entries_stale = true;
                 if let Mode::Focus = self.mode {
                     if !self
                         .selected_entry()
@@ -489,8 +527,9 @@ impl App {
         match outcome {
             Outcome::Done(text) => self.say(text, false),
             Outcome::Failed(text) => self.say(text, true),
+            Outcome::Scroll(scroll) => self.scroll = scroll,
         }
-        self.refresh_entries();
+        self.entries_stale = true;
     }
 
     /// Input from the terminal.
@@ -626,8 +665,8 @@ impl App {
                     text: String::new(),
                 });
             }
-            Action::NextMatch => self.jump_to_match(true),
-            Action::PreviousMatch => self.jump_to_match(false),
+            Action::NextMatch => return self.search_effect(true),
+            Action::PreviousMatch => return self.search_effect(false),
             Action::Zoom => {
                 self.zoom = !self.zoom;
                 return self.resize_all();
@@ -725,11 +764,8 @@ impl App {
             },
             PromptPurpose::Search => {
                 self.search = (!text.is_empty()).then_some(text);
-                if self.search.is_some() {
-                    self.scroll = 0;
-                    self.jump_to_match(false);
-                }
-                Vec::new()
+                self.scroll = 0;
+                self.search_effect(false)
             }
         }
     }
@@ -808,41 +844,17 @@ impl App {
         }
     }
 
-    /// Scrolls to the nearest match below the rows in view (`newer`) or above them.
-    fn jump_to_match(&mut self, newer: bool) {
-        let (Some(query), Some(id), Some(size)) =
-            (self.search.clone(), self.selected.clone(), self.pane_size())
-        else {
-            return;
-        };
-        let rows = u64::from(size.rows);
-        let Ok(page) = self.core.history_page(&id, self.scroll as u64, 0) else {
-            return;
-        };
-        let total = page.total_lines;
-        // Lines in view: [bottom - rows, bottom).
-        let bottom = total - page.lines_back;
-        let from = if newer {
-            bottom.saturating_sub(1)
-        } else {
-            bottom.saturating_sub(rows)
-        };
-        let from = if self.scroll == 0 && !newer {
-            total
-        } else {
-            from
-        };
-        match self
-            .core
-            .find_line(&id, from, newer, |line| matches_query(line, &query))
-        {
-            Ok(Some(line)) => {
-                // The match in the middle of the pane.
-                let bottom = (line + rows / 2 + 1).clamp(rows.min(total), total);
-                self.scroll = usize::try_from(total - bottom).unwrap_or(usize::MAX).max(1);
-            }
-            Ok(None) => self.say(format!("no more matches for `{query}`"), true),
-            Err(err) => self.say(err.to_string(), true),
+    /// The search for the nearest match below the rows in view (`newer`) or above them.
+    fn search_effect(&self, newer: bool) -> Vec<Effect> {
+        match (&self.search, &self.selected, self.pane_size()) {
+            (Some(query), Some(id), Some(size)) => vec![Effect::Search {
+                id: id.clone(),
+                query: query.clone(),
+                newer,
+                scroll: self.scroll,
+                rows: size.rows,
+            }],
+            _ => Vec::new(),
         }
     }
 }
@@ -989,13 +1001,7 @@ mod tests {
     }
 
     fn test_app() -> App {
-        let dir = std::env::temp_dir().join(format!("oino-app-{}", std::process::id()));
-        let core = Core::new(crate::core::CoreConfig {
-            log_dir: Some(dir),
-            ..crate::core::CoreConfig::default()
-        })
-        .expect("core");
-        let mut app = App::new(core, (100, 20), true);
+        let mut app = App::new((100, 20), true);
         let entry = |id: &str| EntryInfo {
             id: id.to_owned(),
             kind: EntryKind::Call,

@@ -39,9 +39,15 @@ const FOLLOW_READ_BYTES: usize = 256 * 1024;
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
-    /// Commands to start as calls in the interface (a demo when none are given).
+    /// Commands to start as calls in the interface (a demo when none are given and the server
+    /// has nothing to show).
     #[arg(value_name = "COMMAND")]
     pub commands: Vec<String>,
+    /// Host the processes in this interface instead of the server: quitting ends them.
+    #[arg(long)]
+    pub embedded: bool,
+    #[command(flatten)]
+    pub server: ServerChoice,
 }
 
 #[derive(Debug, Subcommand)]
@@ -260,23 +266,29 @@ pub fn main() -> ExitCode {
             Err(code) => code,
         },
         None => {
-            let commands = if cli.commands.is_empty() {
-                demo_commands()
-            } else {
-                cli.commands
-                    .into_iter()
-                    .map(|command| (None, command))
-                    .collect()
+            let commands = cli
+                .commands
+                .into_iter()
+                .map(|command| (None, command))
+                .collect();
+            let runtime = match runtime() {
+                Ok(runtime) => runtime,
+                Err(code) => return code,
             };
-            match runtime() {
-                Ok(runtime) => match runtime.block_on(crate::tui::run(commands)) {
-                    Ok(()) => ExitCode::SUCCESS,
-                    Err(err) => {
-                        eprintln!("oino: {err:#}");
-                        ExitCode::FAILURE
-                    }
-                },
-                Err(code) => code,
+            let interface = async {
+                let link = if cli.embedded {
+                    crate::link::Link::Local(Core::new(CoreConfig::default())?)
+                } else {
+                    crate::link::Link::remote(&cli.server.path()).await?
+                };
+                crate::tui::run(link, commands, demo_commands()).await
+            };
+            match runtime.block_on(interface) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(err) => {
+                    eprintln!("oino: {err:#}");
+                    ExitCode::FAILURE
+                }
             }
         }
     }

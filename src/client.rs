@@ -99,6 +99,14 @@ impl Client {
     }
 }
 
+impl Client {
+    /// Turns this connection into the server's stream of events, one JSON object a line.
+    pub async fn subscribe(mut self) -> anyhow::Result<BufReader<OwnedReadHalf>> {
+        let _: String = self.request(&Request::Subscribe {}).await?;
+        Ok(self.reader)
+    }
+}
+
 /// Whether connecting failed because no server listens (no socket, or a stale one).
 fn nobody_listens(err: &anyhow::Error) -> bool {
     err.downcast_ref::<std::io::Error>().is_some_and(|err| {

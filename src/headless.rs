@@ -239,11 +239,7 @@ pub async fn run(
     let core = Core::new(CoreConfig::default())?;
     let mut terminal = Terminal::new(TestBackend::new(size.cols, size.rows))
         .context("creating the test backend")?;
-    let mut app = App::new(
-        core.clone(),
-        (size.cols, size.rows),
-        !crate::tui::no_color(),
-    );
+    let mut app = App::new((size.cols, size.rows), !crate::tui::no_color());
     let (input_tx, mut inputs) = mpsc::channel(64);
     let (frames_tx, frames) = watch::channel(String::new());
 
@@ -256,7 +252,15 @@ pub async fn run(
         frames,
         printed_tx,
     ));
-    let looped = crate::tui::run_loop(&mut terminal, &mut app, &mut inputs, Some(&frames_tx)).await;
+    let link = crate::link::Link::Local(core.clone());
+    let looped = crate::tui::run_loop(
+        &mut terminal,
+        &mut app,
+        &link,
+        &mut inputs,
+        Some(&frames_tx),
+    )
+    .await;
     let script_outcome = player.await.context("the script stopped")?;
     while let Ok(text) = printed.try_recv() {
         out.write_all(text.as_bytes())?;

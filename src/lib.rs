@@ -13,6 +13,7 @@ pub mod cli;
 pub mod client;
 pub mod core;
 pub mod headless;
+pub mod link;
 pub mod output;
 pub mod protocol;
 pub mod pty;

@@ -9,6 +9,8 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::pty::TermSize;
+
 /// The version a client and a server must share.
 pub const PROTOCOL_VERSION: u32 = 1;
 /// The longest request line the server reads.
@@ -79,6 +81,43 @@ pub enum Request {
         text: String,
     },
     KillServer {},
+    /// Starts a call and answers at once with its entry (an interface is its own waiter).
+    Start {
+        command: String,
+        #[serde(default)]
+        cwd: Option<PathBuf>,
+        #[serde(default)]
+        title: Option<String>,
+        #[serde(default)]
+        env: Vec<(String, String)>,
+        #[serde(default)]
+        size: Option<TermSize>,
+    },
+    /// The entry's screen at `size`, its PTY resized to it.
+    Snapshot {
+        key: String,
+        #[serde(default)]
+        size: Option<TermSize>,
+    },
+    Resize {
+        key: String,
+        size: TermSize,
+    },
+    /// Clean lines of the whole output: `rows` of them, ending `lines_back` before the last.
+    HistoryPage {
+        key: String,
+        lines_back: u64,
+        rows: usize,
+    },
+    /// The nearest line before `from` (after it when `newer`) that contains `query` (smart case).
+    FindLine {
+        key: String,
+        from: u64,
+        newer: bool,
+        query: String,
+    },
+    /// Turns the connection into a stream of events, one a line, after an `ok` reply.
+    Subscribe {},
 }
 
 /// What the server answers.

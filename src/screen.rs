@@ -59,16 +59,26 @@ pub struct CellAttrs {
     pub inverse: bool,
 }
 
-/// One character cell.
+/// One character cell. Serialized compactly (short names, defaults left out): a screen goes
+/// over the socket on every change.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Cell {
     /// The grapheme shown; empty for a blank cell and for the right half of a wide character.
+    #[serde(rename = "t", default, skip_serializing_if = "String::is_empty")]
     pub text: String,
+    #[serde(default, skip_serializing_if = "is_default")]
     pub fg: CellColor,
+    #[serde(default, skip_serializing_if = "is_default")]
     pub bg: CellColor,
+    #[serde(rename = "a", default, skip_serializing_if = "is_default")]
     pub attrs: CellAttrs,
     /// The left half of a double-width character.
+    #[serde(rename = "w", default, skip_serializing_if = "is_default")]
     pub wide: bool,
+}
+
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
 }
 
 /// A cursor position, zero-based.

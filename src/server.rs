@@ -207,6 +207,11 @@ async fn serve_connection(
                 stop.send_replace(true);
                 return Ok(());
             }
+            Ok(Request::Subscribe {}) => {
+                let events = core.subscribe();
+                send(&mut write, &Reply::success("subscribed")).await?;
+                return stream_events(events, &mut write).await;
+            }
             Ok(request) => handle(core, request).await,
             Err(err) if line.ends_with(b"\n") => Reply::failure(format!(
                 "not a request: {err}; send one JSON object a line, see docs/protocol.md"
@@ -217,11 +222,88 @@ async fn serve_connection(
     }
 }
 
+/// Writes the core's events to a subscriber until it goes. A subscriber that falls behind is
+/// told so (`{"event": "lagged"}`) and should list the entries again.
+async fn stream_events(
+    mut events: tokio::sync::broadcast::Receiver<crate::core::CoreEvent>,
+    write: &mut tokio::net::unix::OwnedWriteHalf,
+) -> anyhow::Result<()> {
+    loop {
+        let line = match events.recv().await {
+            Ok(event) => serde_json::to_vec(&event)?,
+            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                br#"{"event":"lagged"}"#.to_vec()
+            }
+            Err(tokio::sync::broadcast::error::RecvError::Closed) => return Ok(()),
+        };
+        // A subscriber that went away is not an error.
+        if write.write_all(&line).await.is_err() || write.write_all(b"\n").await.is_err() {
+            return Ok(());
+        }
+    }
+}
+
 async fn send(write: &mut tokio::net::unix::OwnedWriteHalf, reply: &Reply) -> anyhow::Result<()> {
     let mut bytes = serde_json::to_vec(reply)?;
     bytes.push(b'\n');
     write.write_all(&bytes).await?;
     Ok(())
+}
+
+/// Runs a call to its result for a client that waits.
+async fn run(core: &Core, request: Request) -> Reply {
+    let failed = |err: crate::core::CoreError| Reply::failure(err.to_string());
+    let Request::Run {
+        command,
+        id,
+        cwd,
+        timeout_ms,
+        on_timeout,
+        max_bytes,
+        title,
+        env,
+    } = request
+    else {
+        return Reply::failure("not a run request");
+    };
+    let on_timeout = match on_timeout.as_deref() {
+        None | Some("kill") => TimeoutPolicy::Kill,
+        Some("detach") => TimeoutPolicy::Detach,
+        Some(other) => {
+            return Reply::failure(format!(
+                "on_timeout `{other}` is unknown: use `kill` or `detach`"
+            ));
+        }
+    };
+    let request = CallRequest {
+        id,
+        cwd,
+        env,
+        title,
+        options: CallOptions {
+            timeout: timeout_ms.map(Duration::from_millis),
+            on_timeout,
+            max_result_bytes: max_bytes.unwrap_or(crate::output::DEFAULT_MAX_RESULT_BYTES),
+            ..CallOptions::default()
+        },
+        ..CallRequest::new(command)
+    };
+    match core.start(request) {
+        Ok(handle) => Reply::success(handle.result().await),
+        Err(err) => failed(err),
+    }
+}
+
+/// Starts a call whose waiter is the server (an interface watches its pane); answers its entry.
+fn start(core: &Core, request: CallRequest) -> Reply {
+    match core.start(request) {
+        Ok(handle) => {
+            let entry = core.entry(&handle.id);
+            tokio::spawn(handle.result());
+            entry.map_or_else(|err| Reply::failure(err.to_string()), Reply::success)
+        }
+        Err(err) => Reply::failure(err.to_string()),
+    }
 }
 
 /// Answers one request.
@@ -236,43 +318,7 @@ async fn handle(core: &Core, request: Request) -> Reply {
             "this server speaks protocol {PROTOCOL_VERSION}, not {version}: use an oino of the \
              same version, or `oino kill-server` and start again"
         )),
-        Request::Run {
-            command,
-            id,
-            cwd,
-            timeout_ms,
-            on_timeout,
-            max_bytes,
-            title,
-            env,
-        } => {
-            let on_timeout = match on_timeout.as_deref() {
-                None | Some("kill") => TimeoutPolicy::Kill,
-                Some("detach") => TimeoutPolicy::Detach,
-                Some(other) => {
-                    return Reply::failure(format!(
-                        "on_timeout `{other}` is unknown: use `kill` or `detach`"
-                    ));
-                }
-            };
-            let request = CallRequest {
-                id,
-                cwd,
-                title,
-                env,
-                options: CallOptions {
-                    timeout: timeout_ms.map(Duration::from_millis),
-                    on_timeout,
-                    max_result_bytes: max_bytes.unwrap_or(crate::output::DEFAULT_MAX_RESULT_BYTES),
-                    ..CallOptions::default()
-                },
-                ..CallRequest::new(command)
-            };
-            match core.start(request) {
-                Ok(handle) => Reply::success(handle.result().await),
-                Err(err) => failed(err),
-            }
-        }
+        request @ Request::Run { .. } => run(core, request).await,
         Request::List {} => Reply::success(core.entries()),
         Request::Entry { key } => core.entry(&key).map_or_else(failed, Reply::success),
         Request::Detach { key, name, reason } => core
@@ -307,7 +353,47 @@ async fn handle(core: &Core, request: Request) -> Reply {
             .write(&key, text.into_bytes())
             .await
             .map_or_else(failed, |()| Reply::success("sent")),
-        // Answered by the connection, which stops the server.
+        Request::Start {
+            command,
+            cwd,
+            title,
+            env,
+            size,
+        } => start(
+            core,
+            CallRequest {
+                cwd,
+                env,
+                size,
+                title,
+                ..CallRequest::new(command)
+            },
+        ),
+        Request::Snapshot { key, size } => core
+            .snapshot(&key, size, 0)
+            .map_or_else(failed, Reply::success),
+        Request::Resize { key, size } => core
+            .resize(&key, size)
+            .map_or_else(failed, |()| Reply::success("resized")),
+        Request::HistoryPage {
+            key,
+            lines_back,
+            rows,
+        } => core
+            .history_page(&key, lines_back, rows)
+            .map_or_else(failed, Reply::success),
+        Request::FindLine {
+            key,
+            from,
+            newer,
+            query,
+        } => core
+            .find_line(&key, from, newer, |line| {
+                crate::app::matches_query(line, &query)
+            })
+            .map_or_else(failed, Reply::success),
+        // Answered by the connection itself.
         Request::KillServer {} => Reply::success("stopping"),
+        Request::Subscribe {} => Reply::success("subscribed"),
     }
 }

@@ -22,10 +22,11 @@ use crossterm::terminal::{
 };
 use ratatui::Terminal;
 use ratatui::backend::{Backend, CrosstermBackend, TestBackend};
-use tokio::sync::{broadcast, mpsc, watch};
+use tokio::sync::{mpsc, watch};
 
-use crate::app::{App, DETACH_REASON, Effect, Input, Outcome};
-use crate::core::{CallRequest, Core, CoreError};
+use crate::app::{App, DETACH_REASON, Effect, Input, Outcome, PaneRequest};
+use crate::core::{CallRequest, CoreEvent};
+use crate::link::{Link, LinkEvent};
 
 /// The shortest time between two frames (60 a second).
 const FRAME: Duration = Duration::from_millis(16);
@@ -67,13 +68,14 @@ fn now_ms() -> u64 {
 pub async fn run_loop<B: ResizeBackend>(
     terminal: &mut Terminal<B>,
     app: &mut App,
+    link: &Link,
     inputs: &mut mpsc::Receiver<Input>,
     frames: Option<&watch::Sender<String>>,
 ) -> anyhow::Result<()> {
-    let core = app.core().clone();
-    let mut events = core.subscribe();
+    let mut events = link.events().await?;
+    app.processes_outlive = link.is_remote();
     let (outcome_tx, mut outcomes) = mpsc::unbounded_channel();
-    let writes = spawn_writer(core.clone(), outcome_tx.clone());
+    let writes = spawn_writer(link.clone(), outcome_tx.clone());
     let mut dirty = true;
     let mut last_frame: Option<Instant> = None;
     let mut barriers: Vec<tokio::sync::oneshot::Sender<()>> = Vec::new();
@@ -81,7 +83,7 @@ pub async fn run_loop<B: ResizeBackend>(
         let frame_due =
             !barriers.is_empty() || last_frame.is_none_or(|last| last.elapsed() >= FRAME);
         if dirty && frame_due {
-            app.refresh_pane();
+            refresh(app, link).await;
             let now = now_ms();
             let frame = terminal
                 .draw(|frame| crate::ui::render(app, now, frame))
@@ -120,14 +122,14 @@ pub async fn run_loop<B: ResizeBackend>(
                     _ => {}
                 }
                 let effects = app.handle_input(input);
-                execute(&core, app, effects, &outcome_tx, &writes);
+                execute(link, app, effects, &outcome_tx, &writes);
                 dirty = true;
                 app.pane_stale = true;
             }
             event = events.recv() => match event {
-                Ok(event) => {
+                LinkEvent::Core(event) => {
                     let shown = match &event {
-                        crate::core::CoreEvent::OutputChanged { id } => {
+                        CoreEvent::OutputChanged { id } => {
                             app.selected.as_deref() == Some(id.as_str())
                         }
                         _ => true,
@@ -135,14 +137,16 @@ pub async fn run_loop<B: ResizeBackend>(
                     dirty |= shown;
                     app.pane_stale |= shown;
                     let effects = app.handle_core_event(&event);
-                    execute(&core, app, effects, &outcome_tx, &writes);
+                    execute(link, app, effects, &outcome_tx, &writes);
                 }
-                Err(broadcast::error::RecvError::Lagged(_)) => {
-                    app.refresh_entries();
-                    dirty = true;
+                LinkEvent::Lagged => {
+                    app.entries_stale = true;
                     app.pane_stale = true;
+                    dirty = true;
                 }
-                Err(broadcast::error::RecvError::Closed) => return Ok(()),
+                LinkEvent::Closed => {
+                    anyhow::bail!("the oino server went away; run `oino` again to start it anew")
+                }
             },
             Some(outcome) = outcomes.recv() => {
                 app.handle_outcome(outcome);
@@ -156,71 +160,128 @@ pub async fn run_loop<B: ResizeBackend>(
     }
 }
 
+/// Fetches what the next frame shows and is stale: the entries, the pane.
+async fn refresh(app: &mut App, link: &Link) {
+    app.expire_notice();
+    if app.entries_stale {
+        match link.entries().await {
+            Ok(entries) => app.set_entries(entries),
+            Err(err) => app.say(format!("cannot list the calls: {err:#}"), true),
+        }
+    }
+    match app.pane_request() {
+        Some(PaneRequest::Live { id, size }) => match link.snapshot(&id, size).await {
+            Ok(snapshot) => app.pane = Some(snapshot),
+            // The entry went (a server restarted): the list will say so.
+            Err(_) => app.pane = None,
+        },
+        Some(PaneRequest::History {
+            id,
+            lines_back,
+            size,
+        }) => match link
+            .history_page(&id, lines_back, usize::from(size.rows))
+            .await
+        {
+            Ok(page) => app.set_history(&page, size),
+            Err(err) => app.say(format!("cannot read the history: {err:#}"), true),
+        },
+        None => {}
+    }
+}
+
 /// Sends writes to the processes in order, off the loop.
 fn spawn_writer(
-    core: Core,
+    link: Link,
     outcomes: mpsc::UnboundedSender<Outcome>,
 ) -> mpsc::Sender<(String, Vec<u8>)> {
     let (writes, mut queue) = mpsc::channel::<(String, Vec<u8>)>(WRITE_BUFFER);
     tokio::spawn(async move {
         while let Some((id, bytes)) = queue.recv().await {
-            if let Err(err) = core.write(&id, bytes).await {
-                let _ = outcomes.send(Outcome::Failed(err.to_string()));
+            if let Err(err) = link.write(&id, bytes).await {
+                let _ = outcomes.send(Outcome::Failed(format!("{err:#}")));
             }
         }
     });
     writes
 }
 
-/// Carries out the app's effects on the core; slow ones report back as outcomes.
+/// The scroll that puts the search's next match (below the view when `newer`, else above it)
+/// in the middle of the pane; `None` when there is none.
+async fn find_match(
+    link: &Link,
+    id: &str,
+    query: &str,
+    newer: bool,
+    scroll: usize,
+    rows: u16,
+) -> anyhow::Result<Option<usize>> {
+    let rows = u64::from(rows);
+    let page = link.history_page(id, scroll as u64, 0).await?;
+    let total = page.total_lines;
+    // Lines in view: [bottom - rows, bottom).
+    let bottom = total - page.lines_back;
+    let from = match (scroll, newer) {
+        (0, false) => total,
+        (_, false) => bottom.saturating_sub(rows),
+        (_, true) => bottom.saturating_sub(1),
+    };
+    let Some(found) = link.find_line(id, from, newer, query).await? else {
+        return Ok(None);
+    };
+    let bottom = (found + rows / 2 + 1).clamp(rows.min(total), total);
+    Ok(Some(
+        usize::try_from(total - bottom).unwrap_or(usize::MAX).max(1),
+    ))
+}
+
+/// Carries out the app's effects; slow ones report back as outcomes.
 fn execute(
-    core: &Core,
+    link: &Link,
     app: &App,
     effects: Vec<Effect>,
     outcomes: &mpsc::UnboundedSender<Outcome>,
     writes: &mpsc::Sender<(String, Vec<u8>)>,
 ) {
     for effect in effects {
+        let (link, outcomes) = (link.clone(), outcomes.clone());
         match effect {
             Effect::Start { command, size } => {
                 let request = CallRequest {
                     size: Some(size),
+                    cwd: std::env::current_dir().ok(),
                     ..CallRequest::new(command.clone())
                 };
-                match core.start(request) {
-                    // This interface is the call's waiter: its result is in the pane already.
-                    Ok(handle) => drop(tokio::spawn(handle.result())),
-                    Err(err) => {
+                tokio::spawn(async move {
+                    if let Err(err) = link.start(request).await {
                         let _ = outcomes
-                            .send(Outcome::Failed(format!("cannot run `{command}`: {err}")));
+                            .send(Outcome::Failed(format!("cannot run `{command}`: {err:#}")));
                     }
-                }
+                });
             }
             Effect::Detach { id, name } => {
-                let (core, outcomes) = (core.clone(), outcomes.clone());
                 tokio::spawn(async move {
-                    let outcome = match core.detach(&id, name.as_deref(), DETACH_REASON).await {
+                    let outcome = match link.detach(&id, name.as_deref(), DETACH_REASON).await {
                         Ok(task) => Outcome::Done(format!(
                             "detached `{}` as task {}",
                             task.label(),
                             task.task_id.as_deref().unwrap_or("?")
                         )),
-                        Err(err) => Outcome::Failed(format!("cannot detach: {err}")),
+                        Err(err) => Outcome::Failed(format!("cannot detach: {err:#}")),
                     };
                     let _ = outcomes.send(outcome);
                 });
             }
             Effect::Kill { id } => {
-                let (core, outcomes) = (core.clone(), outcomes.clone());
                 let label = app
                     .entries
                     .iter()
                     .find(|entry| entry.id == id)
                     .map_or_else(|| id.clone(), |entry| entry.label().to_owned());
                 tokio::spawn(async move {
-                    let outcome = match core.kill(&id).await {
+                    let outcome = match link.kill(&id).await {
                         Ok(_) => Outcome::Done(format!("killed `{label}`")),
-                        Err(err) => Outcome::Failed(format!("cannot kill `{label}`: {err}")),
+                        Err(err) => Outcome::Failed(format!("cannot kill `{label}`: {err:#}")),
                     };
                     let _ = outcomes.send(outcome);
                 });
@@ -232,12 +293,28 @@ fn execute(
                     ));
                 }
             }
-            Effect::Resize { id, size } => match core.resize(&id, size) {
-                Ok(()) | Err(CoreError::NotFound(_)) => {}
-                Err(err) => {
-                    let _ = outcomes.send(Outcome::Failed(format!("cannot resize: {err}")));
-                }
-            },
+            Effect::Resize { id, size } => {
+                tokio::spawn(async move {
+                    // An entry that has gone needs no size.
+                    let _ = link.resize(&id, size).await;
+                });
+            }
+            Effect::Search {
+                id,
+                query,
+                newer,
+                scroll,
+                rows,
+            } => {
+                tokio::spawn(async move {
+                    let outcome = match find_match(&link, &id, &query, newer, scroll, rows).await {
+                        Ok(Some(scroll)) => Outcome::Scroll(scroll),
+                        Ok(None) => Outcome::Failed(format!("no more matches for `{query}`")),
+                        Err(err) => Outcome::Failed(format!("cannot search: {err:#}")),
+                    };
+                    let _ = outcomes.send(outcome);
+                });
+            }
         }
     }
 }
@@ -333,28 +410,38 @@ pub fn no_color() -> bool {
     std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty())
 }
 
-/// The full-screen interface on this terminal, with `commands` (title, command) started as calls.
-pub async fn run(commands: Vec<(Option<String>, String)>) -> anyhow::Result<()> {
+/// The full-screen interface on this terminal, on `link`, with `commands` (title, command)
+/// started as calls; with none given, the demo's when there is nothing to show yet.
+pub async fn run(
+    link: Link,
+    commands: Vec<(Option<String>, String)>,
+    demo: Vec<(Option<String>, String)>,
+) -> anyhow::Result<()> {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         anyhow::bail!(
             "the interface needs a terminal: run oino in one, or use `oino run -- COMMAND` or \
              `oino headless`"
         );
     }
-    let core = Core::new(crate::core::CoreConfig::default())?;
     let (cols, rows) = crossterm::terminal::size().context("reading the terminal size")?;
-    let mut app = App::new(core.clone(), (cols, rows), !no_color());
+    let mut app = App::new((cols, rows), !no_color());
+    let commands = if commands.is_empty() && link.entries().await?.is_empty() {
+        demo
+    } else {
+        commands
+    };
+    let cwd = std::env::current_dir().ok();
+    let env: Vec<(String, String)> = std::env::vars().collect();
     for (title, command) in commands {
-        let request = CallRequest {
+        link.start(CallRequest {
             size: app.pane_size(),
             title,
+            cwd: cwd.clone(),
+            env: env.clone(),
             ..CallRequest::new(command)
-        };
-        let handle = core.start(request)?;
-        // The interface is the waiter of these calls.
-        tokio::spawn(handle.result());
+        })
+        .await?;
     }
-    app.refresh_entries();
 
     let guard = TerminalGuard::enter()?;
     let outcome = async {
@@ -365,13 +452,13 @@ pub async fn run(commands: Vec<(Option<String>, String)>) -> anyhow::Result<()> 
         let stop = Arc::new(AtomicBool::new(false));
         spawn_input_thread(input_tx.clone(), Arc::clone(&stop))?;
         forward_stop_signals(input_tx)?;
-        let result = run_loop(&mut terminal, &mut app, &mut inputs, None).await;
+        let result = run_loop(&mut terminal, &mut app, &link, &mut inputs, None).await;
         stop.store(true, Ordering::Relaxed);
         result
     }
     .await;
     drop(guard);
-    // Until the server keeps them, the processes end with the interface.
-    core.shutdown().await;
+    // An interface of its own ends its processes; a server keeps them.
+    link.close().await;
     outcome
 }

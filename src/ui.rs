@@ -409,6 +409,16 @@ fn render_bar(app: &App, theme: &Theme, area: Rect, frame: &mut Frame<'_>) {
             ),
             Span::styled("y to kill, any other key to keep it", theme.dim()),
         ]),
+        Mode::Confirm(Confirm::Quit { running }) if app.processes_outlive => Line::from(vec![
+            Span::styled(
+                format!(
+                    "{running} still running: quit? They keep running in the oino server (`oino` \
+                     comes back to them) "
+                ),
+                theme.fg(Color::Yellow),
+            ),
+            Span::styled("y to quit, any other key to stay", theme.dim()),
+        ]),
         Mode::Confirm(Confirm::Quit { running }) => Line::from(vec![
             Span::styled(
                 format!("{running} still running: quit and end them all? "),
@@ -546,7 +556,6 @@ mod tests {
 
     use super::*;
     use crate::app::{Action, Prompt};
-    use crate::core::{Core, CoreConfig};
     use crate::pty::TermSize;
     use crate::screen::Screen;
 
@@ -576,13 +585,7 @@ mod tests {
     }
 
     fn app(cols: u16, rows: u16) -> App {
-        let dir = std::env::temp_dir().join(format!("oino-ui-{}", std::process::id()));
-        let core = Core::new(CoreConfig {
-            log_dir: Some(dir),
-            ..CoreConfig::default()
-        })
-        .expect("core");
-        let mut app = App::new(core, (cols, rows), true);
+        let mut app = App::new((cols, rows), true);
         app.entries = vec![
             entry(
                 "c1",
@@ -724,6 +727,14 @@ mod tests {
         app.act(Action::Quit);
         assert!(!app.quit);
         assert_snapshot!(text(&app));
+    }
+
+    #[test]
+    fn quitting_an_interface_of_the_server_says_the_processes_stay() {
+        let mut app = app(120, 8);
+        app.processes_outlive = true;
+        app.act(Action::Quit);
+        assert!(text(&app).contains("They keep running in the oino server"));
     }
 
     #[test]

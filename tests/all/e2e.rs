@@ -19,6 +19,10 @@ struct Terminal {
 
 impl Terminal {
     fn start(args: &[&str], mark: &str) -> Self {
+        Self::start_with(args, mark, &[])
+    }
+
+    fn start_with(args: &[&str], mark: &str, env: &[(&str, &std::path::Path)]) -> Self {
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows: 30,
@@ -33,6 +37,9 @@ impl Terminal {
         command.env("TERM", "xterm-256color");
         // Every process oino starts inherits this: how the test finds them all afterwards.
         command.env("OINO_E2E_MARK", mark);
+        for (name, value) in env {
+            command.env(name, value);
+        }
         let child = pair.slave.spawn_command(command).expect("spawn oino");
         drop(pair.slave);
         let screen = Arc::new(Mutex::new(vt100::Parser::new(rows(30), rows(120), 0)));
@@ -81,7 +88,7 @@ impl Terminal {
 #[test]
 fn detach_type_and_quit_in_a_real_terminal() {
     let mark = unique_id("e2e");
-    let mut tui = Terminal::start(&["yes flood-line", "cat"], &mark);
+    let mut tui = Terminal::start(&["--embedded", "yes flood-line", "cat"], &mark);
     tui.wait_for("Running");
     tui.wait_for("flood-line");
 
@@ -116,9 +123,68 @@ fn detach_type_and_quit_in_a_real_terminal() {
 }
 
 #[test]
+fn quitting_leaves_the_servers_tasks_running_and_oino_comes_back_to_them() {
+    let mark = unique_id("e2e-server");
+    let server = crate::support::ServerGuard::new("e2e-server");
+    let socket = server.socket.clone();
+    let env = [("OINO_SOCKET", socket.as_path())];
+    let command = "for i in $(seq 1 100000); do echo \"count $i\"; sleep 0.02; done";
+    let mut first = Terminal::start_with(&[command], &mark, &env);
+    first.wait_for("count 3");
+    first.send(b"\x02");
+    first.wait_for("as task t1");
+    first.send(b"q");
+    first.wait_for("They keep running in the oino server");
+    first.send(b"y");
+    assert!(first.wait_exit().success());
+    let screen = first.screen.lock().expect("screen");
+    assert!(!screen.screen().alternate_screen());
+    drop(screen);
+    assert!(
+        !oino::pty::proc_scan::with_env("OINO_E2E_MARK", &mark).is_empty(),
+        "the task did not outlive the interface"
+    );
+
+    // Again: the task is there, its screen drawn as it is now.
+    let mut second = Terminal::start_with(&[], &mark, &env);
+    second.wait_for("Tasks");
+    second.wait_for("◆ for-i-in");
+    let before = second.contents();
+    let counted = |text: &str| {
+        text.lines()
+            .filter_map(|line| line.split("count ").nth(1))
+            .filter_map(|number| number.trim().parse::<u32>().ok())
+            .max()
+            .unwrap_or(0)
+    };
+    let deadline = Instant::now() + DEADLINE;
+    while counted(&second.contents()) <= counted(&before) {
+        assert!(
+            Instant::now() < deadline,
+            "the task is not streaming:\n{}",
+            second.contents()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    second.send(b"q");
+    second.wait_for("quit?");
+    second.send(b"y");
+    assert!(second.wait_exit().success());
+    drop(server);
+    let deadline = Instant::now() + DEADLINE;
+    while !oino::pty::proc_scan::with_env("OINO_E2E_MARK", &mark).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "kill-server left processes behind"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
 fn sigterm_restores_the_terminal_and_ends_every_process() {
     let mark = unique_id("e2e-term");
-    let mut tui = Terminal::start(&["sleep 600", "yes"], &mark);
+    let mut tui = Terminal::start(&["--embedded", "sleep 600", "yes"], &mark);
     tui.wait_for("▶ sleep 600");
     let pid = tui.child.process_id().expect("pid");
     nix::sys::signal::kill(

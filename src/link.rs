@@ -1,0 +1,285 @@
+//! The core as a front end reaches it: in this process, or through the server.
+//!
+//! The interface asks a [`Link`] for owned values (entries, screens, history pages) and hands it
+//! its effects (start, detach, kill, write, resize); events come back through [`Events`]. Locally
+//! these are calls on the [`Core`]; remotely, requests on a socket: one connection for quick
+//! questions, a fresh one for anything that may take a while, and one carrying the events.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::de::DeserializeOwned;
+use tokio::io::AsyncBufReadExt;
+use tokio::sync::{Mutex, broadcast, mpsc};
+
+use crate::client::Client;
+use crate::core::{CallRequest, Core, CoreEvent, EntryInfo, EntryState, HistoryPage};
+use crate::protocol::Request;
+use crate::pty::TermSize;
+use crate::screen::ScreenSnapshot;
+
+/// Events buffered from a remote server.
+const REMOTE_EVENTS: usize = 1024;
+
+/// Where the core is.
+#[derive(Clone)]
+pub enum Link {
+    Local(Core),
+    Remote(Arc<Remote>),
+}
+
+/// A server, as one interface uses it.
+pub struct Remote {
+    socket: PathBuf,
+    queries: Mutex<Client>,
+}
+
+/// What an event source yields.
+#[derive(Debug, PartialEq, Eq)]
+pub enum LinkEvent {
+    Core(CoreEvent),
+    /// Events were missed: list everything again.
+    Lagged,
+    /// No more events will come (the server went away).
+    Closed,
+}
+
+/// The core's events, from either side.
+pub enum Events {
+    Local(broadcast::Receiver<CoreEvent>),
+    Remote(mpsc::Receiver<LinkEvent>),
+}
+
+impl Events {
+    pub async fn recv(&mut self) -> LinkEvent {
+        match self {
+            Self::Local(events) => match events.recv().await {
+                Ok(event) => LinkEvent::Core(event),
+                Err(broadcast::error::RecvError::Lagged(_)) => LinkEvent::Lagged,
+                Err(broadcast::error::RecvError::Closed) => LinkEvent::Closed,
+            },
+            Self::Remote(events) => events.recv().await.unwrap_or(LinkEvent::Closed),
+        }
+    }
+}
+
+impl Link {
+    /// A link to the server at `socket`, starting it when none answers.
+    pub async fn remote(socket: &Path) -> anyhow::Result<Self> {
+        let client = Client::connect_or_start(socket).await?;
+        Ok(Self::Remote(Arc::new(Remote {
+            socket: socket.to_owned(),
+            queries: Mutex::new(client),
+        })))
+    }
+
+    /// Where the processes live, for the interface to say.
+    #[must_use]
+    pub fn is_remote(&self) -> bool {
+        matches!(self, Self::Remote(_))
+    }
+
+    pub async fn events(&self) -> anyhow::Result<Events> {
+        match self {
+            Self::Local(core) => Ok(Events::Local(core.subscribe())),
+            Self::Remote(remote) => remote.events().await,
+        }
+    }
+
+    pub async fn entries(&self) -> anyhow::Result<Vec<EntryInfo>> {
+        match self {
+            Self::Local(core) => Ok(core.entries()),
+            Self::Remote(remote) => remote.ask(&Request::List {}).await,
+        }
+    }
+
+    /// The entry's screen at `size`, its PTY resized to it.
+    pub async fn snapshot(
+        &self,
+        key: &str,
+        size: Option<TermSize>,
+    ) -> anyhow::Result<ScreenSnapshot> {
+        match self {
+            Self::Local(core) => Ok(core.snapshot(key, size, 0)?),
+            Self::Remote(remote) => {
+                remote
+                    .ask(&Request::Snapshot {
+                        key: key.to_owned(),
+                        size,
+                    })
+                    .await
+            }
+        }
+    }
+
+    pub async fn history_page(
+        &self,
+        key: &str,
+        lines_back: u64,
+        rows: usize,
+    ) -> anyhow::Result<HistoryPage> {
+        match self {
+            Self::Local(core) => Ok(core.history_page(key, lines_back, rows)?),
+            Self::Remote(remote) => {
+                remote
+                    .ask(&Request::HistoryPage {
+                        key: key.to_owned(),
+                        lines_back,
+                        rows,
+                    })
+                    .await
+            }
+        }
+    }
+
+    pub async fn find_line(
+        &self,
+        key: &str,
+        from: u64,
+        newer: bool,
+        query: &str,
+    ) -> anyhow::Result<Option<u64>> {
+        match self {
+            Self::Local(core) => Ok(core.find_line(key, from, newer, |line| {
+                crate::app::matches_query(line, query)
+            })?),
+            Self::Remote(remote) => {
+                remote
+                    .ask(&Request::FindLine {
+                        key: key.to_owned(),
+                        from,
+                        newer,
+                        query: query.to_owned(),
+                    })
+                    .await
+            }
+        }
+    }
+
+    /// Starts a call whose waiter is the interface (its result is its pane).
+    pub async fn start(&self, request: CallRequest) -> anyhow::Result<()> {
+        match self {
+            Self::Local(core) => {
+                let handle = core.start(request)?;
+                tokio::spawn(handle.result());
+                Ok(())
+            }
+            Self::Remote(remote) => {
+                let _: EntryInfo = remote
+                    .ask(&Request::Start {
+                        command: request.command,
+                        cwd: request.cwd,
+                        title: request.title,
+                        env: request.env,
+                        size: request.size,
+                    })
+                    .await?;
+                Ok(())
+            }
+        }
+    }
+
+    pub async fn detach(
+        &self,
+        key: &str,
+        name: Option<&str>,
+        reason: &str,
+    ) -> anyhow::Result<EntryInfo> {
+        match self {
+            Self::Local(core) => Ok(core.detach(key, name, reason).await?),
+            Self::Remote(remote) => {
+                remote
+                    .ask_apart(&Request::Detach {
+                        key: key.to_owned(),
+                        name: name.map(str::to_owned),
+                        reason: Some(reason.to_owned()),
+                    })
+                    .await
+            }
+        }
+    }
+
+    pub async fn kill(&self, key: &str) -> anyhow::Result<EntryState> {
+        match self {
+            Self::Local(core) => Ok(core.kill(key).await?),
+            Self::Remote(remote) => {
+                remote
+                    .ask_apart(&Request::Kill {
+                        key: key.to_owned(),
+                    })
+                    .await
+            }
+        }
+    }
+
+    pub async fn write(&self, key: &str, bytes: Vec<u8>) -> anyhow::Result<()> {
+        match self {
+            Self::Local(core) => Ok(core.write(key, bytes).await?),
+            Self::Remote(remote) => {
+                let _: String = remote
+                    .ask(&Request::Send {
+                        key: key.to_owned(),
+                        // Keys are text, or bytes a terminal sends; invalid UTF-8 is not sent.
+                        text: String::from_utf8_lossy(&bytes).into_owned(),
+                    })
+                    .await?;
+                Ok(())
+            }
+        }
+    }
+
+    pub async fn resize(&self, key: &str, size: TermSize) -> anyhow::Result<()> {
+        match self {
+            Self::Local(core) => Ok(core.resize(key, size)?),
+            Self::Remote(remote) => {
+                let _: String = remote
+                    .ask(&Request::Resize {
+                        key: key.to_owned(),
+                        size,
+                    })
+                    .await?;
+                Ok(())
+            }
+        }
+    }
+
+    /// When the interface quits: a local core ends its processes; a server keeps them.
+    pub async fn close(&self) {
+        if let Self::Local(core) = self {
+            core.shutdown().await;
+        }
+    }
+}
+
+impl Remote {
+    /// A quick question, on the shared connection.
+    async fn ask<T: DeserializeOwned>(&self, request: &Request) -> anyhow::Result<T> {
+        self.queries.lock().await.request(request).await
+    }
+
+    /// A request that may take a while, on a connection of its own.
+    async fn ask_apart<T: DeserializeOwned>(&self, request: &Request) -> anyhow::Result<T> {
+        Client::connect(&self.socket).await?.request(request).await
+    }
+
+    async fn events(&self) -> anyhow::Result<Events> {
+        let client = Client::connect(&self.socket).await?;
+        let mut lines = client.subscribe().await?;
+        let (events, receiver) = mpsc::channel(REMOTE_EVENTS);
+        tokio::spawn(async move {
+            let mut line = String::new();
+            loop {
+                line.clear();
+                let event = match lines.read_line(&mut line).await {
+                    Ok(0) | Err(_) => LinkEvent::Closed,
+                    Ok(_) => serde_json::from_str(&line).map_or(LinkEvent::Lagged, LinkEvent::Core),
+                };
+                let closed = event == LinkEvent::Closed;
+                if events.send(event).await.is_err() || closed {
+                    return;
+                }
+            }
+        });
+        Ok(Events::Remote(receiver))
+    }
+}
