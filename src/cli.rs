@@ -105,6 +105,11 @@ impl ServerChoice {
                         # ...                        a comment"
 )]
 pub struct HeadlessArgs {
+    /// Attach to the server (started if needed) instead of hosting the processes here.
+    #[arg(long)]
+    pub server: bool,
+    #[command(flatten)]
+    pub choice: ServerChoice,
     /// The size of the pretend terminal.
     #[arg(long, value_name = "COLSxROWS", default_value = "120x40", value_parser = crate::headless::parse_size)]
     pub size: TermSize,
@@ -323,7 +328,15 @@ fn headless(args: &HeadlessArgs) -> ExitCode {
         Err(code) => return code,
     };
     let mut stdout = std::io::stdout();
-    match runtime.block_on(crate::headless::run(args.size, script, &mut stdout)) {
+    let played = runtime.block_on(async {
+        let link = if args.server {
+            crate::link::Link::remote(&args.choice.path()).await?
+        } else {
+            crate::link::Link::Local(Core::new(CoreConfig::default())?)
+        };
+        crate::headless::run(args.size, script, link, &mut stdout).await
+    });
+    match played {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("oino headless: {err:#}");

@@ -16,8 +16,11 @@ use ratatui::backend::TestBackend;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::app::{App, Input};
-use crate::core::{CallHandle, CallRequest, Core, CoreConfig};
+use crate::call::CallResult;
+use crate::core::CallRequest;
+use crate::link::Link;
 use crate::pty::TermSize;
+use tokio::task::JoinHandle;
 
 /// How long a wait lasts unless the line says otherwise.
 pub const DEFAULT_WAIT: Duration = Duration::from_secs(10);
@@ -217,6 +220,7 @@ pub fn parse_line(line: &str) -> Result<Option<Command>, String> {
 pub async fn run(
     size: TermSize,
     script: String,
+    link: Link,
     out: &mut (dyn Write + Send),
 ) -> anyhow::Result<()> {
     // Every line is checked before anything runs.
@@ -236,7 +240,6 @@ pub async fn run(
         }
     }
 
-    let core = Core::new(CoreConfig::default())?;
     let mut terminal = Terminal::new(TestBackend::new(size.cols, size.rows))
         .context("creating the test backend")?;
     let mut app = App::new((size.cols, size.rows), !crate::tui::no_color());
@@ -245,14 +248,13 @@ pub async fn run(
 
     let (printed_tx, mut printed) = mpsc::unbounded_channel::<String>();
     let player = tokio::spawn(play(
-        core.clone(),
+        link.clone(),
         size,
         commands,
         input_tx,
         frames,
         printed_tx,
     ));
-    let link = crate::link::Link::Local(core.clone());
     let looped = crate::tui::run_loop(
         &mut terminal,
         &mut app,
@@ -266,14 +268,14 @@ pub async fn run(
         out.write_all(text.as_bytes())?;
     }
     out.flush()?;
-    core.shutdown().await;
+    link.close().await;
     looped?;
     script_outcome.map_err(Into::into)
 }
 
 /// Plays the commands; the interface stops when this returns (its input channel closes).
 async fn play(
-    core: Core,
+    link: Link,
     size: TermSize,
     commands: Vec<(usize, String, Command)>,
     inputs: mpsc::Sender<Input>,
@@ -281,7 +283,7 @@ async fn play(
     output: mpsc::UnboundedSender<String>,
 ) -> Result<(), ScriptError> {
     let mut player = Player {
-        core,
+        link,
         size,
         inputs,
         frames,
@@ -300,12 +302,12 @@ async fn play(
 
 /// The script's side: the keyboard, and the waiter of the calls it runs.
 struct Player {
-    core: Core,
+    link: Link,
     size: TermSize,
     inputs: mpsc::Sender<Input>,
     frames: watch::Receiver<String>,
     output: mpsc::UnboundedSender<String>,
-    calls: HashMap<String, CallHandle>,
+    calls: HashMap<String, JoinHandle<anyhow::Result<CallResult>>>,
 }
 
 const QUIT: &str = "the interface has quit";
@@ -321,15 +323,17 @@ impl Player {
                 // Started at the pane's size, as the interface starts its own calls.
                 let pane = crate::app::Layout::new(self.size.cols, self.size.rows, false)
                     .map(|layout| layout.pane_size());
-                let handle = self
-                    .core
-                    .start(CallRequest {
+                let (id, result) = self
+                    .link
+                    .run(CallRequest {
                         id,
                         size: pane,
+                        cwd: std::env::current_dir().ok(),
                         ..CallRequest::new(command)
                     })
-                    .map_err(|err| err.to_string())?;
-                self.calls.insert(handle.id.clone(), handle);
+                    .await
+                    .map_err(|err| format!("{err:#}"))?;
+                self.calls.insert(id, result);
             }
             Command::Key(key) => self.send(Input::Key(key)).await?,
             Command::Type(text) => {
@@ -341,10 +345,10 @@ impl Player {
             Command::WaitFor { text, timeout } => self.wait_for(&text, timeout).await?,
             Command::WaitExit { key, timeout } => {
                 let state = self
-                    .core
-                    .wait(&key, Some(timeout))
+                    .link
+                    .wait(&key, timeout)
                     .await
-                    .map_err(|err| err.to_string())?;
+                    .map_err(|err| format!("{err:#}"))?;
                 if state.is_running() {
                     return Err(format!("still running after {} s", timeout.as_secs_f64()));
                 }
@@ -372,7 +376,10 @@ impl Player {
                     .calls
                     .remove(&id)
                     .ok_or_else(|| format!("no call `{id}` was started by this script"))?;
-                let result = handle.result().await;
+                let result = handle
+                    .await
+                    .map_err(|err| err.to_string())?
+                    .map_err(|err| format!("{err:#}"))?;
                 let _ = self.output.send(format!(
                     "=== result {id} (is_error: {}) ===\n{}\n=== end ===\n",
                     result.is_error, result.text

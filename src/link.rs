@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::{Mutex, broadcast, mpsc};
 
+use crate::call::CallResult;
 use crate::client::Client;
 use crate::core::{CallRequest, Core, CoreEvent, EntryInfo, EntryState, HistoryPage};
 use crate::protocol::Request;
@@ -239,6 +240,72 @@ impl Link {
                     })
                     .await?;
                 Ok(())
+            }
+        }
+    }
+
+    /// Runs a call whose waiter is the caller: its id now, its result when it ends or is
+    /// detached.
+    pub async fn run(
+        &self,
+        request: CallRequest,
+    ) -> anyhow::Result<(String, tokio::task::JoinHandle<anyhow::Result<CallResult>>)> {
+        match self {
+            Self::Local(core) => {
+                let handle = core.start(request)?;
+                let id = handle.id.clone();
+                Ok((id, tokio::spawn(async move { Ok(handle.result().await) })))
+            }
+            Self::Remote(remote) => {
+                static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+                let id = request.id.clone().unwrap_or_else(|| {
+                    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    format!("h{}-{n}", std::process::id())
+                });
+                let mut client = Client::connect(&remote.socket).await?;
+                let run = Request::Run {
+                    command: request.command,
+                    id: Some(id.clone()),
+                    cwd: request.cwd,
+                    timeout_ms: None,
+                    on_timeout: None,
+                    max_bytes: Some(request.options.max_result_bytes),
+                    title: request.title,
+                    env: request.env,
+                };
+                // The call exists once the server has it; the reply comes at its end.
+                let result = tokio::spawn(async move { client.request(&run).await });
+                let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+                while remote
+                    .ask::<EntryInfo>(&Request::Entry { key: id.clone() })
+                    .await
+                    .is_err()
+                {
+                    if result.is_finished() || tokio::time::Instant::now() >= deadline {
+                        break;
+                    }
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                }
+                Ok((id, result))
+            }
+        }
+    }
+
+    /// Waits until the entry ends, at most `timeout`; its state then.
+    pub async fn wait(
+        &self,
+        key: &str,
+        timeout: std::time::Duration,
+    ) -> anyhow::Result<EntryState> {
+        match self {
+            Self::Local(core) => Ok(core.wait(key, Some(timeout)).await?),
+            Self::Remote(remote) => {
+                remote
+                    .ask_apart(&Request::Wait {
+                        key: key.to_owned(),
+                        timeout_ms: Some(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX)),
+                    })
+                    .await
             }
         }
     }

@@ -145,3 +145,37 @@ fn resizing_the_terminal_resizes_the_processes() {
         assert!(stdout.contains(line), "{line}: {stdout}");
     }
 }
+
+#[test]
+fn headless_mode_works_against_the_server_too() {
+    let server = crate::support::ServerGuard::new("headless-server");
+    let path = format!(
+        "{}/tests/headless/detach-with-prompt.oino",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let output = server
+        .oino(&[
+            "headless", "--server", "--size", "100x16", "--script", &path,
+        ])
+        .output()
+        .expect("oino headless --server");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_detached_result(
+        result_block(&stdout, "server"),
+        "server up",
+        "request",
+        "t1",
+    );
+    // The task lives on in the server after the script.
+    let listed = server.oino(&["ls"]).output().expect("oino ls");
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        listed.contains("t1    web") && listed.contains("running"),
+        "{listed}"
+    );
+}
