@@ -11,7 +11,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
-use crate::protocol::{Hello, PROTOCOL_VERSION, Reply, Request};
+use crate::protocol::{Hello, PROTOCOL_VERSION, ReplyOf, Request};
 
 /// How long a client waits for a server it started to answer.
 const START_DEADLINE: Duration = Duration::from_secs(10);
@@ -89,13 +89,16 @@ impl Client {
         if self.reader.read_line(&mut reply).await? == 0 {
             anyhow::bail!("the oino server closed the connection");
         }
-        let reply: Reply = serde_json::from_str(&reply).context("reading the server's reply")?;
+        let reply: ReplyOf<T> =
+            serde_json::from_str(&reply).context("reading the server's reply")?;
         if !reply.ok {
             return Err(Refused(reply.error.unwrap_or_else(|| "refused".into())).into());
         }
-        Ok(serde_json::from_value(
-            reply.result.unwrap_or(serde_json::Value::Null),
-        )?)
+        match reply.result {
+            Some(result) => Ok(result),
+            // A result of null reads as absent: read it as the type's null.
+            None => Ok(serde_json::from_value(serde_json::Value::Null)?),
+        }
     }
 }
 

@@ -72,6 +72,32 @@ impl TextCleaner {
         let mut index = 0;
         while index < bytes.len() {
             let byte = bytes[index];
+            // Fastest path: a whole plain line, straight to the text.
+            if self.escape == Escape::None
+                && self.utf8_need == 0
+                && self.line.is_empty()
+                && self.column == 0
+            {
+                let run = bytes[index..]
+                    .iter()
+                    .take_while(|byte| (0x20..0x7f).contains(*byte))
+                    .count();
+                let after = &bytes[index + run..];
+                let ending = if after.starts_with(b"\r\n") {
+                    2
+                } else {
+                    usize::from(after.first() == Some(&b'\n'))
+                };
+                // Printable ASCII is always UTF-8.
+                if let (true, Ok(text)) =
+                    (ending > 0, std::str::from_utf8(&bytes[index..index + run]))
+                {
+                    out.push_str(text);
+                    out.push('\n');
+                    index += run + ending;
+                    continue;
+                }
+            }
             // Fast path: plain ASCII appended at the end of the line.
             if self.escape == Escape::None
                 && self.utf8_need == 0

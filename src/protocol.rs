@@ -120,32 +120,47 @@ pub enum Request {
     Subscribe {},
 }
 
-/// What the server answers.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+/// What the server answers: `{"ok": true, "result": …}` or `{"ok": false, "error": "…"}`,
+/// serialized once, straight from the result.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reply {
-    pub ok: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub result: Option<serde_json::Value>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub error: Option<String>,
+    line: Vec<u8>,
 }
 
 impl Reply {
     pub fn success(result: impl Serialize) -> Self {
-        Self {
-            ok: true,
-            result: Some(serde_json::to_value(result).unwrap_or(serde_json::Value::Null)),
-            error: None,
+        let mut line = br#"{"ok":true,"result":"#.to_vec();
+        match serde_json::to_writer(&mut line, &result) {
+            Ok(()) => {
+                line.push(b'}');
+                Self { line }
+            }
+            Err(err) => Self::failure(format!("the answer could not be written: {err}")),
         }
     }
 
     pub fn failure(error: impl Into<String>) -> Self {
+        let error = serde_json::Value::String(error.into());
         Self {
-            ok: false,
-            result: None,
-            error: Some(error.into()),
+            line: format!(r#"{{"ok":false,"error":{error}}}"#).into_bytes(),
         }
     }
+
+    /// The reply's line, without its newline.
+    #[must_use]
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.line
+    }
+}
+
+/// A reply as a client reads it, straight into the result's type.
+#[derive(Debug, Deserialize)]
+pub struct ReplyOf<T> {
+    pub ok: bool,
+    #[serde(default = "Option::default")]
+    pub result: Option<T>,
+    #[serde(default)]
+    pub error: Option<String>,
 }
 
 /// The reply to `hello`.
@@ -173,7 +188,16 @@ mod tests {
         );
         assert!(serde_json::from_str::<Request>(r#"{"op":"fly"}"#).is_err());
         assert!(serde_json::from_str::<Request>(r#"{"op":"list","extra":1}"#).is_err());
-        let reply = serde_json::to_string(&Reply::failure("no")).expect("json");
-        assert_eq!(reply, r#"{"ok":false,"error":"no"}"#);
+        assert_eq!(
+            Reply::failure("no \"way\"").as_bytes(),
+            br#"{"ok":false,"error":"no \"way\""}"#
+        );
+        assert_eq!(
+            Reply::success(vec![1, 2]).as_bytes(),
+            br#"{"ok":true,"result":[1,2]}"#
+        );
+        let read: ReplyOf<Vec<u8>> =
+            serde_json::from_slice(Reply::success(vec![1, 2]).as_bytes()).expect("parse");
+        assert_eq!(read.result, Some(vec![1, 2]));
     }
 }

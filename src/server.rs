@@ -244,9 +244,8 @@ async fn stream_events(
 }
 
 async fn send(write: &mut tokio::net::unix::OwnedWriteHalf, reply: &Reply) -> anyhow::Result<()> {
-    let mut bytes = serde_json::to_vec(reply)?;
-    bytes.push(b'\n');
-    write.write_all(&bytes).await?;
+    write.write_all(reply.as_bytes()).await?;
+    write.write_all(b"\n").await?;
     Ok(())
 }
 
