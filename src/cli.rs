@@ -71,7 +71,7 @@ pub enum Command {
     /// Type text into a call or task.
     Send(remote::SendArgs),
     /// End every call and task, then the server.
-    KillServer(ServerChoice),
+    KillServer(remote::KillServerArgs),
 }
 
 /// Where the server is: `--socket`, `OINO_SOCKET`, or a session's socket.
@@ -171,6 +171,9 @@ pub struct RunArgs {
     /// Run in this process instead of the server: what still runs ends when this command does.
     #[arg(long)]
     pub embedded: bool,
+    /// Print the whole result as JSON (`text`, `is_error`, `exit`, `timed_out`, `detached`, …).
+    #[arg(long)]
+    pub json: bool,
     #[command(flatten)]
     pub server: ServerChoice,
     /// The command, run by `bash -c` (several words are joined by spaces).
@@ -187,6 +190,7 @@ pub struct RunConfig {
     pub follow: bool,
     /// The server's socket, or `None` to run in this process.
     pub socket: Option<PathBuf>,
+    pub json: bool,
 }
 
 fn seconds(flag: &str, value: f64) -> anyhow::Result<Duration> {
@@ -241,6 +245,7 @@ impl RunArgs {
             detach_after,
             follow: self.follow,
             socket: (!self.embedded).then(|| self.server.path()),
+            json: self.json,
         })
     }
 }
@@ -426,7 +431,11 @@ async fn run_call(core: &Core, config: RunConfig) -> anyhow::Result<u8> {
         }
         None => result.await,
     };
-    print_text(&result.text);
+    if config.json {
+        println!("{}", serde_json::to_string_pretty(&result)?);
+    } else {
+        print_text(&result.text);
+    }
     if result.detached.is_some() && config.follow {
         return follow(core, &id).await;
     }

@@ -123,7 +123,18 @@ fn nobody_listens(err: &anyhow::Error) -> bool {
 /// Where a server started in the background writes its log.
 #[must_use]
 pub fn server_log(socket: &Path) -> PathBuf {
-    socket.with_extension("log")
+    let name = socket.file_stem().map_or_else(
+        || "default".into(),
+        |stem| stem.to_string_lossy().into_owned(),
+    );
+    // Beside the call logs (the state dir), else beside the socket.
+    crate::output::log_dir()
+        .ok()
+        .and_then(|logs| {
+            logs.parent()
+                .map(|state| state.join(format!("server-{name}.log")))
+        })
+        .unwrap_or_else(|| socket.with_extension("log"))
 }
 
 /// Starts `oino server` for `socket` in the background, detached from this terminal.

@@ -112,6 +112,16 @@ pub struct SendArgs {
     pub enter: bool,
     #[command(flatten)]
     pub server: ServerChoice,
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct KillServerArgs {
+    #[command(flatten)]
+    pub server: ServerChoice,
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// Runs a command that talks to the server.
@@ -124,7 +134,7 @@ pub async fn main(command: Command) -> ExitCode {
         Command::Wait(args) => wait(args).await,
         Command::Kill(args) => kill(args).await,
         Command::Send(args) => send(args).await,
-        Command::KillServer(choice) => kill_server(&choice).await,
+        Command::KillServer(args) => kill_server(&args).await,
         Command::Run(_) | Command::Headless(_) => Ok(ExitCode::from(EXIT_USAGE)),
     };
     outcome.unwrap_or_else(|err| {
@@ -339,13 +349,20 @@ async fn send(args: SendArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-async fn kill_server(choice: &ServerChoice) -> anyhow::Result<ExitCode> {
-    let socket = choice.path();
+async fn kill_server(args: &KillServerArgs) -> anyhow::Result<ExitCode> {
+    let socket = args.server.path();
     let Ok(mut client) = Client::connect(&socket).await else {
-        eprintln!("oino: no server answers at {}", socket.display());
+        if args.json {
+            print_json(&"no server")?;
+        } else {
+            eprintln!("oino: no server answers at {}", socket.display());
+        }
         return Ok(ExitCode::SUCCESS);
     };
-    let _: String = client.request(&Request::KillServer {}).await?;
+    let stopping: String = client.request(&Request::KillServer {}).await?;
+    if args.json {
+        print_json(&stopping)?;
+    }
     // The server is gone once its socket is.
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while socket.exists() && tokio::time::Instant::now() < deadline {
@@ -407,7 +424,13 @@ pub async fn run(config: RunConfig, socket: &Path) -> anyhow::Result<u8> {
             return Ok(EXIT_INTERRUPTED);
         }
     };
-    print_text(&result.text);
+    if config.json {
+        let mut stdout = std::io::stdout().lock();
+        serde_json::to_writer_pretty(&mut stdout, &result)?;
+        writeln!(stdout)?;
+    } else {
+        print_text(&result.text);
+    }
     if result.detached.is_some() && config.follow {
         let mut follower = Client::connect(socket).await?;
         let entry: EntryInfo = follower

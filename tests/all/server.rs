@@ -270,3 +270,36 @@ fn kill_server_ends_every_call_and_task() {
     // The socket goes just before the process does.
     wait_for("the server to end", || servers_of(&server) == 0);
 }
+
+#[test]
+fn an_idle_server_ends_by_itself_and_json_is_there_for_scripts() {
+    let server = ServerGuard::new("idle");
+    let mut hosting = server
+        .oino(&["server", "--foreground", "--idle-exit", "1"])
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("oino server");
+    wait_for("the socket", || server.socket.exists());
+    // A client and a running call keep it; then a second with neither ends it.
+    let run = server
+        .oino(&["run", "--json", "--", "sleep 1.5; echo done"])
+        .output()
+        .expect("oino run");
+    let result: serde_json::Value = serde_json::from_slice(&run.stdout).expect("JSON");
+    assert_eq!(result["text"], "done\n");
+    assert_eq!(result["is_error"], false);
+    let listed = server.oino(&["ls", "--json"]).output().expect("oino ls");
+    let entries: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("JSON");
+    assert_eq!(entries[0]["state"], "exited");
+    assert_eq!(entries[0]["code"], 0);
+    let deadline = Instant::now() + DEADLINE;
+    let status = loop {
+        if let Some(status) = hosting.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the idle server did not end");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(status.success());
+    assert!(!server.socket.exists());
+}
