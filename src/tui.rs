@@ -247,9 +247,11 @@ fn execute(
         let (link, outcomes) = (link.clone(), outcomes.clone());
         match effect {
             Effect::Start { command, size } => {
+                // As typed in this shell: its folder, its environment.
                 let request = CallRequest {
                     size: Some(size),
                     cwd: std::env::current_dir().ok(),
+                    env: std::env::vars().collect(),
                     ..CallRequest::new(command.clone())
                 };
                 tokio::spawn(async move {
