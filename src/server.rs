@@ -10,7 +10,6 @@ use std::fs::File;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -20,13 +19,11 @@ use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::watch;
 
 use crate::call::{CallOptions, TimeoutPolicy};
-use crate::core::{CallRequest, Core, CoreConfig};
+use crate::core::{CallRequest, Core, CoreConfig, CoreEvent};
 use crate::protocol::{Hello, MAX_REQUEST_BYTES, PROTOCOL_VERSION, Reply, Request};
 
 /// How long an idle server (no process, no client) stays.
 pub const DEFAULT_IDLE_EXIT: Duration = Duration::from_secs(60);
-/// How often an idle server looks at whether to end.
-const IDLE_CHECK: Duration = Duration::from_secs(1);
 /// Raw bytes an `output` request returns unless it says otherwise.
 const DEFAULT_OUTPUT_BYTES: usize = 64 * 1024;
 
@@ -116,43 +113,51 @@ pub async fn serve(socket: &Path, idle_exit: Duration) -> anyhow::Result<Served>
     );
 
     let core = Core::new(CoreConfig::default())?;
-    let clients = Arc::new(AtomicUsize::new(0));
+    // Clients connected, watched: the last one leaving may start the idle time.
+    let (clients, mut clients_changed) = watch::channel(0usize);
+    let clients = Arc::new(clients);
+    let mut events = core.subscribe();
     let (stop_tx, mut stop) = watch::channel(false);
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
     // Closing the terminal that started it does not end a server.
     let _ignore_hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
-    let mut idle_since = Some(tokio::time::Instant::now());
-    let mut idle_check = tokio::time::interval(IDLE_CHECK);
+    // Nothing wakes an idle server but its deadline: the idle time is looked at again only when
+    // a client comes or goes, or a process starts or ends.
+    let mut idle_deadline = Some(tokio::time::Instant::now() + idle_exit);
     loop {
         tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
                     let (core, clients, stop_tx) = (core.clone(), Arc::clone(&clients), stop_tx.clone());
-                    clients.fetch_add(1, Ordering::SeqCst);
+                    clients.send_modify(|count| *count += 1);
                     tokio::spawn(async move {
                         if let Err(err) = serve_connection(stream, &core, &stop_tx).await {
                             eprintln!("oino server: a connection ended: {err:#}");
                         }
-                        clients.fetch_sub(1, Ordering::SeqCst);
+                        clients.send_modify(|count| *count -= 1);
                     });
                 }
                 Err(err) => eprintln!("oino server: accept failed: {err}"),
             },
-            _ = idle_check.tick() => {
-                let busy = clients.load(Ordering::SeqCst) > 0
-                    || core.entries().iter().any(|entry| entry.state.is_running());
-                match (busy, idle_since) {
-                    (true, _) => idle_since = None,
-                    (false, None) => idle_since = Some(tokio::time::Instant::now()),
-                    (false, Some(since)) if since.elapsed() >= idle_exit => break,
-                    (false, Some(_)) => {}
+            _ = clients_changed.changed() => {}
+            event = events.recv() => {
+                if matches!(event, Ok(CoreEvent::OutputChanged { .. })) {
+                    continue;
                 }
             }
+            () = crate::pty::sleep_until_opt(idle_deadline) => break,
             _ = stop.changed() => break,
             _ = terminate.recv() => break,
             _ = interrupt.recv() => break,
         }
+        let busy = *clients.borrow() > 0
+            || core.entries().iter().any(|entry| entry.state.is_running());
+        idle_deadline = match (busy, idle_deadline) {
+            (true, _) => None,
+            (false, None) => Some(tokio::time::Instant::now() + idle_exit),
+            (false, deadline) => deadline,
+        };
     }
     eprintln!("oino server {} stopping", std::process::id());
     core.shutdown().await;
