@@ -151,8 +151,8 @@ pub async fn serve(socket: &Path, idle_exit: Duration) -> anyhow::Result<Served>
             _ = terminate.recv() => break,
             _ = interrupt.recv() => break,
         }
-        let busy = *clients.borrow() > 0
-            || core.entries().iter().any(|entry| entry.state.is_running());
+        let busy =
+            *clients.borrow() > 0 || core.entries().iter().any(|entry| entry.state.is_running());
         idle_deadline = match (busy, idle_deadline) {
             (true, _) => None,
             (false, None) => Some(tokio::time::Instant::now() + idle_exit),
