@@ -68,11 +68,16 @@ impl Terminal {
     }
 
     fn wait_for(&self, text: &str) {
+        self.wait_until(&format!("`{text}`"), |screen| screen.contains(text));
+    }
+
+    /// Waits until the screen's text satisfies `condition`.
+    fn wait_until(&self, what: &str, condition: impl Fn(&str) -> bool) {
         let deadline = Instant::now() + DEADLINE;
-        while !self.contents().contains(text) {
+        while !condition(&self.contents()) {
             assert!(
                 Instant::now() < deadline,
-                "`{text}` never showed; the screen:\n{}",
+                "{what} never showed; the screen:\n{}",
                 self.contents()
             );
             std::thread::sleep(Duration::from_millis(20));
@@ -105,11 +110,9 @@ fn detach_type_and_quit_in_a_real_terminal() {
     tui.send(b"\r");
     tui.wait_for("typing into `cat`");
     tui.send(b"hello from the test\r");
-    let deadline = Instant::now() + DEADLINE;
-    while tui.contents().matches("hello from the test").count() < 2 {
-        assert!(Instant::now() < deadline, "no echo:\n{}", tui.contents());
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    tui.wait_until("the echo and cat's copy", |screen| {
+        screen.matches("hello from the test").count() >= 2
+    });
     tui.send(b"\x01");
     tui.wait_for("d detach");
     assert!(!tui.contents().contains("typing into"));
@@ -149,23 +152,8 @@ fn quitting_leaves_the_servers_tasks_running_and_oino_comes_back_to_them() {
     let mut second = Terminal::start_with(&[], &mark, &env);
     second.wait_for("Tasks");
     second.wait_for("◆ for-i-in");
-    let before = second.contents();
-    let counted = |text: &str| {
-        text.lines()
-            .filter_map(|line| line.split("count ").nth(1))
-            .filter_map(|number| number.trim().parse::<u32>().ok())
-            .max()
-            .unwrap_or(0)
-    };
-    let deadline = Instant::now() + DEADLINE;
-    while counted(&second.contents()) <= counted(&before) {
-        assert!(
-            Instant::now() < deadline,
-            "the task is not streaming:\n{}",
-            second.contents()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let before = counted(&second.contents());
+    second.wait_until("the task streaming on", |screen| counted(screen) > before);
     second.send(b"q");
     second.wait_for("quit?");
     second.send(b"y");
@@ -243,4 +231,14 @@ impl Terminal {
 
 fn rows(count: u16) -> std::num::NonZeroU16 {
     std::num::NonZeroU16::new(count).expect("not zero")
+}
+
+/// The highest `count N` on a screen.
+fn counted(screen: &str) -> u32 {
+    screen
+        .lines()
+        .filter_map(|line| line.split("count ").nth(1))
+        .filter_map(|number| number.trim().parse::<u32>().ok())
+        .max()
+        .unwrap_or(0)
 }
