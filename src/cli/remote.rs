@@ -217,7 +217,11 @@ async fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
             "{:<14} {:<5} {:<18} {:<12} {:>7} {:>7}  {}",
             entry.id,
             entry.task_id.as_deref().unwrap_or("-"),
-            entry.name.as_deref().or(entry.title.as_deref()).unwrap_or("-"),
+            entry
+                .name
+                .as_deref()
+                .or(entry.title.as_deref())
+                .unwrap_or("-"),
             state,
             entry.pid,
             elapsed,
