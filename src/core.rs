@@ -39,7 +39,13 @@ pub struct CoreConfig {
     pub scrollback_rows: usize,
     pub kill_grace: Duration,
     pub exit_grace: Duration,
+    /// Finished calls and tasks kept in the list (each keeps a screen); older ones are
+    /// forgotten, their logs stay on disk.
+    pub max_finished: usize,
 }
+
+/// Finished entries kept by default.
+pub const DEFAULT_MAX_FINISHED: usize = 200;
 
 impl Default for CoreConfig {
     fn default() -> Self {
@@ -49,6 +55,7 @@ impl Default for CoreConfig {
             scrollback_rows: DEFAULT_SCROLLBACK_ROWS,
             kill_grace: pty::DEFAULT_KILL_GRACE,
             exit_grace: crate::call::DEFAULT_EXIT_GRACE,
+            max_finished: DEFAULT_MAX_FINISHED,
         }
     }
 }
@@ -296,6 +303,23 @@ impl Entry {
     }
 }
 
+/// Waits until `entry` ends, at most `timeout`; its state then.
+async fn wait_for_end(entry: &Entry, timeout: Option<Duration>) -> EntryState {
+    let mut status = entry.status.subscribe();
+    let ended = async {
+        match status.wait_for(|status| !status.state.is_running()).await {
+            Ok(status) => status.state,
+            Err(_) => EntryState::Running,
+        }
+    };
+    match timeout {
+        Some(timeout) => tokio::time::timeout(timeout, ended)
+            .await
+            .unwrap_or(EntryState::Running),
+        None => ended.await,
+    }
+}
+
 fn unix_ms(time: SystemTime) -> u64 {
     time.duration_since(UNIX_EPOCH).map_or(0, |since| {
         u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
@@ -518,10 +542,44 @@ impl Core {
             status.timed_out |= timed_out;
             status.ended_at = Some(SystemTime::now());
         });
+        self.forget_oldest_finished();
         self.emit(CoreEvent::Ended {
             id: entry.id.clone(),
             state,
         });
+    }
+
+    /// Keeps the list, and the memory its screens hold, bounded however many calls end.
+    fn forget_oldest_finished(&self) {
+        let mut state = self.lock();
+        let finished = state
+            .entries
+            .iter()
+            .filter(|entry| !entry.is_running())
+            .count();
+        let mut excess = finished.saturating_sub(self.inner.config.max_finished);
+        if excess == 0 {
+            return;
+        }
+        let mut forgotten = Vec::new();
+        state.entries.retain(|entry| {
+            let forget = excess > 0 && !entry.is_running();
+            if forget {
+                excess -= 1;
+                forgotten.extend(
+                    entry
+                        .status
+                        .borrow()
+                        .task
+                        .as_ref()
+                        .map(|task| task.name.clone()),
+                );
+            }
+            !forget
+        });
+        for name in forgotten {
+            state.tasks.release(&name);
+        }
     }
 
     /// Makes `entry` a task and keeps reading its process.
@@ -745,19 +803,7 @@ impl Core {
         timeout: Option<Duration>,
     ) -> Result<EntryState, CoreError> {
         let entry = self.find(key)?;
-        let mut status = entry.status.subscribe();
-        let ended = async {
-            match status.wait_for(|status| !status.state.is_running()).await {
-                Ok(status) => status.state,
-                Err(_) => EntryState::Running,
-            }
-        };
-        Ok(match timeout {
-            Some(timeout) => tokio::time::timeout(timeout, ended)
-                .await
-                .unwrap_or(EntryState::Running),
-            None => ended.await,
-        })
+        Ok(wait_for_end(&entry, timeout).await)
     }
 
     /// Sends bytes to the entry's terminal input.
@@ -771,12 +817,10 @@ impl Core {
     pub async fn kill(&self, key: &str) -> Result<EntryState, CoreError> {
         let entry = self.find(key)?;
         entry.control.kill_tree(self.inner.config.kill_grace).await;
-        // The runner or task loop sees the exit and the end of file, and records the end.
-        self.wait(
-            key,
-            Some(self.inner.config.kill_grace + self.inner.config.exit_grace * 4),
-        )
-        .await
+        // The runner or task loop sees the exit and the end of file, and records the end (the
+        // entry may leave the list then: it is waited on, not looked up again).
+        let config = &self.inner.config;
+        Ok(wait_for_end(&entry, Some(config.kill_grace + config.exit_grace * 4)).await)
     }
 
     /// Kills every running tree and waits for them to end.

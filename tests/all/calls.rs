@@ -264,3 +264,31 @@ async fn the_screen_shows_the_live_terminal() {
     let result = handle.result().await;
     assert_eq!(result.text, "red\ntyped\ntyped\n");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_the_newest_finished_entries_are_kept() {
+    let core = oino::core::Core::new(oino::core::CoreConfig {
+        log_dir: Some(temp_dir("finished")),
+        max_finished: 3,
+        ..oino::core::CoreConfig::default()
+    })
+    .expect("core");
+    let running = core
+        .start(request(&unique_id("keeps"), "sleep 30"))
+        .expect("start");
+    let mut ids = Vec::new();
+    for n in 0..6 {
+        let id = unique_id("short");
+        core.start(request(&id, &format!("echo {n}")))
+            .expect("start")
+            .result()
+            .await;
+        ids.push(id);
+    }
+    let listed: Vec<String> = core.entries().into_iter().map(|entry| entry.id).collect();
+    assert_eq!(
+        listed,
+        [vec![running.id.clone()], ids[3..].to_vec()].concat()
+    );
+    core.kill(&running.id).await.expect("kill");
+}
