@@ -11,6 +11,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::call::{CallOptions, CallResult, TimeoutPolicy};
 use crate::core::{CallRequest, Core, CoreConfig, CoreError};
+use crate::link::Link;
 use crate::pty::TermSize;
 
 mod remote;
@@ -355,11 +356,7 @@ fn run_in_runtime(config: RunConfig) -> ExitCode {
         Ok(runtime) => runtime,
         Err(code) => return code,
     };
-    let outcome = match config.socket.clone() {
-        Some(socket) => runtime.block_on(remote::run(config, &socket)),
-        None => runtime.block_on(run(config)),
-    };
-    match outcome {
+    match runtime.block_on(run(config)) {
         Ok(status) => ExitCode::from(status),
         Err(err) => {
             eprintln!("oino run: {err:#}");
@@ -395,84 +392,112 @@ async fn stop_signal() -> std::io::Result<u8> {
     })
 }
 
-/// Runs one call on an in-process core; returns the exit status.
-pub async fn run(config: RunConfig) -> anyhow::Result<u8> {
-    let core = Core::new(CoreConfig::default())?;
-    let outcome = tokio::select! {
-        outcome = run_call(&core, config) => outcome,
-        status = stop_signal() => Ok(status?),
+/// Runs one call, on the server or in this process; returns the exit status.
+pub async fn run(mut config: RunConfig) -> anyhow::Result<u8> {
+    let link = match &config.socket {
+        Some(socket) => Link::remote(socket).await?,
+        None => Link::Local(Core::new(CoreConfig::default())?),
     };
-    // No server keeps tasks alive yet: what still runs ends with this process.
-    core.shutdown().await;
+    // Named before it starts, so that a signal can end it wherever it runs.
+    let id = format!("run-{}", std::process::id());
+    config.request.id = Some(id.clone());
+    let outcome = tokio::select! {
+        outcome = run_call(&link, config) => outcome,
+        status = stop_signal() => {
+            // Ctrl-C ends the command, as it would without oino.
+            let _ = link.kill(&id).await;
+            Ok(status?)
+        }
+    };
+    // In this process, what still runs ends with it; a server keeps its tasks.
+    link.close().await;
     outcome
 }
 
-async fn run_call(core: &Core, config: RunConfig) -> anyhow::Result<u8> {
-    let handle = core.start(config.request)?;
-    let id = handle.id.clone();
-    let result = handle.result();
+async fn run_call(link: &Link, config: RunConfig) -> anyhow::Result<u8> {
+    let mut request = config.request;
+    // The command runs where, and with what, it would in this shell (not the server's).
+    if request.cwd.is_none() {
+        request.cwd = Some(std::env::current_dir()?);
+    }
+    request.env = std::env::vars()
+        .filter(|(name, _)| name != "OINO_SOCKET")
+        .collect();
+    let (id, result) = link.run(request).await?;
     tokio::pin!(result);
-    let result: CallResult = match config.detach_after {
-        Some(after) => {
-            tokio::select! {
-                result = &mut result => result,
-                () = tokio::time::sleep(after) => {
-                    let reason = format!("still running after {} s", after.as_secs_f64());
-                    // A call that ended meanwhile gives its normal result below.
-                    match core.detach(&id, config.name.as_deref(), &reason).await {
-                        Ok(_) | Err(CoreError::NotRunning(_)) => {}
-                        Err(err) => {
-                            eprintln!("oino run: cannot detach: {err}");
-                        }
+    if let Some(after) = config.detach_after {
+        tokio::select! {
+            _ = &mut result => {}
+            () = tokio::time::sleep(after) => {
+                let reason = format!("still running after {} s", after.as_secs_f64());
+                // A call that ended meanwhile gives its normal result below.
+                if let Err(err) = link.detach(&id, config.name.as_deref(), &reason).await {
+                    if link.entry(&id).await.is_ok_and(|entry| entry.state.is_running()) {
+                        eprintln!("oino run: cannot detach: {err:#}");
                     }
-                    result.await
                 }
             }
         }
-        None => result.await,
-    };
+    }
+    let result: CallResult = result.await.context("the call's waiter stopped")??;
     if config.json {
         println!("{}", serde_json::to_string_pretty(&result)?);
     } else {
         print_text(&result.text);
     }
     if result.detached.is_some() && config.follow {
-        return follow(core, &id).await;
+        let from = link.entry(&id).await?.detach_offset;
+        let state = follow(link, &id, Some(from), true, false).await?;
+        return Ok(exit_byte(state.shell_status()));
     }
-    Ok(u8::try_from(result.exit_status() & 0xff).unwrap_or(1))
+    Ok(exit_byte(result.exit_status()))
 }
 
-/// Prints a task's output from where its call stopped until the process ends.
-async fn follow(core: &Core, id: &str) -> anyhow::Result<u8> {
-    let mut offset = core.entry(id)?.detach_offset;
+/// An exit status as a process can return it.
+#[must_use]
+pub fn exit_byte(status: i32) -> u8 {
+    u8::try_from(status & 0xff).unwrap_or(1)
+}
+
+/// Prints an entry's output from `since` on (as text, or slices as JSON lines); with `until_end`,
+/// until it has ended and all is printed. Returns its state then.
+pub async fn follow(
+    link: &Link,
+    key: &str,
+    since: Option<u64>,
+    until_end: bool,
+    json: bool,
+) -> anyhow::Result<crate::core::EntryState> {
+    let mut offset = since;
     loop {
-        let slice = core.output(id, Some(offset), FOLLOW_READ_BYTES)?;
-        if slice.next_offset > offset {
-            print_raw(&slice.text);
-            offset = slice.next_offset;
+        let slice = link.output(key, offset, FOLLOW_READ_BYTES).await?;
+        let moved = slice.next_offset > slice.from;
+        offset = Some(slice.next_offset);
+        if moved {
+            if json {
+                println!("{}", serde_json::to_string(&slice)?);
+            } else {
+                print_raw(&slice.text);
+            }
             continue;
         }
-        let entry = core.entry(id)?;
-        if !entry.state.is_running() && offset >= entry.bytes {
-            let status = match entry.state {
-                crate::core::EntryState::Exited { code } => code,
-                crate::core::EntryState::Killed { signal } => 128 + signal,
-                crate::core::EntryState::Running => 0,
-            };
-            return Ok(u8::try_from(status & 0xff).unwrap_or(1));
+        let entry = link.entry(key).await?;
+        if !until_end || (!entry.state.is_running() && slice.next_offset >= entry.bytes) {
+            return Ok(entry.state);
         }
-        core.wait_output(id, offset, Duration::from_secs(1)).await?;
+        link.wait_output(key, slice.next_offset, Duration::from_secs(1))
+            .await?;
     }
 }
 
-fn print_text(text: &str) {
+pub(crate) fn print_text(text: &str) {
     print_raw(text);
     if !text.ends_with('\n') {
         print_raw("\n");
     }
 }
 
-fn print_raw(text: &str) {
+pub(crate) fn print_raw(text: &str) {
     let mut stdout = std::io::stdout().lock();
     // A closed stdout (a pager quit) is not worth a panic.
     let _ = stdout

@@ -107,6 +107,16 @@ impl EntryState {
     pub fn is_running(self) -> bool {
         self == Self::Running
     }
+
+    /// The status a shell would report for it: the code, or 128 + the signal (0 while running).
+    #[must_use]
+    pub fn shell_status(self) -> i32 {
+        match self {
+            Self::Exited { code } => code,
+            Self::Killed { signal } => 128 + signal,
+            Self::Running => 0,
+        }
+    }
 }
 
 impl From<ProcessExit> for EntryState {

@@ -12,9 +12,10 @@ use serde::de::DeserializeOwned;
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::{Mutex, broadcast, mpsc};
 
-use crate::call::CallResult;
+use crate::call::{CallResult, TimeoutPolicy};
 use crate::client::Client;
 use crate::core::{CallRequest, Core, CoreEvent, EntryInfo, EntryState, HistoryPage};
+use crate::output::OutputSlice;
 use crate::protocol::Request;
 use crate::pty::TermSize;
 use crate::screen::ScreenSnapshot;
@@ -67,11 +68,74 @@ impl Events {
 impl Link {
     /// A link to the server at `socket`, starting it when none answers.
     pub async fn remote(socket: &Path) -> anyhow::Result<Self> {
-        let client = Client::connect_or_start(socket).await?;
-        Ok(Self::Remote(Arc::new(Remote {
-            socket: socket.to_owned(),
+        Ok(Self::over(Client::connect_or_start(socket).await?))
+    }
+
+    /// A link to the server at `socket`, which must be there already.
+    pub async fn connect(socket: &Path) -> anyhow::Result<Self> {
+        Ok(Self::over(Client::connect(socket).await?))
+    }
+
+    fn over(client: Client) -> Self {
+        Self::Remote(Arc::new(Remote {
+            socket: client.socket().to_owned(),
             queries: Mutex::new(client),
-        })))
+        }))
+    }
+
+    pub async fn entry(&self, key: &str) -> anyhow::Result<EntryInfo> {
+        match self {
+            Self::Local(core) => Ok(core.entry(key)?),
+            Self::Remote(remote) => {
+                remote
+                    .ask(&Request::Entry {
+                        key: key.to_owned(),
+                    })
+                    .await
+            }
+        }
+    }
+
+    /// Clean output from raw offset `since` (default: the start, or a task's own start).
+    pub async fn output(
+        &self,
+        key: &str,
+        since: Option<u64>,
+        max_bytes: usize,
+    ) -> anyhow::Result<OutputSlice> {
+        match self {
+            Self::Local(core) => Ok(core.output(key, since, max_bytes)?),
+            Self::Remote(remote) => {
+                remote
+                    .ask(&Request::Output {
+                        key: key.to_owned(),
+                        since,
+                        max_bytes: Some(max_bytes),
+                    })
+                    .await
+            }
+        }
+    }
+
+    /// Waits until there is output past `offset` or the entry ended, at most `timeout`.
+    pub async fn wait_output(
+        &self,
+        key: &str,
+        offset: u64,
+        timeout: std::time::Duration,
+    ) -> anyhow::Result<bool> {
+        match self {
+            Self::Local(core) => Ok(core.wait_output(key, offset, timeout).await?),
+            Self::Remote(remote) => {
+                remote
+                    .ask_apart(&Request::WaitOutput {
+                        key: key.to_owned(),
+                        offset,
+                        timeout_ms: millis(timeout),
+                    })
+                    .await
+            }
+        }
     }
 
     /// Where the processes live, for the interface to say.
@@ -263,13 +327,15 @@ impl Link {
                     format!("h{}-{n}", std::process::id())
                 });
                 let mut client = Client::connect(&remote.socket).await?;
+                let options = &request.options;
                 let run = Request::Run {
                     command: request.command,
                     id: Some(id.clone()),
                     cwd: request.cwd,
-                    timeout_ms: None,
-                    on_timeout: None,
-                    max_bytes: Some(request.options.max_result_bytes),
+                    timeout_ms: options.timeout.map(millis),
+                    on_timeout: (options.on_timeout == TimeoutPolicy::Detach)
+                        .then(|| "detach".to_owned()),
+                    max_bytes: Some(options.max_result_bytes),
                     title: request.title,
                     env: request.env,
                 };
@@ -303,7 +369,7 @@ impl Link {
                 remote
                     .ask_apart(&Request::Wait {
                         key: key.to_owned(),
-                        timeout_ms: Some(u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX)),
+                        timeout_ms: Some(millis(timeout)),
                     })
                     .await
             }
@@ -316,6 +382,10 @@ impl Link {
             core.shutdown().await;
         }
     }
+}
+
+fn millis(duration: std::time::Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 impl Remote {

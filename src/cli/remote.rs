@@ -3,24 +3,17 @@
 
 use std::fmt::Write as _;
 use std::io::Write;
-use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 use serde::Serialize;
 
-use super::{
-    Command, EXIT_INTERRUPTED, EXIT_USAGE, RunConfig, ServerChoice, print_raw, print_text,
-};
-use crate::call::{CallResult, TimeoutPolicy};
+use super::{Command, EXIT_USAGE, ServerChoice, exit_byte, print_raw};
 use crate::client::{Client, Refused};
 use crate::core::{EntryInfo, EntryState};
-use crate::output::OutputSlice;
+use crate::link::Link;
 use crate::protocol::Request;
-
-/// Raw bytes asked per step while following output.
-const FOLLOW_BYTES: usize = 256 * 1024;
 
 #[derive(Debug, Args)]
 pub struct ServerArgs {
@@ -154,15 +147,6 @@ fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn status_of(state: EntryState) -> u8 {
-    let status = match state {
-        EntryState::Exited { code } => code,
-        EntryState::Killed { signal } => 128 + signal,
-        EntryState::Running => 0,
-    };
-    u8::try_from(status & 0xff).unwrap_or(1)
-}
-
 async fn server(args: &ServerArgs) -> anyhow::Result<ExitCode> {
     let socket = args.server.path();
     if !args.foreground {
@@ -253,57 +237,11 @@ async fn detach(args: DetachArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Prints output from `since` on; with `follow`, until the entry ends. Returns its last state.
-async fn print_output(
-    client: &mut Client,
-    key: &str,
-    since: Option<u64>,
-    follow: bool,
-    json: bool,
-) -> anyhow::Result<EntryState> {
-    let mut offset = since;
-    loop {
-        let slice: OutputSlice = client
-            .request(&Request::Output {
-                key: key.to_owned(),
-                since: offset,
-                max_bytes: Some(FOLLOW_BYTES),
-            })
-            .await?;
-        let moved = slice.next_offset > slice.from;
-        if json && moved {
-            serde_json::to_writer(std::io::stdout().lock(), &slice)?;
-            println!();
-        } else if moved {
-            print_raw(&slice.text);
-        }
-        offset = Some(slice.next_offset);
-        if moved {
-            continue;
-        }
-        let entry: EntryInfo = client
-            .request(&Request::Entry {
-                key: key.to_owned(),
-            })
-            .await?;
-        if !follow || (!entry.state.is_running() && slice.next_offset >= entry.bytes) {
-            return Ok(entry.state);
-        }
-        let _: bool = client
-            .request(&Request::WaitOutput {
-                key: key.to_owned(),
-                offset: slice.next_offset,
-                timeout_ms: 1000,
-            })
-            .await?;
-    }
-}
-
 async fn logs(args: LogsArgs) -> anyhow::Result<ExitCode> {
-    let mut client = Client::connect(&args.server.path()).await?;
-    let state = print_output(&mut client, &args.id, args.since, args.follow, args.json).await?;
+    let link = Link::connect(&args.server.path()).await?;
+    let state = super::follow(&link, &args.id, args.since, args.follow, args.json).await?;
     Ok(if args.follow {
-        ExitCode::from(status_of(state))
+        ExitCode::from(exit_byte(state.shell_status()))
     } else {
         ExitCode::SUCCESS
     })
@@ -328,7 +266,7 @@ async fn wait(args: WaitArgs) -> anyhow::Result<ExitCode> {
     Ok(if state.is_running() {
         ExitCode::from(124)
     } else {
-        ExitCode::from(status_of(state))
+        ExitCode::from(exit_byte(state.shell_status()))
     })
 }
 
@@ -373,82 +311,4 @@ async fn kill_server(args: &KillServerArgs) -> anyhow::Result<ExitCode> {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// `oino run` through the server: the call shows in every attached interface and can be
-/// detached from anywhere; a detached call's task lives on in the server.
-pub async fn run(config: RunConfig, socket: &Path) -> anyhow::Result<u8> {
-    let mut client = Client::connect_or_start(socket).await?;
-    let id = format!("run-{}", std::process::id());
-    let options = &config.request.options;
-    // The command runs where, and with what, it would in this shell, not the server's.
-    let cwd = match config.request.cwd.clone() {
-        Some(cwd) => cwd,
-        None => std::env::current_dir()?,
-    };
-    let env = std::env::vars()
-        .filter(|(name, _)| name != "OINO_SOCKET")
-        .collect();
-    let request = Request::Run {
-        command: config.request.command.clone(),
-        id: Some(id.clone()),
-        cwd: Some(cwd),
-        env,
-        timeout_ms: options
-            .timeout
-            .map(|timeout| u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX)),
-        on_timeout: (options.on_timeout == TimeoutPolicy::Detach).then(|| "detach".to_owned()),
-        max_bytes: Some(options.max_result_bytes),
-        title: None,
-    };
-    if let Some(after) = config.detach_after {
-        let (socket, id, name) = (socket.to_owned(), id.clone(), config.name.clone());
-        tokio::spawn(async move {
-            tokio::time::sleep(after).await;
-            let reason = format!("still running after {} s", after.as_secs_f64());
-            if let Ok(mut other) = Client::connect(&socket).await {
-                // A call that ended meanwhile gives its normal result.
-                let _: anyhow::Result<EntryInfo> = other
-                    .request(&Request::Detach {
-                        key: id,
-                        name,
-                        reason: Some(reason),
-                    })
-                    .await;
-            }
-        });
-    }
-    let result = tokio::select! {
-        result = client.request::<CallResult>(&request) => result?,
-        () = interrupted() => {
-            // Ctrl-C ends the command, as it would without oino.
-            if let Ok(mut other) = Client::connect(socket).await {
-                let _: anyhow::Result<EntryState> = other.request(&Request::Kill { key: id }).await;
-            }
-            return Ok(EXIT_INTERRUPTED);
-        }
-    };
-    if config.json {
-        let mut stdout = std::io::stdout().lock();
-        serde_json::to_writer_pretty(&mut stdout, &result)?;
-        writeln!(stdout)?;
-    } else {
-        print_text(&result.text);
-    }
-    if result.detached.is_some() && config.follow {
-        let mut follower = Client::connect(socket).await?;
-        let entry: EntryInfo = follower
-            .request(&Request::Entry { key: id.clone() })
-            .await?;
-        let state =
-            print_output(&mut follower, &id, Some(entry.detach_offset), true, false).await?;
-        return Ok(status_of(state));
-    }
-    Ok(u8::try_from(result.exit_status() & 0xff).unwrap_or(1))
-}
-
-async fn interrupted() {
-    if tokio::signal::ctrl_c().await.is_err() {
-        std::future::pending::<()>().await;
-    }
 }
