@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
 
-use crate::support::{DEADLINE, temp_dir, unique_id};
+use crate::support::{DEADLINE, temp_dir, unique_id, wait_until_blocking};
 
 /// `oino` running in a PTY of its own, with a vt100 model of what it draws.
 struct Terminal {
@@ -75,6 +75,7 @@ impl Terminal {
     fn wait_until(&self, what: &str, condition: impl Fn(&str) -> bool) {
         let deadline = Instant::now() + DEADLINE;
         while !condition(&self.contents()) {
+            // The screen is the useful part of a failure here.
             assert!(
                 Instant::now() < deadline,
                 "{what} never showed; the screen:\n{}",
@@ -159,14 +160,9 @@ fn quitting_leaves_the_servers_tasks_running_and_oino_comes_back_to_them() {
     second.send(b"y");
     assert!(second.wait_exit().success());
     drop(server);
-    let deadline = Instant::now() + DEADLINE;
-    while !oino::pty::proc_scan::with_env("OINO_E2E_MARK", &mark).is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "kill-server left processes behind"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    wait_until_blocking("kill-server to end every process", || {
+        oino::pty::proc_scan::with_env("OINO_E2E_MARK", &mark).is_empty()
+    });
 }
 
 #[test]
@@ -186,14 +182,12 @@ fn sigterm_restores_the_terminal_and_ends_every_process() {
 
 impl Terminal {
     fn wait_exit(&mut self) -> portable_pty::ExitStatus {
-        let deadline = Instant::now() + DEADLINE;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait") {
-                return status;
-            }
-            assert!(Instant::now() < deadline, "oino did not quit");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        let mut status = None;
+        wait_until_blocking("oino to quit", || {
+            status = self.child.try_wait().expect("wait");
+            status.is_some()
+        });
+        status.expect("an exit status")
     }
 
     /// The terminal is back (main screen, cooked mode, cursor shown) and nothing oino started
@@ -221,11 +215,9 @@ impl Terminal {
         );
 
         // Nothing oino started is left.
-        let deadline = Instant::now() + DEADLINE;
-        while !oino::pty::proc_scan::with_env("OINO_E2E_MARK", mark).is_empty() {
-            assert!(Instant::now() < deadline, "processes left behind");
-            std::thread::sleep(Duration::from_millis(20));
-        }
+        wait_until_blocking("every process oino started to end", || {
+            oino::pty::proc_scan::with_env("OINO_E2E_MARK", mark).is_empty()
+        });
     }
 }
 

@@ -5,20 +5,11 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::CommandExt;
 use std::process::{Output, Stdio};
-use std::time::{Duration, Instant};
 
-use crate::support::{DEADLINE, ServerGuard, processes_of};
+use crate::support::{DEADLINE, ServerGuard, processes_of, wait_until_blocking};
 
 fn text(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn wait_for(what: &str, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + DEADLINE;
-    while !condition() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// Starts the server in the background, as a client would.
@@ -42,7 +33,7 @@ fn a_call_run_in_one_client_is_detached_from_another_and_followed_by_a_third() {
         .spawn()
         .expect("oino run");
     let id = format!("run-{}", waiter.id());
-    wait_for("the call to print", || {
+    wait_until_blocking("the call to print", || {
         let listed = server.oino(&["ls", "--json"]).output().expect("oino ls");
         text(&listed).contains(&id)
             && text(&listed).contains("\"bytes\": ")
@@ -243,7 +234,7 @@ fn two_clients_racing_to_start_the_server_end_with_one() {
     for racer in racers {
         assert!(racer.wait_with_output().expect("racer").status.success());
     }
-    wait_for("one server", || servers_of(&server) == 1);
+    wait_until_blocking("one server", || servers_of(&server) == 1);
 }
 
 #[test]
@@ -265,10 +256,10 @@ fn kill_server_ends_every_call_and_task() {
     assert!(processes_of(&id).len() >= 2, "the task is not running");
     let killed = server.oino(&["kill-server"]).output().expect("kill-server");
     assert!(killed.status.success());
-    wait_for("every process to end", || processes_of(&id).is_empty());
+    wait_until_blocking("every process to end", || processes_of(&id).is_empty());
     assert!(!server.socket.exists());
     // The socket goes just before the process does.
-    wait_for("the server to end", || servers_of(&server) == 0);
+    wait_until_blocking("the server to end", || servers_of(&server) == 0);
 }
 
 #[test]
@@ -279,7 +270,7 @@ fn an_idle_server_ends_by_itself_and_json_is_there_for_scripts() {
         .stderr(Stdio::null())
         .spawn()
         .expect("oino server");
-    wait_for("the socket", || server.socket.exists());
+    wait_until_blocking("the socket", || server.socket.exists());
     // A client and a running call keep it; then a second with neither ends it.
     let run = server
         .oino(&["run", "--json", "--", "sleep 1.5; echo done"])
@@ -292,14 +283,11 @@ fn an_idle_server_ends_by_itself_and_json_is_there_for_scripts() {
     let entries: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("JSON");
     assert_eq!(entries[0]["state"], "exited");
     assert_eq!(entries[0]["code"], 0);
-    let deadline = Instant::now() + DEADLINE;
-    let status = loop {
-        if let Some(status) = hosting.try_wait().expect("wait") {
-            break status;
-        }
-        assert!(Instant::now() < deadline, "the idle server did not end");
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert!(status.success());
+    let mut status = None;
+    wait_until_blocking("the idle server to end", || {
+        status = hosting.try_wait().expect("wait");
+        status.is_some()
+    });
+    assert!(status.is_some_and(|status| status.success()));
     assert!(!server.socket.exists());
 }

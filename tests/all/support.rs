@@ -67,6 +67,18 @@ pub async fn wait_until(what: &str, mut condition: impl FnMut() -> bool) {
     }
 }
 
+/// `wait_until` for tests without a runtime: checks every 20 ms, at most `DEADLINE`.
+pub fn wait_until_blocking(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + DEADLINE;
+    while !condition() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Reads an entry's output from `from` until it has ended and everything is read.
 pub async fn read_to_end(core: &Core, id: &str, from: u64) -> String {
     let state = core.wait(id, Some(DEADLINE)).await.expect("entry");
