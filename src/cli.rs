@@ -11,7 +11,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::call::{CallOptions, CallResult, TimeoutPolicy};
 use crate::core::{CallRequest, Core, CoreConfig, CoreError};
-use crate::link::Link;
+use crate::link::{DetachAfter, Link};
 use crate::pty::TermSize;
 
 mod remote;
@@ -73,6 +73,20 @@ pub enum Command {
     Send(remote::SendArgs),
     /// End every call and task, then the server.
     KillServer(remote::KillServerArgs),
+    /// Serve AI agents over MCP (stdio): their shell commands run as calls of the server.
+    Mcp(McpArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Register it in an agent as a stdio MCP server, e.g.\n  \
+                  claude mcp add oino -- oino mcp\n  \
+                  codex mcp add oino -- oino mcp\n\n\
+                  Tools: bash, task_output, task_list, task_kill, task_input. The agent's \
+                  commands appear in every oino attached to the same server (`oino` in another \
+                  terminal), where a key detaches one that would block the agent.")]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub server: ServerChoice,
 }
 
 /// Where the server is: `--socket`, `OINO_SOCKET`, or a session's socket.
@@ -272,6 +286,16 @@ pub fn main() -> ExitCode {
             }
         },
         Some(Command::Headless(args)) => headless(&args),
+        Some(Command::Mcp(args)) => match runtime() {
+            Ok(runtime) => match runtime.block_on(crate::mcp::serve(args.server.path())) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(err) => {
+                    eprintln!("oino mcp: {err:#}");
+                    ExitCode::FAILURE
+                }
+            },
+            Err(code) => code,
+        },
         Some(command) => match runtime() {
             Ok(runtime) => runtime.block_on(remote::main(command)),
             Err(code) => code,
@@ -415,31 +439,16 @@ pub async fn run(mut config: RunConfig) -> anyhow::Result<u8> {
 }
 
 async fn run_call(link: &Link, config: RunConfig) -> anyhow::Result<u8> {
-    let mut request = config.request;
-    // The command runs where, and with what, it would in this shell (not the server's).
-    if request.cwd.is_none() {
-        request.cwd = Some(std::env::current_dir()?);
-    }
-    request.env = std::env::vars()
-        .filter(|(name, _)| name != "OINO_SOCKET")
-        .collect();
-    let (id, result) = link.run(request).await?;
-    tokio::pin!(result);
-    if let Some(after) = config.detach_after {
-        tokio::select! {
-            _ = &mut result => {}
-            () = tokio::time::sleep(after) => {
-                let reason = format!("still running after {} s", after.as_secs_f64());
-                // A call that ended meanwhile gives its normal result below.
-                if let Err(err) = link.detach(&id, config.name.as_deref(), &reason).await {
-                    if link.entry(&id).await.is_ok_and(|entry| entry.state.is_running()) {
-                        eprintln!("oino run: cannot detach: {err:#}");
-                    }
-                }
-            }
-        }
-    }
-    let result: CallResult = result.await.context("the call's waiter stopped")??;
+    let (id, result) = link.run(config.request.from_here()?).await?;
+    let detach = config.detach_after.map(|after| DetachAfter {
+        after,
+        name: config.name.as_deref(),
+    });
+    let result: CallResult = link
+        .finish_run(&id, result, detach, |err| {
+            eprintln!("oino run: cannot detach: {err:#}");
+        })
+        .await?;
     if config.json {
         println!("{}", serde_json::to_string_pretty(&result)?);
     } else {

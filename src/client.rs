@@ -85,6 +85,11 @@ impl Client {
         let mut line = serde_json::to_vec(request)?;
         line.push(b'\n');
         self.writer.write_all(&line).await?;
+        self.reply().await
+    }
+
+    /// Reads the next reply (a `run` with `started` has two).
+    pub async fn reply<T: DeserializeOwned>(&mut self) -> anyhow::Result<T> {
         let mut reply = String::new();
         if self.reader.read_line(&mut reply).await? == 0 {
             anyhow::bail!("the oino server closed the connection");

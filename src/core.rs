@@ -83,6 +83,20 @@ impl CallRequest {
             ..Self::default()
         }
     }
+
+    /// Runs where, and with what, it would in this process: its folder (unless one is given, a
+    /// relative one being taken from here) and its environment, not the server's.
+    pub fn from_here(mut self) -> std::io::Result<Self> {
+        let here = std::env::current_dir()?;
+        self.cwd = Some(match self.cwd {
+            Some(cwd) => here.join(cwd),
+            None => here,
+        });
+        self.env = std::env::vars()
+            .filter(|(name, _)| name != "OINO_SOCKET")
+            .collect();
+        Ok(self)
+    }
 }
 
 /// Whether an entry is still a call (someone waits for it) or a background task.
@@ -330,7 +344,9 @@ async fn wait_for_end(entry: &Entry, timeout: Option<Duration>) -> EntryState {
     }
 }
 
-fn unix_ms(time: SystemTime) -> u64 {
+/// Milliseconds since the Unix epoch.
+#[must_use]
+pub fn unix_ms(time: SystemTime) -> u64 {
     time.duration_since(UNIX_EPOCH).map_or(0, |since| {
         u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
     })

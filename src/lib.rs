@@ -5,7 +5,7 @@
 //! Layers, bottom up: [`pty`], [`screen`], [`output`], [`registry`], [`call`], [`tasks`],
 //! [`core`], and the front ends: the interface ([`app`] state, [`ui`] drawing, [`tui`] terminal
 //! and event loop, [`headless`] scripts), the [`server`] with its [`protocol`] and [`client`],
-//! and the command line ([`cli`]).
+//! the agent bridge ([`mcp`]), and the command line ([`cli`]).
 
 pub mod app;
 pub mod call;
@@ -14,6 +14,7 @@ pub mod client;
 pub mod core;
 pub mod headless;
 pub mod link;
+pub mod mcp;
 pub mod output;
 pub mod protocol;
 pub mod pty;

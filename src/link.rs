@@ -7,6 +7,9 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
 
 use serde::de::DeserializeOwned;
 use tokio::io::AsyncBufReadExt;
@@ -16,9 +19,20 @@ use crate::call::{CallResult, TimeoutPolicy};
 use crate::client::Client;
 use crate::core::{CallRequest, Core, CoreEvent, EntryInfo, EntryState, HistoryPage};
 use crate::output::OutputSlice;
-use crate::protocol::Request;
+use crate::protocol::{Hello, PROTOCOL_VERSION, Request};
 use crate::pty::TermSize;
 use crate::screen::ScreenSnapshot;
+
+/// When a run becomes a task if it still runs: after `after` (at once if zero), named `name`
+/// (else after its command).
+#[derive(Clone, Copy, Debug)]
+pub struct DetachAfter<'a> {
+    pub after: Duration,
+    pub name: Option<&'a str>,
+}
+
+/// A run's result, to come.
+pub type RunResult = tokio::task::JoinHandle<anyhow::Result<CallResult>>;
 
 /// Events buffered from a remote server.
 const REMOTE_EVENTS: usize = 1024;
@@ -122,7 +136,7 @@ impl Link {
         &self,
         key: &str,
         offset: u64,
-        timeout: std::time::Duration,
+        timeout: Duration,
     ) -> anyhow::Result<bool> {
         match self {
             Self::Local(core) => Ok(core.wait_output(key, offset, timeout).await?),
@@ -308,12 +322,9 @@ impl Link {
         }
     }
 
-    /// Runs a call whose waiter is the caller: its id now, its result when it ends or is
-    /// detached.
-    pub async fn run(
-        &self,
-        request: CallRequest,
-    ) -> anyhow::Result<(String, tokio::task::JoinHandle<anyhow::Result<CallResult>>)> {
+    /// Runs a call whose waiter is the caller: its id once it exists, its result when it ends
+    /// or is detached.
+    pub async fn run(&self, request: CallRequest) -> anyhow::Result<(String, RunResult)> {
         match self {
             Self::Local(core) => {
                 let handle = core.start(request)?;
@@ -321,16 +332,11 @@ impl Link {
                 Ok((id, tokio::spawn(async move { Ok(handle.result().await) })))
             }
             Self::Remote(remote) => {
-                static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-                let id = request.id.clone().unwrap_or_else(|| {
-                    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    format!("h{}-{n}", std::process::id())
-                });
                 let mut client = Client::connect(&remote.socket).await?;
                 let options = &request.options;
                 let run = Request::Run {
                     command: request.command,
-                    id: Some(id.clone()),
+                    id: request.id,
                     cwd: request.cwd,
                     timeout_ms: options.timeout.map(millis),
                     on_timeout: (options.on_timeout == TimeoutPolicy::Detach)
@@ -338,31 +344,65 @@ impl Link {
                     max_bytes: Some(options.max_result_bytes),
                     title: request.title,
                     env: request.env,
+                    started: true,
                 };
-                // The call exists once the server has it; the reply comes at its end.
-                let result = tokio::spawn(async move { client.request(&run).await });
-                let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-                while remote
-                    .ask::<EntryInfo>(&Request::Entry { key: id.clone() })
-                    .await
-                    .is_err()
-                {
-                    if result.is_finished() || tokio::time::Instant::now() >= deadline {
-                        break;
+                // The first reply says the call exists; the second comes at its end.
+                let entry: EntryInfo = client.request(&run).await?;
+                let result = tokio::spawn(async move { client.reply().await });
+                Ok((entry.id, result))
+            }
+        }
+    }
+
+    /// Waits for the result of the run `id`; if it still runs when `detach` says, detaches it
+    /// first. A detach refused while the call runs on goes to `refused`, and the result comes
+    /// at the call's end.
+    pub async fn finish_run(
+        &self,
+        id: &str,
+        result: RunResult,
+        detach: Option<DetachAfter<'_>>,
+        refused: impl FnOnce(anyhow::Error),
+    ) -> anyhow::Result<CallResult> {
+        tokio::pin!(result);
+        if let Some(detach) = detach {
+            tokio::select! {
+                _ = &mut result => {}
+                () = tokio::time::sleep(detach.after) => {
+                    let reason = if detach.after.is_zero() {
+                        "started in the background".to_owned()
+                    } else {
+                        format!("still running after {} s", detach.after.as_secs_f64())
+                    };
+                    // A call that ended meanwhile gives its normal result below.
+                    if let Err(err) = self.detach(id, detach.name, &reason).await {
+                        if self.entry(id).await.is_ok_and(|entry| entry.state.is_running()) {
+                            refused(err);
+                        }
                     }
-                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
                 }
-                Ok((id, result))
+            }
+        }
+        result.await.context("the call's waiter stopped")?
+    }
+
+    /// Whether the core still answers (a server may have been stopped or restarted).
+    pub async fn ping(&self) -> anyhow::Result<()> {
+        match self {
+            Self::Local(_) => Ok(()),
+            Self::Remote(remote) => {
+                let _: Hello = remote
+                    .ask(&Request::Hello {
+                        version: PROTOCOL_VERSION,
+                    })
+                    .await?;
+                Ok(())
             }
         }
     }
 
     /// Waits until the entry ends, at most `timeout`; its state then.
-    pub async fn wait(
-        &self,
-        key: &str,
-        timeout: std::time::Duration,
-    ) -> anyhow::Result<EntryState> {
+    pub async fn wait(&self, key: &str, timeout: Duration) -> anyhow::Result<EntryState> {
         match self {
             Self::Local(core) => Ok(core.wait(key, Some(timeout)).await?),
             Self::Remote(remote) => {
@@ -384,7 +424,7 @@ impl Link {
     }
 }
 
-fn millis(duration: std::time::Duration) -> u64 {
+fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 

@@ -43,6 +43,10 @@ pub enum Request {
         /// own, so that the command runs as it would in the client's shell).
         #[serde(default)]
         env: Vec<(String, String)>,
+        /// Answer twice: the new entry as soon as the call exists (or why it could not start),
+        /// then its result. A client that detaches, kills or writes to it waits for the first.
+        #[serde(default)]
+        started: bool,
     },
     List {},
     Entry {

@@ -217,6 +217,7 @@ async fn serve_connection(
                 send(&mut write, &Reply::success("subscribed")).await?;
                 return stream_events(events, &mut write).await;
             }
+            Ok(request @ Request::Run { .. }) => run(core, request, &mut write).await?,
             Ok(request) => handle(core, request).await,
             Err(err) if line.ends_with(b"\n") => Reply::failure(format!(
                 "not a request: {err}; send one JSON object a line, see docs/protocol.md"
@@ -254,8 +255,12 @@ async fn send(write: &mut tokio::net::unix::OwnedWriteHalf, reply: &Reply) -> an
     Ok(())
 }
 
-/// Runs a call to its result for a client that waits.
-async fn run(core: &Core, request: Request) -> Reply {
+/// Runs a call to its result for a client that waits; with `started`, says first that it exists.
+async fn run(
+    core: &Core,
+    request: Request,
+    write: &mut tokio::net::unix::OwnedWriteHalf,
+) -> anyhow::Result<Reply> {
     let failed = |err: crate::core::CoreError| Reply::failure(err.to_string());
     let Request::Run {
         command,
@@ -266,17 +271,18 @@ async fn run(core: &Core, request: Request) -> Reply {
         max_bytes,
         title,
         env,
+        started,
     } = request
     else {
-        return Reply::failure("not a run request");
+        return Ok(Reply::failure("not a run request"));
     };
     let on_timeout = match on_timeout.as_deref() {
         None | Some("kill") => TimeoutPolicy::Kill,
         Some("detach") => TimeoutPolicy::Detach,
         Some(other) => {
-            return Reply::failure(format!(
+            return Ok(Reply::failure(format!(
                 "on_timeout `{other}` is unknown: use `kill` or `detach`"
-            ));
+            )));
         }
     };
     let request = CallRequest {
@@ -292,10 +298,19 @@ async fn run(core: &Core, request: Request) -> Reply {
         },
         ..CallRequest::new(command)
     };
-    match core.start(request) {
-        Ok(handle) => Reply::success(handle.result().await),
-        Err(err) => failed(err),
+    let handle = match core.start(request) {
+        Ok(handle) => handle,
+        Err(err) => return Ok(failed(err)),
+    };
+    if started {
+        let entry = core.entry(&handle.id).map_or_else(failed, Reply::success);
+        // A client gone before the result does not stop the call: it ends, or someone detaches it.
+        if send(write, &entry).await.is_err() {
+            tokio::spawn(handle.result());
+            return Ok(Reply::failure("the client left"));
+        }
     }
+    Ok(Reply::success(handle.result().await))
 }
 
 /// Starts a call whose waiter is the server (an interface watches its pane); answers its entry.
@@ -322,7 +337,6 @@ async fn handle(core: &Core, request: Request) -> Reply {
             "this server speaks protocol {PROTOCOL_VERSION}, not {version}: use an oino of the \
              same version, or `oino kill-server` and start again"
         )),
-        request @ Request::Run { .. } => run(core, request).await,
         Request::List {} => Reply::success(core.entries()),
         Request::Entry { key } => core.entry(&key).map_or_else(failed, Reply::success),
         Request::Detach { key, name, reason } => core
@@ -397,6 +411,7 @@ async fn handle(core: &Core, request: Request) -> Reply {
             })
             .map_or_else(failed, Reply::success),
         // Answered by the connection itself.
+        Request::Run { .. } => Reply::failure("a run is answered by its connection"),
         Request::KillServer {} => Reply::success("stopping"),
         Request::Subscribe {} => Reply::success("subscribed"),
     }

@@ -128,7 +128,7 @@ pub async fn main(command: Command) -> ExitCode {
         Command::Kill(args) => kill(args).await,
         Command::Send(args) => send(args).await,
         Command::KillServer(args) => kill_server(&args).await,
-        Command::Run(_) | Command::Headless(_) => Ok(ExitCode::from(EXIT_USAGE)),
+        Command::Run(_) | Command::Headless(_) | Command::Mcp(_) => Ok(ExitCode::from(EXIT_USAGE)),
     };
     outcome.unwrap_or_else(|err| {
         eprintln!("oino: {err:#}");

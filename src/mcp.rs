@@ -1,0 +1,775 @@
+//! The agent bridge: `oino mcp`, an MCP server on standard input and output whose tools run an
+//! agent's shell commands as calls of the oino server, so that a person watching any attached
+//! interface sees them live and can detach one that would block the agent.
+//!
+//! The bridge holds no processes: every tool is a request to the server (started when none
+//! answers). A server that went away is noticed before each tool call and replaced; a call that
+//! was running on it ends with an error that says so.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use regex::Regex;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, RequestId, ServerCapabilities,
+    ServerConfig, Tool, ToolAnnotations,
+};
+use rmcp::schemars::JsonSchema;
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+
+use crate::call::{CallOptions, CallResult};
+use crate::client::Refused;
+use crate::core::{CallRequest, EntryInfo, EntryKind, EntryState};
+use crate::link::{DetachAfter, Link};
+
+/// A bash call's timeout when the agent gives none.
+const DEFAULT_TIMEOUT_MS: u64 = 10 * 60 * 1000;
+/// Text returned by `task_output` when the agent gives no `max_bytes`.
+const DEFAULT_OUTPUT_BYTES: usize = 30_000;
+/// The most `task_output` returns at once, whatever is asked.
+const MAX_OUTPUT_BYTES: usize = 1 << 20;
+/// How long `task_output` waits at most, whatever is asked: clients give up on long calls.
+const MAX_WAIT_MS: u64 = 10 * 60 * 1000;
+
+const INSTRUCTIONS: &str = "oino runs your shell commands in terminals that the person \
+supervising you watches live. Use its `bash` tool for commands. A command that would block you \
+(a dev server, a watcher, a long build) can be detached into a background task: by you \
+(run_in_background, detach_after_ms) or by the person, at any time. A detached call returns at \
+once with its output so far and a line `[Detached to background task tN: reason]`; the process \
+keeps running. Follow it with task_output, type into it with task_input, end it with task_kill, \
+and see every task with task_list.";
+
+const BASH_DESCRIPTION: &str = "Run a shell command with `bash -c` in its own terminal, watched \
+live by the person supervising you. Returns the output when the command ends (colors removed; \
+very long output keeps its head and tail and names the file with all of it). isError is true \
+when it exits non-zero or times out (timeout_ms, default 600000, kills it).\n\n\
+Commands that do not end by themselves (dev servers, watchers, `tail -f`) or that take long: pass \
+run_in_background: true to start one straight as a background task, or detach_after_ms to turn \
+the call into a task if it still runs after that long. The person may also detach any call.\n\n\
+A detached call returns at once: its output so far, then a line `[Detached to background task \
+t3: reason]`. That is not an error and the process did not stop: it keeps running as task t3. \
+Read what it writes next with task_output (which can wait for a line matching a pattern), type \
+into it with task_input, stop it with task_kill.\n\n\
+Each call starts a fresh bash: `cd` and `export` do not carry over to the next call; pass cwd \
+instead. Stdin is a terminal, so a command that asks a question waits for an answer: prefer \
+non-interactive flags.";
+
+const TASK_OUTPUT_DESCRIPTION: &str = "Read a background task's output (clean text), from offset \
+`since` (a byte offset in its raw output; default: where the task began, just after the detach \
+line). The answer ends with a line in brackets giving the task's state (running, or its exit \
+code) and `next since=N`: pass that N as `since` next time to read only what is new.\n\n\
+With wait_ms, waits up to that long for new output or the task's end; with pattern (a regular \
+expression, matched against each line) too, waits until a line matches, the task ends or wait_ms \
+passes, and says which. Use pattern to wait for a server to be ready (`pattern: \"listening|\
+ready\"`) or a build to finish. At most max_bytes (default 30000) of text come back; the rest \
+waits for the next call.";
+
+const TASK_LIST_DESCRIPTION: &str = "List the background tasks: id (t1, t2, …), name, state \
+(running, or how it ended), how long it has run, its process id, output size and command.";
+
+const TASK_KILL_DESCRIPTION: &str = "End a background task and every process it started \
+(SIGTERM and SIGHUP, then SIGKILL after 2 s). Says how it ended. Its output can still be read.";
+
+const TASK_INPUT_DESCRIPTION: &str = "Type text into a running background task's terminal, as \
+if at its keyboard, then press Enter unless enter is false. Control characters work: \"\\u0003\" \
+is Ctrl-C, \"\\u0004\" Ctrl-D (end of input). Returns the offset to read the task's answer from \
+with task_output.";
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(crate = "rmcp::schemars")]
+struct BashArgs {
+    /// The command, run by `bash -c`.
+    command: String,
+    /// Kill the command (and all it started) if it runs longer than this. Default 600000.
+    timeout_ms: Option<u64>,
+    /// Folder to run in: absolute, or relative to the agent's. Default: the agent's folder.
+    cwd: Option<PathBuf>,
+    /// Five to ten words saying what the command does: shown to the person watching.
+    description: Option<String>,
+    /// Start it straight as a background task and return at once.
+    run_in_background: Option<bool>,
+    /// Detach it into a background task if it still runs after this long, and return then.
+    detach_after_ms: Option<u64>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(crate = "rmcp::schemars")]
+struct TaskOutputArgs {
+    /// The task: its id (t3) or name.
+    task: String,
+    /// Byte offset to read from: the `next since` of the previous answer.
+    since: Option<u64>,
+    /// At most this much text comes back (default 30000).
+    max_bytes: Option<usize>,
+    /// Wait up to this long for new output (or, with pattern, for a matching line).
+    wait_ms: Option<u64>,
+    /// A regular expression: wait until a line of new output matches it.
+    pattern: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(crate = "rmcp::schemars")]
+struct TaskArgs {
+    /// The task: its id (t3) or name.
+    task: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(crate = "rmcp::schemars")]
+struct TaskInputArgs {
+    /// The task: its id (t3) or name.
+    task: String,
+    /// The text to type.
+    text: String,
+    /// Press Enter after the text (default true).
+    enter: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+#[schemars(crate = "rmcp::schemars")]
+struct NoArgs {}
+
+/// A tool call that failed, in words the model can act on.
+#[derive(Debug)]
+struct ToolError(String);
+
+impl From<String> for ToolError {
+    fn from(message: String) -> Self {
+        Self(message)
+    }
+}
+
+impl From<&str> for ToolError {
+    fn from(message: &str) -> Self {
+        Self(message.to_owned())
+    }
+}
+
+type ToolResult = Result<CallToolResult, ToolError>;
+
+/// The bridge: the MCP side of one agent.
+#[derive(Clone)]
+pub struct Bridge {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    socket: PathBuf,
+    link: tokio::sync::Mutex<Option<Link>>,
+    /// Calls an agent waits for: ended with the bridge, since nobody would get their result.
+    waited: Mutex<HashSet<String>>,
+}
+
+/// Serves MCP on standard input and output until the client closes it (or a signal), then ends
+/// the calls still waited for; background tasks keep running.
+pub async fn serve(socket: PathBuf) -> anyhow::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let bridge = Bridge::new(socket);
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let service = bridge.clone().serve(rmcp::transport::stdio()).await?;
+    let cancel = service.cancellation_token();
+    tokio::select! {
+        quit = service.waiting() => { quit?; }
+        _ = terminate.recv() => cancel.cancel(),
+        _ = interrupt.recv() => cancel.cancel(),
+    }
+    bridge.end_waited_calls().await;
+    Ok(())
+}
+
+impl Bridge {
+    #[must_use]
+    pub fn new(socket: PathBuf) -> Self {
+        Self {
+            inner: Arc::new(Inner {
+                socket,
+                link: tokio::sync::Mutex::new(None),
+                waited: Mutex::new(HashSet::new()),
+            }),
+        }
+    }
+
+    /// The link to the server, checked; a new one (starting a server) when the old one is gone.
+    async fn link(&self) -> Result<Link, ToolError> {
+        let mut slot = self.inner.link.lock().await;
+        if let Some(link) = slot.as_ref() {
+            if link.ping().await.is_ok() {
+                return Ok(link.clone());
+            }
+        }
+        *slot = None;
+        let link = Link::remote(&self.inner.socket).await.map_err(|err| {
+            format!(
+                "cannot reach the oino server at {}: {err:#}",
+                self.inner.socket.display()
+            )
+        })?;
+        *slot = Some(link.clone());
+        Ok(link)
+    }
+
+    /// Says what went wrong with a request: the server's refusal as it gave it, or the server
+    /// gone (the next tool call starts a new one).
+    fn failure(doing: &str, err: &anyhow::Error) -> ToolError {
+        if err.downcast_ref::<Refused>().is_some() {
+            return ToolError(format!("{doing}: {err:#}"));
+        }
+        ToolError(format!(
+            "{doing}: the oino server went away ({err:#}); it was stopped or restarted, and the \
+             calls and tasks it ran ended with it. Try again: a new server starts by itself."
+        ))
+    }
+
+    fn waited(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.inner
+            .waited
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    async fn end_waited_calls(&self) {
+        let ids: Vec<String> = self.waited().drain().collect();
+        if ids.is_empty() {
+            return;
+        }
+        if let Ok(link) = self.link().await {
+            for id in ids {
+                let _ = link.kill(&id).await;
+            }
+        }
+    }
+
+    async fn bash(
+        &self,
+        args: BashArgs,
+        request_id: &RequestId,
+        cancelled: impl Future<Output = ()>,
+    ) -> ToolResult {
+        if args.command.trim().is_empty() {
+            return Err("`command` is empty: give the shell command to run".into());
+        }
+        if args.timeout_ms == Some(0) {
+            return Err("`timeout_ms` must be more than 0 (or left out for 600000)".into());
+        }
+        if args.detach_after_ms == Some(0) {
+            return Err("`detach_after_ms` must be more than 0: to start it detached, pass run_in_background: true".into());
+        }
+        let request = CallRequest {
+            id: Some(format!("mcp{}-{request_id}", std::process::id())),
+            cwd: args.cwd,
+            title: args.description.filter(|title| !title.trim().is_empty()),
+            options: CallOptions {
+                timeout: Some(Duration::from_millis(
+                    args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS),
+                )),
+                ..CallOptions::default()
+            },
+            ..CallRequest::new(args.command)
+        }
+        .from_here()
+        .map_err(|err| format!("cannot tell the agent's folder: {err}"))?;
+        let link = self.link().await?;
+        let (id, result) = link
+            .run(request)
+            .await
+            .map_err(|err| Self::failure("the command did not start", &err))?;
+        self.waited().insert(id.clone());
+        let after = if args.run_in_background == Some(true) {
+            Some(Duration::ZERO)
+        } else {
+            args.detach_after_ms.map(Duration::from_millis)
+        };
+        let detach = after.map(|after| DetachAfter { after, name: None });
+        let finished = tokio::select! {
+            finished = link.finish_run(&id, result, detach, |_| {}) => finished,
+            () = cancelled => {
+                // The agent stopped waiting (its user interrupted): end what it started.
+                let _ = link.kill(&id).await;
+                self.waited().remove(&id);
+                return Err("cancelled: the command and everything it started were ended".into());
+            }
+        };
+        self.waited().remove(&id);
+        let result =
+            finished.map_err(|err| Self::failure("the command's result was lost", &err))?;
+        Ok(bash_result(&link, &id, result).await)
+    }
+
+    async fn task_output(&self, args: TaskOutputArgs) -> ToolResult {
+        let pattern = args
+            .pattern
+            .as_deref()
+            .map(|pattern| {
+                Regex::new(pattern)
+                    .map_err(|err| format!("`pattern` is not a valid regular expression: {err}"))
+            })
+            .transpose()?;
+        let max_bytes = match args.max_bytes {
+            Some(0) => return Err("`max_bytes` must be more than 0".into()),
+            Some(max) => max.min(MAX_OUTPUT_BYTES),
+            None => DEFAULT_OUTPUT_BYTES,
+        };
+        let wait = Duration::from_millis(args.wait_ms.unwrap_or(0).min(MAX_WAIT_MS));
+        let link = self.link().await?;
+        let entry = self.task(&link, &args.task).await?;
+        let since = args.since.unwrap_or(entry.detach_offset);
+        let deadline = tokio::time::Instant::now() + wait;
+        let mut reader = OutputReader::new(since, max_bytes, pattern);
+        let read = |err: anyhow::Error| Self::failure("reading the output failed", &err);
+        let outcome = loop {
+            let slice = link
+                .output(&entry.id, Some(reader.next_offset), max_bytes)
+                .await
+                .map_err(read)?;
+            if let Some(line) = reader.push(slice) {
+                break Waited::Matched(line);
+            }
+            if reader.moved() && reader.pattern.is_none() {
+                break Waited::Output;
+            }
+            let now = tokio::time::Instant::now();
+            if now >= deadline {
+                break Waited::TimedOut;
+            }
+            let more = link
+                .wait_output(&entry.id, reader.next_offset, deadline - now)
+                .await
+                .map_err(read)?;
+            if !more {
+                let ended = !link
+                    .entry(&entry.id)
+                    .await
+                    .map_err(read)?
+                    .state
+                    .is_running();
+                break if ended {
+                    Waited::Ended
+                } else {
+                    Waited::TimedOut
+                };
+            }
+        };
+        let entry = link.entry(&entry.id).await.map_err(read)?;
+        Ok(CallToolResult::success(
+            reader.render(&entry, &outcome, wait),
+        ))
+    }
+
+    async fn task_list(&self) -> ToolResult {
+        let link = self.link().await?;
+        let entries = link
+            .entries()
+            .await
+            .map_err(|err| Self::failure("listing the tasks failed", &err))?;
+        let now = crate::core::unix_ms(std::time::SystemTime::now());
+        let lines: Vec<String> = entries
+            .iter()
+            .filter(|entry| entry.kind == EntryKind::Task)
+            .map(|entry| {
+                let end = entry.ended_ms.unwrap_or(now);
+                format!(
+                    "{} {:?}: {} · {} s · pid {} · {} of output · $ {}",
+                    entry.task_id.as_deref().unwrap_or(&entry.id),
+                    entry.name.as_deref().unwrap_or_default(),
+                    state_words(entry.state),
+                    end.saturating_sub(entry.started_ms) / 1000,
+                    entry.pid,
+                    byte_size(entry.bytes.saturating_sub(entry.detach_offset)),
+                    entry.command,
+                )
+            })
+            .collect();
+        let text = if lines.is_empty() {
+            "No background tasks. A bash call becomes one when it is detached (run_in_background, \
+             detach_after_ms, or by the person watching)."
+                .to_owned()
+        } else {
+            lines.join("\n")
+        };
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+    }
+
+    async fn task_kill(&self, args: TaskArgs) -> ToolResult {
+        let link = self.link().await?;
+        let entry = self.task(&link, &args.task).await?;
+        let label = task_label(&entry);
+        if !entry.state.is_running() {
+            return Ok(CallToolResult::success(vec![ContentBlock::text(format!(
+                "{label} had already ended ({}).",
+                state_words(entry.state)
+            ))]));
+        }
+        let state = link
+            .kill(&entry.id)
+            .await
+            .map_err(|err| Self::failure("killing the task failed", &err))?;
+        let text = if state.is_running() {
+            format!("{label} was sent SIGKILL but has not ended yet: check with task_list.")
+        } else {
+            format!(
+                "{label} ended with everything it started: it {}.",
+                state_words(state)
+            )
+        };
+        Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
+    }
+
+    async fn task_input(&self, args: TaskInputArgs) -> ToolResult {
+        let mut bytes = args.text.into_bytes();
+        if args.enter.unwrap_or(true) {
+            bytes.push(b'\r');
+        }
+        if bytes.is_empty() {
+            return Err(
+                "nothing to type: give `text`, or leave `enter` true to press Enter".into(),
+            );
+        }
+        let link = self.link().await?;
+        let entry = self.task(&link, &args.task).await?;
+        let label = task_label(&entry);
+        if !entry.state.is_running() {
+            return Err(format!(
+                "{label} has ended ({}): it reads no more input",
+                state_words(entry.state)
+            )
+            .into());
+        }
+        let count = bytes.len();
+        link.write(&entry.id, bytes)
+            .await
+            .map_err(|err| Self::failure("typing into the task failed", &err))?;
+        Ok(CallToolResult::success(vec![ContentBlock::text(format!(
+            "Typed {count} bytes into {label}. Read its answer with task_output {{\"task\": \"{}\", \
+             \"since\": {}, \"wait_ms\": 2000}}.",
+            entry.task_id.as_deref().unwrap_or(&entry.id),
+            entry.bytes
+        ))]))
+    }
+
+    /// The task `key` names, or an error that says how to find one.
+    async fn task(&self, link: &Link, key: &str) -> Result<EntryInfo, ToolError> {
+        let entry = link.entry(key).await.map_err(|err| {
+            if err.downcast_ref::<Refused>().is_some() {
+                ToolError(format!(
+                    "no task `{key}`: task_list shows the tasks there are"
+                ))
+            } else {
+                Self::failure("finding the task failed", &err)
+            }
+        })?;
+        if entry.kind == EntryKind::Call {
+            return Err(format!(
+                "`{key}` is a call that someone waits for, not a background task: it becomes \
+                 one when detached (task_list shows the tasks there are)"
+            )
+            .into());
+        }
+        Ok(entry)
+    }
+}
+
+/// A bash call's result as the agent gets it: the text (output so far and the marker, when
+/// detached) and, after a detach, how to go on with the task.
+async fn bash_result(link: &Link, id: &str, result: CallResult) -> CallToolResult {
+    let text = if result.text.is_empty() {
+        "(no output)".to_owned()
+    } else {
+        result.text
+    };
+    let mut content = vec![ContentBlock::text(text)];
+    if let Some(detached) = &result.detached {
+        let name = link
+            .entry(id)
+            .await
+            .ok()
+            .and_then(|entry| entry.name)
+            .map(|name| format!(" ({name:?})"))
+            .unwrap_or_default();
+        content.push(ContentBlock::text(format!(
+            "Task {task}{name} keeps running. Read what it writes next with task_output \
+             {{\"task\": \"{task}\"}} (add wait_ms, and a pattern to wait for a line); type into \
+             it with task_input; end it with task_kill.",
+            task = detached.task_id
+        )));
+    }
+    if result.is_error {
+        CallToolResult::error(content)
+    } else {
+        CallToolResult::success(content)
+    }
+}
+
+/// How a `task_output` wait ended.
+enum Waited {
+    Output,
+    Matched(String),
+    Ended,
+    TimedOut,
+}
+
+/// Output read from an offset on, keeping at most `max_bytes` of the newest text, and looking
+/// for a line that matches a pattern.
+struct OutputReader {
+    since: u64,
+    next_offset: u64,
+    max_bytes: usize,
+    pattern: Option<Regex>,
+    /// Slices kept, oldest first: (raw offset it starts at, text).
+    kept: std::collections::VecDeque<(u64, String)>,
+    kept_bytes: usize,
+    /// The last line so far, not ended yet: it may match once it goes on.
+    open_line: String,
+}
+
+impl OutputReader {
+    fn new(since: u64, max_bytes: usize, pattern: Option<Regex>) -> Self {
+        Self {
+            since,
+            next_offset: since,
+            max_bytes,
+            pattern,
+            kept: std::collections::VecDeque::new(),
+            kept_bytes: 0,
+            open_line: String::new(),
+        }
+    }
+
+    fn moved(&self) -> bool {
+        self.next_offset > self.since
+    }
+
+    /// Adds a slice; returns the first line that matches the pattern, if one does.
+    fn push(&mut self, slice: crate::output::OutputSlice) -> Option<String> {
+        if slice.next_offset <= slice.from {
+            return None;
+        }
+        self.next_offset = slice.next_offset;
+        let matched = self.pattern.as_ref().and_then(|pattern| {
+            let joined = std::mem::take(&mut self.open_line) + &slice.text;
+            let mut lines = joined.split('\n').peekable();
+            let mut found = None;
+            while let Some(line) = lines.next() {
+                if lines.peek().is_none() {
+                    line.clone_into(&mut self.open_line);
+                }
+                if found.is_none() && pattern.is_match(line) {
+                    found = Some(line.to_owned());
+                }
+            }
+            found
+        });
+        self.kept_bytes += slice.text.len();
+        self.kept.push_back((slice.from, slice.text));
+        // Only the newest text is kept: a pattern may be met after a lot of output.
+        while self.kept_bytes > self.max_bytes && self.kept.len() > 1 {
+            if let Some((_, text)) = self.kept.pop_front() {
+                self.kept_bytes -= text.len();
+            }
+        }
+        matched
+    }
+
+    /// The output read (exactly as the task wrote it, cleaned), then a block of notes in
+    /// brackets ending with the task's state and the offset to read from next.
+    fn render(&self, entry: &EntryInfo, outcome: &Waited, wait: Duration) -> Vec<ContentBlock> {
+        let mut notes = Vec::new();
+        let kept_from = self
+            .kept
+            .front()
+            .map_or(self.next_offset, |(from, _)| *from);
+        if kept_from > self.since {
+            notes.push(format!(
+                "[{} of output skipped, offsets {} to {kept_from}: read them with since={}]",
+                byte_size(kept_from - self.since),
+                self.since,
+                self.since
+            ));
+        }
+        let mut body: String = self.kept.iter().map(|(_, text)| text.as_str()).collect();
+        if body.len() > self.max_bytes {
+            // One slice longer than asked (cleaning can grow invalid bytes): keep its end.
+            let mut cut = body.len() - self.max_bytes;
+            while !body.is_char_boundary(cut) {
+                cut += 1;
+            }
+            body.replace_range(..cut, "");
+            notes.push(format!(
+                "[the first {} of it were cut]",
+                byte_size(cut as u64)
+            ));
+        }
+        if let Some(pattern) = &self.pattern {
+            let pattern = pattern.as_str();
+            notes.push(match outcome {
+                Waited::Matched(line) => format!("[matched /{pattern}/: {:?}]", line.trim_end()),
+                Waited::Ended => format!("[the task ended with no line matching /{pattern}/]"),
+                Waited::Output | Waited::TimedOut => format!(
+                    "[no line matched /{pattern}/ within {} ms]",
+                    wait.as_millis()
+                ),
+            });
+        } else if !self.moved() {
+            notes.push(match outcome {
+                Waited::TimedOut if !wait.is_zero() => {
+                    format!("[no new output within {} ms]", wait.as_millis())
+                }
+                _ => "[no new output]".to_owned(),
+            });
+        }
+        let more = entry.bytes.saturating_sub(self.next_offset);
+        let more = if more > 0 {
+            format!(" · {} more to read", byte_size(more))
+        } else {
+            String::new()
+        };
+        notes.push(format!(
+            "[{}: {}{more} · next since={}]",
+            task_label(entry),
+            state_words(entry.state),
+            self.next_offset
+        ));
+        let mut content = Vec::new();
+        if !body.is_empty() {
+            content.push(ContentBlock::text(body));
+        }
+        content.push(ContentBlock::text(notes.join("\n")));
+        content
+    }
+}
+
+fn task_label(entry: &EntryInfo) -> String {
+    let id = entry.task_id.as_deref().unwrap_or(&entry.id);
+    match &entry.name {
+        Some(name) => format!("task {id} ({name:?})"),
+        None => format!("task {id}"),
+    }
+}
+
+/// How an entry stands, in words.
+fn state_words(state: EntryState) -> String {
+    match state {
+        EntryState::Running => "running".to_owned(),
+        EntryState::Exited { code } => format!("exited with code {code}"),
+        EntryState::Killed { signal } => {
+            let name = nix::sys::signal::Signal::try_from(signal)
+                .map_or_else(|_| String::new(), |signal| format!(" ({signal})"));
+            format!("killed by signal {signal}{name}")
+        }
+    }
+}
+
+fn byte_size(bytes: u64) -> String {
+    #[allow(clippy::cast_precision_loss)]
+    let value = bytes as f64;
+    if bytes < 1024 {
+        format!("{bytes} bytes")
+    } else if bytes < 1024 * 1024 {
+        format!("{:.1} KiB", value / 1024.0)
+    } else {
+        format!("{:.1} MiB", value / (1024.0 * 1024.0))
+    }
+}
+
+/// Reads a tool's arguments, or says what is wrong with them.
+fn arguments<T: DeserializeOwned>(
+    tool: &str,
+    arguments: Option<JsonObject>,
+) -> Result<T, ToolError> {
+    serde_json::from_value(serde_json::Value::Object(arguments.unwrap_or_default())).map_err(
+        |err| {
+            ToolError(format!(
+                "bad arguments to {tool}: {err} (see the tool's input schema)"
+            ))
+        },
+    )
+}
+
+fn tool<T: JsonSchema + 'static>(name: &'static str, description: &'static str) -> Tool {
+    let schema = rmcp::handler::server::common::schema_for_input::<T>()
+        .unwrap_or_else(|_| rmcp::handler::server::common::schema_for_empty_input());
+    Tool::new(name, description, schema)
+}
+
+fn tools() -> Vec<Tool> {
+    let read_only = ToolAnnotations::new().read_only(true);
+    vec![
+        tool::<BashArgs>("bash", BASH_DESCRIPTION),
+        tool::<TaskOutputArgs>("task_output", TASK_OUTPUT_DESCRIPTION)
+            .with_annotations(read_only.clone()),
+        tool::<NoArgs>("task_list", TASK_LIST_DESCRIPTION).with_annotations(read_only),
+        tool::<TaskArgs>("task_kill", TASK_KILL_DESCRIPTION),
+        tool::<TaskInputArgs>("task_input", TASK_INPUT_DESCRIPTION),
+    ]
+}
+
+impl ServerHandler for Bridge {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("oino", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tools()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.as_ref();
+        let args = request.arguments;
+        let outcome = match name {
+            "bash" => match arguments(name, args) {
+                Ok(args) => self.bash(args, &context.id, context.ct.cancelled()).await,
+                Err(err) => Err(err),
+            },
+            "task_output" => match arguments(name, args) {
+                Ok(args) => self.task_output(args).await,
+                Err(err) => Err(err),
+            },
+            "task_list" => match arguments::<NoArgs>(name, args) {
+                Ok(_) => self.task_list().await,
+                Err(err) => Err(err),
+            },
+            "task_kill" => match arguments(name, args) {
+                Ok(args) => self.task_kill(args).await,
+                Err(err) => Err(err),
+            },
+            "task_input" => match arguments(name, args) {
+                Ok(args) => self.task_input(args).await,
+                Err(err) => Err(err),
+            },
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "no tool `{other}`: the tools are bash, task_output, task_list, \
+                         task_kill and task_input"
+                    ),
+                    None,
+                ));
+            }
+        };
+        let result = outcome.unwrap_or_else(|ToolError(message)| {
+            CallToolResult::error(vec![ContentBlock::text(message)])
+        });
+        Ok(result.into())
+    }
+}

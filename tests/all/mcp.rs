@@ -1,0 +1,450 @@
+//! The agent bridge: rmcp's client over the real `oino mcp`, which talks to a real server.
+
+use std::process::Output;
+
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::{Peer, RoleClient, RunningService};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{ServiceError, ServiceExt};
+use serde_json::{Value, json};
+
+use crate::support::{DEADLINE, ServerGuard, processes_of, temp_dir, wait_until};
+
+const MARKER_PREFIX: &str = "\n\n[Detached to background task ";
+
+/// An agent: rmcp's client, connected to `oino mcp` on its own server.
+struct Agent {
+    client: RunningService<RoleClient, ()>,
+    server: ServerGuard,
+}
+
+impl Agent {
+    async fn start(label: &str) -> Self {
+        let server = ServerGuard::new(label);
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_oino"));
+        command
+            .arg("mcp")
+            .env("OINO_SOCKET", &server.socket)
+            .env("XDG_STATE_HOME", &server.state);
+        let transport = TokioChildProcess::new(command).expect("oino mcp");
+        let client = ().serve(transport).await.expect("the MCP handshake");
+        Self { client, server }
+    }
+
+    fn peer(&self) -> Peer<RoleClient> {
+        self.client.peer().clone()
+    }
+
+    async fn call(&self, tool: &str, arguments: Value) -> CallToolResult {
+        let shown = arguments.to_string();
+        call(&self.peer(), tool, arguments)
+            .await
+            .unwrap_or_else(|err| panic!("{tool} {shown}: {err}"))
+    }
+
+    /// `oino ARGS` on the agent's server.
+    fn oino(&self, args: &[&str]) -> Output {
+        self.server.oino(args).output().expect("oino")
+    }
+
+    /// The server's entries, as `oino ls --json` gives them.
+    fn entries(&self) -> Vec<Value> {
+        let listed = self.oino(&["ls", "--json"]);
+        serde_json::from_slice(&listed.stdout).unwrap_or_default()
+    }
+
+    /// The running call whose command is `command`, once it has printed something.
+    async fn running_call(&self, command: &str) -> String {
+        let mut id = None;
+        wait_until("the call to be listed with output", || {
+            id = self
+                .entries()
+                .into_iter()
+                .find(|entry| {
+                    entry["command"] == command
+                        && entry["kind"] == "call"
+                        && entry["bytes"].as_u64() > Some(0)
+                })
+                .and_then(|entry| entry["id"].as_str().map(str::to_owned));
+            id.is_some()
+        })
+        .await;
+        id.unwrap_or_default()
+    }
+}
+
+async fn call(
+    peer: &Peer<RoleClient>,
+    tool: &str,
+    arguments: Value,
+) -> Result<CallToolResult, ServiceError> {
+    let Value::Object(arguments) = arguments else {
+        panic!("arguments must be an object");
+    };
+    peer.call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments))
+        .await
+}
+
+/// The text blocks of a result.
+fn texts(result: &CallToolResult) -> Vec<String> {
+    result
+        .content
+        .iter()
+        .filter_map(|block| block.as_text().map(|text| text.text.clone()))
+        .collect()
+}
+
+fn is_error(result: &CallToolResult) -> bool {
+    result.is_error == Some(true)
+}
+
+/// A `task_output` answer: the output (empty when none came) and the notes after it.
+fn output_and_notes(result: &CallToolResult) -> (String, String) {
+    let mut blocks = texts(result);
+    let notes = blocks.pop().expect("a notes block");
+    assert!(notes.starts_with('['), "notes: {notes:?}");
+    assert!(blocks.len() <= 1, "{blocks:?}");
+    (blocks.pop().unwrap_or_default(), notes)
+}
+
+/// The `next since=N` of a `task_output` answer's notes.
+fn next_since(notes: &str) -> u64 {
+    let (_, after) = notes
+        .rsplit_once("next since=")
+        .unwrap_or_else(|| panic!("no next offset in {notes:?}"));
+    after.trim_end_matches(']').parse().expect("an offset")
+}
+
+#[tokio::test]
+async fn tools_are_listed_and_quick_commands_return_their_text_and_status() {
+    let agent = Agent::start("mcp-quick").await;
+    let tools = agent.client.list_all_tools().await.expect("tools/list");
+    let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        [
+            "bash",
+            "task_output",
+            "task_list",
+            "task_kill",
+            "task_input"
+        ]
+    );
+    for tool in &tools {
+        let description = tool.description.as_deref().unwrap_or_default();
+        assert!(description.len() > 80, "{}: {description}", tool.name);
+    }
+    let bash = &tools[0];
+    assert_eq!(bash.input_schema["required"], json!(["command"]));
+    assert!(bash.input_schema["properties"]["detach_after_ms"].is_object());
+    assert!(
+        bash.description
+            .as_deref()
+            .is_some_and(|text| text.contains("[Detached to background task"))
+    );
+
+    let hello = agent
+        .call(
+            "bash",
+            json!({"command": "echo hello; echo oops >&2", "description": "say hello"}),
+        )
+        .await;
+    assert!(!is_error(&hello));
+    assert_eq!(texts(&hello), ["hello\noops\n"]);
+    // The person watching sees the description as the call's title.
+    assert!(
+        agent
+            .entries()
+            .iter()
+            .any(|entry| entry["title"] == "say hello"
+                && entry["command"] == "echo hello; echo oops >&2")
+    );
+
+    let failed = agent
+        .call("bash", json!({"command": "echo partial; exit 3"}))
+        .await;
+    assert!(is_error(&failed));
+    let text = texts(&failed).concat();
+    assert!(
+        text.starts_with("partial\n") && text.contains('3'),
+        "{text}"
+    );
+
+    let folder = temp_dir("mcp-cwd");
+    let here = agent
+        .call(
+            "bash",
+            json!({"command": "pwd", "cwd": folder.to_str().expect("utf-8")}),
+        )
+        .await;
+    assert_eq!(texts(&here), [format!("{}\n", folder.display())]);
+
+    let timed_out = agent
+        .call(
+            "bash",
+            json!({"command": "echo slow; sleep 600", "timeout_ms": 300}),
+        )
+        .await;
+    assert!(is_error(&timed_out));
+    assert!(texts(&timed_out).concat().contains("timed out"));
+}
+
+#[tokio::test]
+async fn a_call_detached_from_outside_returns_its_output_so_far_and_lives_on_as_a_task() {
+    let agent = Agent::start("mcp-detach").await;
+    let folder = temp_dir("mcp-detach-go");
+    let command = "echo begin; i=0; while [ ! -e GO ]; do i=$((i+1)); echo \"n $i\"; \
+                   sleep 0.02; done; echo ready; for j in 1 2 3; do echo \"after $j\"; done; \
+                   sleep 0.2; echo end; exit 7";
+    let peer = agent.peer();
+    let arguments = json!({"command": command, "cwd": folder.to_str().expect("utf-8")});
+    let waiting = tokio::spawn(async move { call(&peer, "bash", arguments).await });
+
+    let id = agent.running_call(command).await;
+    let detached = agent.oino(&["detach", &id, "--name", "counter"]);
+    assert!(detached.status.success(), "{detached:?}");
+    let result = tokio::time::timeout(DEADLINE, waiting)
+        .await
+        .expect("the tool call to return")
+        .expect("the waiter")
+        .expect("the tool call");
+    assert!(!is_error(&result), "a detach is not an error");
+    let blocks = texts(&result);
+    let before = blocks[0]
+        .strip_suffix(&format!("{MARKER_PREFIX}t1: detached by `oino detach`]"))
+        .unwrap_or_else(|| panic!("no exact marker: {:?}", blocks[0]));
+    assert!(blocks[1].contains("task_output"), "{blocks:?}");
+    std::fs::write(folder.join("GO"), "").expect("GO");
+
+    // The pattern is met in what the task wrote after the detach.
+    let ready = agent
+        .call(
+            "task_output",
+            json!({"task": "counter", "pattern": "^rea.y$", "wait_ms": 30_000}),
+        )
+        .await;
+    assert!(!is_error(&ready));
+    let (mut after, notes) = output_and_notes(&ready);
+    assert!(notes.contains("[matched /^rea.y$/: \"ready\"]"), "{notes}");
+    let mut since = next_since(&notes);
+
+    // Then the rest, to the exit.
+    let mut final_notes = String::new();
+    while !final_notes.contains("exited with code 7") || final_notes.contains("more to read") {
+        let read = agent
+            .call(
+                "task_output",
+                json!({"task": "t1", "since": since, "wait_ms": 30_000}),
+            )
+            .await;
+        let (text, notes) = output_and_notes(&read);
+        after.push_str(&text);
+        since = next_since(&notes);
+        final_notes = notes;
+    }
+    assert!(
+        final_notes.contains("task t1 (\"counter\")"),
+        "{final_notes}"
+    );
+
+    let whole = format!("{before}{after}");
+    let lines: Vec<&str> = whole.lines().collect();
+    let counted = lines.len() - 6;
+    let mut expected = vec!["begin".to_owned()];
+    expected.extend((1..=counted).map(|n| format!("n {n}")));
+    expected.extend(["ready", "after 1", "after 2", "after 3", "end"].map(str::to_owned));
+    assert_eq!(lines, expected, "nothing lost, nothing repeated");
+    assert!(
+        before.lines().count() >= 2,
+        "detached mid-stream: {before:?}"
+    );
+
+    let listed = agent.call("task_list", json!({})).await;
+    let listed = texts(&listed).concat();
+    assert!(
+        listed.starts_with("t1 \"counter\": exited with code 7"),
+        "{listed}"
+    );
+}
+
+#[tokio::test]
+async fn a_task_started_in_the_background_is_read_typed_into_and_killed_with_its_children() {
+    let agent = Agent::start("mcp-kill").await;
+    let command = "echo ready; sleep 600 & while read line; do echo \"got $line\"; done";
+    let started = agent
+        .call(
+            "bash",
+            json!({"command": command, "run_in_background": true}),
+        )
+        .await;
+    assert!(!is_error(&started));
+    let blocks = texts(&started);
+    assert!(
+        blocks[0].ends_with(&format!("{MARKER_PREFIX}t1: started in the background]")),
+        "{blocks:?}"
+    );
+    let entry = agent
+        .entries()
+        .into_iter()
+        .find(|entry| entry["task_id"] == "t1")
+        .expect("the task is listed");
+    let call_id = entry["id"].as_str().expect("an id").to_owned();
+
+    let ready = agent
+        .call(
+            "task_output",
+            json!({"task": "t1", "since": 0, "pattern": "ready", "wait_ms": 30_000}),
+        )
+        .await;
+    let (_, notes) = output_and_notes(&ready);
+    assert!(notes.contains("matched"), "{notes}");
+
+    let typed = agent
+        .call("task_input", json!({"task": "t1", "text": "hi there"}))
+        .await;
+    assert!(!is_error(&typed), "{:?}", texts(&typed));
+    let answer = agent
+        .call(
+            "task_output",
+            json!({"task": "t1", "pattern": "^got hi there$", "wait_ms": 30_000}),
+        )
+        .await;
+    let (_, notes) = output_and_notes(&answer);
+    assert!(notes.contains("matched"), "{notes}");
+
+    wait_until("the task's processes", || processes_of(&call_id).len() >= 2).await;
+    let killed = agent.call("task_kill", json!({"task": "t1"})).await;
+    assert!(!is_error(&killed));
+    assert!(
+        texts(&killed).concat().contains("killed by signal"),
+        "{:?}",
+        texts(&killed)
+    );
+    wait_until("nothing of the task left", || {
+        processes_of(&call_id).is_empty()
+    })
+    .await;
+    let again = agent.call("task_kill", json!({"task": "t1"})).await;
+    assert!(texts(&again).concat().contains("had already ended"));
+}
+
+#[tokio::test]
+async fn bad_arguments_to_every_tool_give_tool_errors_that_say_what_to_do() {
+    let agent = Agent::start("mcp-bad").await;
+    let cases = [
+        ("bash", json!({}), "missing field `command`"),
+        ("bash", json!({"command": 5}), "invalid type"),
+        ("bash", json!({"command": "   "}), "`command` is empty"),
+        (
+            "bash",
+            json!({"command": "true", "timeout": 5}),
+            "unknown field `timeout`",
+        ),
+        (
+            "bash",
+            json!({"command": "true", "timeout_ms": 0}),
+            "more than 0",
+        ),
+        (
+            "bash",
+            json!({"command": "pwd", "cwd": "/no/such/folder"}),
+            "does not exist",
+        ),
+        ("task_output", json!({}), "missing field `task`"),
+        ("task_output", json!({"task": "nope"}), "no task `nope`"),
+        (
+            "task_output",
+            json!({"task": "nope", "pattern": "("}),
+            "not a valid regular expression",
+        ),
+        (
+            "task_output",
+            json!({"task": "nope", "max_bytes": 0}),
+            "more than 0",
+        ),
+        ("task_list", json!({"all": true}), "unknown field `all`"),
+        ("task_kill", json!({"task": "nope"}), "no task `nope`"),
+        ("task_kill", json!({"name": "x"}), "unknown field `name`"),
+        (
+            "task_input",
+            json!({"task": "nope", "text": "x"}),
+            "no task `nope`",
+        ),
+        (
+            "task_input",
+            json!({"task": "nope", "text": 1}),
+            "invalid type",
+        ),
+        (
+            "task_input",
+            json!({"task": "nope", "text": "", "enter": false}),
+            "nothing to type",
+        ),
+    ];
+    for (tool, arguments, expected) in cases {
+        let result = agent.call(tool, arguments.clone()).await;
+        let text = texts(&result).concat();
+        assert!(is_error(&result), "{tool} {arguments}: {text}");
+        assert!(text.contains(expected), "{tool} {arguments}: {text}");
+    }
+    // A call that is not a task is not one to read, type into or kill.
+    let plain = agent.call("bash", json!({"command": "echo done"})).await;
+    assert_eq!(texts(&plain), ["done\n"]);
+    let id = agent.entries()[0]["id"].as_str().expect("id").to_owned();
+    let result = agent.call("task_kill", json!({"task": id})).await;
+    assert!(texts(&result).concat().contains("not a background task"));
+    // An unknown tool is the protocol's error; the bridge goes on.
+    assert!(call(&agent.peer(), "rm", json!({})).await.is_err());
+    let still = agent
+        .call("bash", json!({"command": "echo still here"}))
+        .await;
+    assert_eq!(texts(&still), ["still here\n"]);
+}
+
+/// The pid of the server listening at `socket`, read from /proc.
+fn server_pid(socket: &std::path::Path) -> Option<i32> {
+    let socket = socket.to_str()?;
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|dir| {
+        let pid: i32 = dir.file_name().to_str()?.parse().ok()?;
+        let cmdline = std::fs::read(dir.path().join("cmdline")).ok()?;
+        let args: Vec<&[u8]> = cmdline.split(|byte| *byte == 0).collect();
+        (args.get(1) == Some(&b"server".as_slice()) && args.contains(&socket.as_bytes()))
+            .then_some(pid)
+    })
+}
+
+#[tokio::test]
+async fn the_bridge_survives_its_server_dying_and_starts_another() {
+    let agent = Agent::start("mcp-restart").await;
+    let first = agent.call("bash", json!({"command": "echo one"})).await;
+    assert_eq!(texts(&first), ["one\n"]);
+    let pid = server_pid(&agent.server.socket).expect("the server's pid");
+
+    let peer = agent.peer();
+    let waiting = tokio::spawn(async move {
+        call(&peer, "bash", json!({"command": "echo started; sleep 600"})).await
+    });
+    let id = agent.running_call("echo started; sleep 600").await;
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .expect("kill the server");
+    let lost = tokio::time::timeout(DEADLINE, waiting)
+        .await
+        .expect("the tool call to return")
+        .expect("the waiter")
+        .expect("a tool result, not a protocol error");
+    assert!(is_error(&lost));
+    let text = texts(&lost).concat();
+    assert!(text.contains("the oino server went away"), "{text}");
+    wait_until("the call's processes to end with their terminal", || {
+        processes_of(&id).is_empty()
+    })
+    .await;
+
+    let back = agent.call("bash", json!({"command": "echo back"})).await;
+    assert_eq!(texts(&back), ["back\n"]);
+    let new_pid = server_pid(&agent.server.socket).expect("a new server");
+    assert_ne!(new_pid, pid);
+}
