@@ -170,10 +170,17 @@ pub async fn route_chunk(sink: &OutputSink, control: &ProcessControl, chunk: &[u
 /// Ends, in the background, what is left of a tree whose shell has ended (background jobs, a
 /// grandchild holding the PTY): only detached tasks outlive their call.
 pub fn end_leftovers(control: &ProcessControl, grace: Duration) {
-    if control.tree_alive() {
-        let control = control.clone();
-        tokio::spawn(async move { control.kill_tree(grace).await });
-    }
+    let control = control.clone();
+    // Looking for them reads all of /proc: the result does not wait for that.
+    tokio::spawn(async move {
+        let looking = control.clone();
+        if tokio::task::spawn_blocking(move || looking.tree_alive())
+            .await
+            .unwrap_or(true)
+        {
+            control.kill_tree(grace).await;
+        }
+    });
 }
 
 /// What happens when a call's timeout passes.

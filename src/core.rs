@@ -563,6 +563,7 @@ impl Core {
 
     fn mark_ended(&self, entry: &Entry, exit: ProcessExit, timed_out: bool) {
         let state = EntryState::from(exit);
+        entry.control.close_terminal();
         entry.status.send_modify(|status| {
             status.state = state;
             status.timed_out |= timed_out;

@@ -6,9 +6,8 @@
 //! answers). A server that went away is noticed before each tool call and replaced; a call that
 //! was running on it ends with an error that says so.
 
-use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use regex::Regex;
@@ -167,25 +166,21 @@ pub struct Bridge {
 struct Inner {
     socket: PathBuf,
     link: tokio::sync::Mutex<Option<Link>>,
-    /// Calls an agent waits for: ended with the bridge, since nobody would get their result.
-    waited: Mutex<HashSet<String>>,
 }
 
-/// Serves MCP on standard input and output until the client closes it (or a signal), then ends
-/// the calls still waited for; background tasks keep running.
+/// Serves MCP on standard input and output until the client closes it (or a signal). The server
+/// ends the calls the bridge still waited for, as their connections close; tasks keep running.
 pub async fn serve(socket: PathBuf) -> anyhow::Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
-    let bridge = Bridge::new(socket);
     let mut terminate = signal(SignalKind::terminate())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
-    let service = bridge.clone().serve(rmcp::transport::stdio()).await?;
+    let service = Bridge::new(socket).serve(rmcp::transport::stdio()).await?;
     let cancel = service.cancellation_token();
     tokio::select! {
         quit = service.waiting() => { quit?; }
         _ = terminate.recv() => cancel.cancel(),
         _ = interrupt.recv() => cancel.cancel(),
     }
-    bridge.end_waited_calls().await;
     Ok(())
 }
 
@@ -196,7 +191,6 @@ impl Bridge {
             inner: Arc::new(Inner {
                 socket,
                 link: tokio::sync::Mutex::new(None),
-                waited: Mutex::new(HashSet::new()),
             }),
         }
     }
@@ -232,25 +226,6 @@ impl Bridge {
         ))
     }
 
-    fn waited(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
-        self.inner
-            .waited
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-    }
-
-    async fn end_waited_calls(&self) {
-        let ids: Vec<String> = self.waited().drain().collect();
-        if ids.is_empty() {
-            return;
-        }
-        if let Ok(link) = self.link().await {
-            for id in ids {
-                let _ = link.kill(&id).await;
-            }
-        }
-    }
-
     async fn bash(
         &self,
         args: BashArgs,
@@ -266,8 +241,11 @@ impl Bridge {
         if args.detach_after_ms == Some(0) {
             return Err("`detach_after_ms` must be more than 0: to start it detached, pass run_in_background: true".into());
         }
-        let request = CallRequest {
-            id: Some(format!("mcp{}-{request_id}", std::process::id())),
+        // The call id is the request's, made unique to this bridge (the agent's ids start
+        // again with each session).
+        let id = format!("mcp{}-{request_id}", std::process::id());
+        let mut request = CallRequest {
+            id: Some(id.clone()),
             cwd: args.cwd,
             title: args.description.filter(|title| !title.trim().is_empty()),
             options: CallOptions {
@@ -281,11 +259,20 @@ impl Bridge {
         .from_here()
         .map_err(|err| format!("cannot tell the agent's folder: {err}"))?;
         let link = self.link().await?;
-        let (id, result) = link
-            .run(request)
-            .await
-            .map_err(|err| Self::failure("the command did not start", &err))?;
-        self.waited().insert(id.clone());
+        let mut attempt = 1;
+        let (id, result) = loop {
+            match link.run(request.clone()).await {
+                // A bridge of a former session had this pid: its calls are still listed.
+                Err(err) if attempt < 10 && is_refused(&err, "already exists") => {
+                    attempt += 1;
+                    request.id = Some(format!("{id}-{attempt}"));
+                }
+                started => {
+                    break started
+                        .map_err(|err| Self::failure("the command did not start", &err))?;
+                }
+            }
+        };
         let after = if args.run_in_background == Some(true) {
             Some(Duration::ZERO)
         } else {
@@ -297,11 +284,9 @@ impl Bridge {
             () = cancelled => {
                 // The agent stopped waiting (its user interrupted): end what it started.
                 let _ = link.kill(&id).await;
-                self.waited().remove(&id);
                 return Err("cancelled: the command and everything it started were ended".into());
             }
         };
-        self.waited().remove(&id);
         let result =
             finished.map_err(|err| Self::failure("the command's result was lost", &err))?;
         Ok(bash_result(&link, &id, result).await)
@@ -680,6 +665,12 @@ fn byte_size(bytes: u64) -> String {
     } else {
         format!("{:.1} MiB", value / (1024.0 * 1024.0))
     }
+}
+
+/// Whether the server refused a request, with a reason that says `why`.
+fn is_refused(err: &anyhow::Error, why: &str) -> bool {
+    err.downcast_ref::<Refused>()
+        .is_some_and(|Refused(reason)| reason.contains(why))
 }
 
 /// Reads a tool's arguments, or says what is wrong with them.

@@ -168,8 +168,10 @@ struct ControlInner {
     call_id: String,
     tree_key: String,
     exit: watch::Receiver<Option<ProcessExit>>,
-    input: mpsc::Sender<Vec<u8>>,
-    master: Mutex<Box<dyn MasterPty + Send>>,
+    /// The terminal, until [`ProcessControl::close_terminal`]: its input (the writer thread's
+    /// queue) and its master side.
+    input: Mutex<Option<mpsc::Sender<Vec<u8>>>>,
+    master: Mutex<Option<Box<dyn MasterPty + Send>>>,
 }
 
 impl fmt::Debug for ProcessControl {
@@ -259,7 +261,7 @@ pub fn spawn(spec: &SpawnSpec) -> Result<SpawnedProcess, PtyError> {
     spawn_thread(format!("oino-read-{pid}"), move || {
         read_output(reader, &output_tx);
     })?;
-    spawn_thread(format!("oino-write-{pid}"), move || {
+    spawn_thread(format!("oino-in-{pid}"), move || {
         write_input(writer, input_rx);
     })?;
 
@@ -271,8 +273,8 @@ pub fn spawn(spec: &SpawnSpec) -> Result<SpawnedProcess, PtyError> {
                 call_id: spec.call_id.clone(),
                 tree_key,
                 exit,
-                input,
-                master: Mutex::new(pair.master),
+                input: Mutex::new(Some(input)),
+                master: Mutex::new(Some(pair.master)),
             }),
         },
     })
@@ -379,20 +381,28 @@ impl ProcessControl {
         if self.exit().is_some() {
             return Err(PtyError::InputClosed);
         }
-        self.inner
+        let input = self
+            .inner
             .input
-            .send(bytes)
-            .await
-            .map_err(|_| PtyError::InputClosed)
-    }
-
-    /// Resizes the PTY; the process gets SIGWINCH.
-    pub fn resize(&self, size: TermSize) -> Result<(), PtyError> {
-        let size = TermSize::new(size.cols, size.rows);
-        self.inner
-            .master
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+            .ok_or(PtyError::InputClosed)?;
+        input.send(bytes).await.map_err(|_| PtyError::InputClosed)
+    }
+
+    /// Resizes the PTY; the process gets SIGWINCH. A closed terminal has nothing to resize.
+    pub fn resize(&self, size: TermSize) -> Result<(), PtyError> {
+        let size = TermSize::new(size.cols, size.rows);
+        let master = self
+            .inner
+            .master
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let Some(master) = master.as_ref() else {
+            return Ok(());
+        };
+        master
             .resize(PtySize {
                 rows: size.rows,
                 cols: size.cols,
@@ -400,6 +410,21 @@ impl ProcessControl {
                 pixel_height: 0,
             })
             .map_err(|err| PtyError::Resize(err.to_string()))
+    }
+
+    /// Lets the terminal go once its process has ended, so that a finished call kept in a list
+    /// holds no file descriptor and no writer thread (it would hang up anything still on it).
+    pub fn close_terminal(&self) {
+        self.inner
+            .input
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        self.inner
+            .master
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
     }
 
     /// Sends `signal` to every process of the tree: the shell's process group, plus any process

@@ -217,7 +217,12 @@ async fn serve_connection(
                 send(&mut write, &Reply::success("subscribed")).await?;
                 return stream_events(events, &mut write).await;
             }
-            Ok(request @ Request::Run { .. }) => run(core, request, &mut write).await?,
+            Ok(request @ Request::Run { .. }) => {
+                match run(core, request, &mut reader, &mut write).await? {
+                    Some(reply) => reply,
+                    None => return Ok(()),
+                }
+            }
             Ok(request) => handle(core, request).await,
             Err(err) if line.ends_with(b"\n") => Reply::failure(format!(
                 "not a request: {err}; send one JSON object a line, see docs/protocol.md"
@@ -256,11 +261,14 @@ async fn send(write: &mut tokio::net::unix::OwnedWriteHalf, reply: &Reply) -> an
 }
 
 /// Runs a call to its result for a client that waits; with `started`, says first that it exists.
+/// `None` when the client left before the result: its call was ended, since nobody would read
+/// what it did (a call detached before that lives on as a task).
 async fn run(
     core: &Core,
     request: Request,
+    reader: &mut BufReader<tokio::net::unix::OwnedReadHalf>,
     write: &mut tokio::net::unix::OwnedWriteHalf,
-) -> anyhow::Result<Reply> {
+) -> anyhow::Result<Option<Reply>> {
     let failed = |err: crate::core::CoreError| Reply::failure(err.to_string());
     let Request::Run {
         command,
@@ -274,15 +282,15 @@ async fn run(
         started,
     } = request
     else {
-        return Ok(Reply::failure("not a run request"));
+        return Ok(Some(Reply::failure("not a run request")));
     };
     let on_timeout = match on_timeout.as_deref() {
         None | Some("kill") => TimeoutPolicy::Kill,
         Some("detach") => TimeoutPolicy::Detach,
         Some(other) => {
-            return Ok(Reply::failure(format!(
+            return Ok(Some(Reply::failure(format!(
                 "on_timeout `{other}` is unknown: use `kill` or `detach`"
-            )));
+            ))));
         }
     };
     let request = CallRequest {
@@ -300,17 +308,31 @@ async fn run(
     };
     let handle = match core.start(request) {
         Ok(handle) => handle,
-        Err(err) => return Ok(failed(err)),
+        Err(err) => return Ok(Some(failed(err))),
     };
-    if started {
-        let entry = core.entry(&handle.id).map_or_else(failed, Reply::success);
-        // A client gone before the result does not stop the call: it ends, or someone detaches it.
-        if send(write, &entry).await.is_err() {
-            tokio::spawn(handle.result());
-            return Ok(Reply::failure("the client left"));
+    let id = handle.id.clone();
+    let result = handle.result();
+    tokio::pin!(result);
+    let acknowledged = if started {
+        let entry = core.entry(&id).map_or_else(failed, Reply::success);
+        send(write, &entry).await.is_ok()
+    } else {
+        true
+    };
+    if acknowledged {
+        // The end of the connection, seen without reading a request that may follow.
+        let client_left = async { matches!(reader.fill_buf().await, Ok([]) | Err(_)) };
+        tokio::select! {
+            result = &mut result => return Ok(Some(Reply::success(result))),
+            left = client_left => if !left {
+                // The client sent more meanwhile: it is still there, and waits.
+                return Ok(Some(Reply::success(result.await)));
+            }
         }
     }
-    Ok(Reply::success(handle.result().await))
+    let _ = core.kill(&id).await;
+    result.await;
+    Ok(None)
 }
 
 /// Starts a call whose waiter is the server (an interface watches its pane); answers its entry.

@@ -292,3 +292,40 @@ async fn only_the_newest_finished_entries_are_kept() {
     );
     core.kill(&running.id).await.expect("kill");
 }
+
+/// The names of this process's threads.
+fn threads() -> Vec<String> {
+    std::fs::read_dir("/proc/self/task")
+        .map(|tasks| {
+            tasks
+                .flatten()
+                .filter_map(|task| std::fs::read_to_string(task.path().join("comm")).ok())
+                .map(|name| name.trim_end().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_finished_call_lets_its_terminal_go() {
+    let core = test_core("terminal-goes");
+    let id = unique_id("terminal-goes");
+    let handle = core
+        .start(request(&id, "read line; echo \"got $line\""))
+        .expect("start");
+    let writer = format!("oino-in-{}", core.entry(&id).expect("entry").pid);
+    wait_until("the terminal's writer thread", || {
+        threads().contains(&writer)
+    })
+    .await;
+    core.write(&id, b"x\r".to_vec()).await.expect("write");
+    let result = tokio::time::timeout(DEADLINE, handle.result())
+        .await
+        .expect("the call to end");
+    assert_eq!(result.text, "x\r\ngot x\n".replace("\r\n", "\n"));
+    // Kept in the list, the finished call holds neither the terminal nor its writer.
+    wait_until("the writer thread to end", || !threads().contains(&writer)).await;
+    assert!(core.write(&id, b"y".to_vec()).await.is_err());
+    core.resize(&id, oino::pty::TermSize::new(100, 30))
+        .expect("resizing a finished call changes its screen only");
+}

@@ -448,3 +448,84 @@ async fn the_bridge_survives_its_server_dying_and_starts_another() {
     let new_pid = server_pid(&agent.server.socket).expect("a new server");
     assert_ne!(new_pid, pid);
 }
+
+#[tokio::test]
+async fn a_tool_call_the_agent_abandons_ends_its_command() {
+    let agent = Agent::start("mcp-cancel").await;
+    let peer = agent.peer();
+    let command = "echo waiting; sleep 600";
+    let waiting =
+        tokio::spawn(async move { call(&peer, "bash", json!({"command": command})).await });
+    let id = agent.running_call(command).await;
+    wait_until("the call's processes", || !processes_of(&id).is_empty()).await;
+    // Dropping the request's future is how rmcp's client cancels it.
+    waiting.abort();
+    wait_until("the cancelled call to end", || processes_of(&id).is_empty()).await;
+    let entries = agent.entries();
+    let entry = entries.iter().find(|entry| entry["id"] == id.as_str());
+    assert!(
+        entry.is_some_and(|entry| entry["state"] == "killed"),
+        "{entry:?}"
+    );
+    let after = agent.call("bash", json!({"command": "echo next"})).await;
+    assert_eq!(texts(&after), ["next\n"]);
+}
+
+#[tokio::test]
+async fn calls_waited_for_end_with_the_bridge_and_tasks_live_on() {
+    let Agent { client, server } = Agent::start("mcp-exit").await;
+    let agent_peer = client.peer().clone();
+    let task = call(
+        &agent_peer,
+        "bash",
+        json!({"command": "echo task; sleep 600", "run_in_background": true}),
+    )
+    .await
+    .expect("bash");
+    assert!(texts(&task)[0].contains("[Detached to background task t1"));
+    let waited = tokio::spawn(async move {
+        call(
+            &agent_peer,
+            "bash",
+            json!({"command": "echo waited; sleep 600"}),
+        )
+        .await
+    });
+    let entries = || -> Vec<Value> {
+        let listed = server.oino(&["ls", "--json"]).output().expect("oino ls");
+        serde_json::from_slice(&listed.stdout).unwrap_or_default()
+    };
+    let id_of = |command: &str| {
+        entries()
+            .into_iter()
+            .find(|entry| entry["command"] == command)
+            .and_then(|entry| entry["id"].as_str().map(str::to_owned))
+    };
+    let mut waited_id = None;
+    wait_until("the waited call to start", || {
+        waited_id = id_of("echo waited; sleep 600");
+        waited_id.is_some()
+    })
+    .await;
+    let waited_id = waited_id.unwrap_or_default();
+    let task_id = id_of("echo task; sleep 600").expect("the task");
+    wait_until("the waited call's processes", || {
+        !processes_of(&waited_id).is_empty()
+    })
+    .await;
+
+    // The agent goes (its MCP client closes the bridge's input and ends it).
+    drop(client);
+    waited.abort();
+    wait_until("the waited call to end", || {
+        processes_of(&waited_id).is_empty()
+    })
+    .await;
+    assert!(!processes_of(&task_id).is_empty(), "the task lives on");
+    let listed = entries();
+    let task = listed.iter().find(|entry| entry["id"] == task_id.as_str());
+    assert!(
+        task.is_some_and(|task| task["state"] == "running"),
+        "{task:?}"
+    );
+}

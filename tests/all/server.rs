@@ -291,3 +291,35 @@ fn an_idle_server_ends_by_itself_and_json_is_there_for_scripts() {
     assert!(status.is_some_and(|status| status.success()));
     assert!(!server.socket.exists());
 }
+
+#[test]
+fn a_call_whose_waiter_dies_ends_and_a_run_is_acknowledged_first() {
+    let server = ServerGuard::new("waiter-dies");
+    let mut waiter = server
+        .oino(&["run", "--", "echo up; sleep 600"])
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("oino run");
+    let id = format!("run-{}", waiter.id());
+    wait_until_blocking("the call's processes", || !processes_of(&id).is_empty());
+    // Killed outright, it cannot end its call itself: the server sees its connection close.
+    waiter.kill().expect("kill the waiter");
+    waiter.wait().expect("reap the waiter");
+    wait_until_blocking("the call to end", || processes_of(&id).is_empty());
+
+    // With `started`, the entry comes first, then the result.
+    let mut stream = UnixStream::connect(&server.socket).expect("connect");
+    exchange(&mut stream, b"{\"op\":\"hello\",\"version\":1}\n");
+    stream
+        .write_all(b"{\"op\":\"run\",\"command\":\"echo hi\",\"id\":\"acked\",\"started\":true}\n")
+        .expect("send");
+    let mut replies = BufReader::new(&stream).lines();
+    let mut next = || -> serde_json::Value {
+        let line = replies.next().expect("a reply").expect("read");
+        serde_json::from_str(&line).expect("json")
+    };
+    let entry = next();
+    assert_eq!(entry["result"]["id"], "acked", "{entry}");
+    let result = next();
+    assert_eq!(result["result"]["text"], "hi\n", "{result}");
+}

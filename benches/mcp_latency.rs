@@ -1,0 +1,142 @@
+//! Latency of a `bash` tool call of `true` through the agent bridge (rmcp's client over the real
+//! `oino mcp`, which asks a real server), against `bash -c true` in a bare PTY (portable-pty, no
+//! oino), by an in-process core and by `oino run`, all measured in one run.
+//! Run: `cargo bench --bench mcp_latency`.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use oino::client::Client;
+use oino::core::{CallRequest, Core, CoreConfig};
+use oino::protocol::Request;
+use rmcp::ServiceExt;
+use rmcp::model::CallToolRequestParams;
+use rmcp::transport::TokioChildProcess;
+
+const ROUNDS: usize = 200;
+
+/// p50 and p99, in milliseconds.
+fn percentiles(mut times: Vec<Duration>) -> (f64, f64) {
+    times.sort_unstable();
+    let at = |fraction: f64| {
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            clippy::cast_precision_loss
+        )]
+        let index = ((times.len() - 1) as f64 * fraction).round() as usize;
+        times[index].as_secs_f64() * 1e3
+    };
+    (at(0.5), at(0.99))
+}
+
+fn report(label: &str, times: Vec<Duration>, reference_p50: Option<f64>) -> f64 {
+    let (p50, p99) = percentiles(times);
+    let ratio = reference_p50.map_or_else(String::new, |reference| {
+        format!(", p50 {:.2}x the bare PTY", p50 / reference)
+    });
+    println!("{label:<40} p50 {p50:>6.2} ms, p99 {p99:>6.2} ms{ratio}");
+    p50
+}
+
+fn timed(mut run: impl FnMut()) -> Vec<Duration> {
+    (0..ROUNDS)
+        .map(|_| {
+            let start = Instant::now();
+            run();
+            start.elapsed()
+        })
+        .collect()
+}
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() -> anyhow::Result<()> {
+    let dir = std::env::temp_dir().join(format!("oino-bench-mcp-{}", std::process::id()));
+    let socket = dir.join("sock/bench.sock");
+    let oino = env!("CARGO_BIN_EXE_oino");
+
+    let bare_pty = timed(|| {
+        let pair = portable_pty::native_pty_system()
+            .openpty(portable_pty::PtySize::default())
+            .expect("a PTY");
+        let mut command = portable_pty::CommandBuilder::new("bash");
+        command.args(["-c", "true"]);
+        let mut child = pair.slave.spawn_command(command).expect("bash");
+        drop(pair.slave);
+        let mut reader = pair.master.try_clone_reader().expect("the PTY's reader");
+        // The read ends with EIO once the terminal's last user is gone.
+        let _ = std::io::copy(&mut reader, &mut std::io::sink());
+        assert!(child.wait().expect("wait").success());
+    });
+
+    let core = Core::new(CoreConfig {
+        log_dir: Some(dir.join("logs")),
+        ..CoreConfig::default()
+    })?;
+    let mut in_process = Vec::with_capacity(ROUNDS);
+    for _ in 0..ROUNDS {
+        let start = Instant::now();
+        let result = core.start(CallRequest::new("true"))?.result().await;
+        in_process.push(start.elapsed());
+        assert!(!result.is_error);
+    }
+
+    let mut bridge = Command::new(oino);
+    bridge
+        .args(["mcp", "--socket"])
+        .arg(&socket)
+        .env("XDG_STATE_HOME", dir.join("state"));
+    let agent = ()
+        .serve(TokioChildProcess::new(tokio::process::Command::from(
+            bridge,
+        ))?)
+        .await?;
+    let call = || {
+        let mut arguments = serde_json::Map::new();
+        arguments.insert("command".into(), "true".into());
+        CallToolRequestParams::new("bash").with_arguments(arguments)
+    };
+    // The first call starts the server.
+    agent.call_tool(call()).await?;
+    let mut through_bridge = Vec::with_capacity(ROUNDS);
+    for _ in 0..ROUNDS {
+        let start = Instant::now();
+        let result = agent.call_tool(call()).await?;
+        through_bridge.push(start.elapsed());
+        assert_eq!(result.is_error, Some(false));
+    }
+
+    let oino_run = timed(|| {
+        let status = Command::new(oino)
+            .args(["run", "--socket"])
+            .arg(&socket)
+            .args(["--", "true"])
+            .env("XDG_STATE_HOME", dir.join("state"))
+            .stdout(Stdio::null())
+            .status()
+            .expect("oino run");
+        assert!(status.success());
+    });
+
+    println!("`true` in a PTY, {ROUNDS} rounds each:");
+    let reference = report("bash -c true in a bare PTY", bare_pty, None);
+    report("oino core, in process", in_process, Some(reference));
+    report(
+        "oino run through the server (a process)",
+        oino_run,
+        Some(reference),
+    );
+    report(
+        "bash tool call through oino mcp",
+        through_bridge,
+        Some(reference),
+    );
+
+    agent.cancel().await?;
+    let _: String = Client::connect(&socket)
+        .await?
+        .request(&Request::KillServer {})
+        .await?;
+    let _ = std::fs::remove_dir_all(dir);
+    Ok(())
+}

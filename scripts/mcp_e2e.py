@@ -1,0 +1,172 @@
+"""End to end: the official MCP Python SDK, as an agent would use it, over the real `oino mcp`.
+
+Usage: python mcp_e2e.py OINO_BINARY SOCKET
+Checks each step and exits non-zero with the reason at the first that fails.
+"""
+
+import asyncio
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+OINO, SOCKET = sys.argv[1], sys.argv[2]
+DEADLINE_S = 30
+MARKER = "\n\n[Detached to background task t1: detached by `oino detach`]"
+
+
+def oino(*args):
+    return subprocess.run(
+        [OINO, *args, "--socket", SOCKET], capture_output=True, text=True, check=True
+    ).stdout
+
+
+def entries():
+    return json.loads(oino("ls", "--json"))
+
+
+def processes_of(call_id):
+    """Live processes whose environment carries OINO_CALL_ID=call_id."""
+    found = []
+    needle = f"OINO_CALL_ID={call_id}".encode()
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/environ", "rb") as environ:
+                if needle in environ.read().split(b"\0"):
+                    found.append(pid)
+        except OSError:
+            pass
+    return found
+
+
+async def wait_until(what, condition):
+    deadline = time.monotonic() + DEADLINE_S
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await asyncio.sleep(0.02)
+
+
+def texts(result):
+    return [block.text for block in result.content if block.type == "text"]
+
+
+def check(condition, message):
+    if not condition:
+        raise AssertionError(message)
+
+
+def step(name):
+    print(f"ok: {name}", flush=True)
+
+
+async def main():
+    params = StdioServerParameters(
+        command=OINO, args=["mcp", "--socket", SOCKET], env=dict(os.environ)
+    )
+    async with stdio_client(params) as (read, write):
+        async with ClientSession(read, write) as session:
+            init = await session.initialize()
+            check(init.server_info.name == "oino", init.server_info)
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+            check(
+                set(tools) == {"bash", "task_output", "task_list", "task_kill", "task_input"},
+                tools.keys(),
+            )
+            check("command" in tools["bash"].input_schema["required"], tools["bash"])
+            step("initialize and list the tools")
+
+            quick = await session.call_tool("bash", {"command": "echo hello"})
+            check(not quick.is_error and texts(quick) == ["hello\n"], quick)
+            failed = await session.call_tool("bash", {"command": "exit 4"})
+            check(failed.is_error, failed)
+            step("bash returns text, and isError for a non-zero exit")
+
+            go = tempfile.mkdtemp()
+            command = (
+                'echo begin; i=0; while [ ! -e GO ]; do i=$((i+1)); echo "n $i"; sleep 0.02; '
+                'done; echo ready; echo after; exit 3'
+            )
+            waiting = asyncio.create_task(
+                session.call_tool("bash", {"command": command, "cwd": go})
+            )
+            call_id = None
+
+            def listed():
+                nonlocal call_id
+                for entry in entries():
+                    if entry["command"] == command and entry["bytes"] > 0:
+                        call_id = entry["id"]
+                return call_id is not None
+
+            await wait_until("the call to be listed", listed)
+            oino("detach", call_id, "--name", "counter")
+            result = await asyncio.wait_for(waiting, DEADLINE_S)
+            check(not result.is_error, result)
+            before = texts(result)[0]
+            check(before.endswith(MARKER), f"no exact marker: {before!r}")
+            before = before[: -len(MARKER)]
+            step("a call detached from outside returns its output so far and the marker")
+
+            open(os.path.join(go, "GO"), "w").close()
+            ready = await session.call_tool(
+                "task_output", {"task": "counter", "pattern": "^ready$", "wait_ms": 30000}
+            )
+            *body, notes = texts(ready)
+            check('[matched /^ready$/: "ready"]' in notes, notes)
+            since = int(re.search(r"next since=(\d+)", notes).group(1))
+            rest = "".join(body)
+            while True:
+                read_on = await session.call_tool(
+                    "task_output", {"task": "t1", "since": since, "wait_ms": 30000}
+                )
+                *body, notes = texts(read_on)
+                rest += "".join(body)
+                since = int(re.search(r"next since=(\d+)", notes).group(1))
+                if "exited with code 3" in notes and "more to read" not in notes:
+                    break
+            lines = (before + rest).splitlines()
+            count = len(lines) - 3
+            expected = ["begin", *[f"n {n}" for n in range(1, count + 1)], "ready", "after"]
+            check(lines == expected, f"lost or repeated output: {lines}")
+            step("task_output waits for a pattern, reads the rest and reports the exit")
+
+            started = await session.call_tool(
+                "bash", {"command": "sleep 600 & sleep 600", "run_in_background": True}
+            )
+            marker = "[Detached to background task t2: started in the background]"
+            check(marker in texts(started)[0], started)
+            task = next(entry for entry in entries() if entry["task_id"] == "t2")
+            await wait_until("the task's processes", lambda: len(processes_of(task["id"])) >= 2)
+            killed = await session.call_tool("task_kill", {"task": "t2"})
+            check(not killed.is_error and "killed by signal" in texts(killed)[0], killed)
+            await wait_until("nothing of the task left", lambda: not processes_of(task["id"]))
+            step("task_kill ends a task and everything it started")
+
+            bad = await session.call_tool("task_output", {"task": "t1", "pattern": "("})
+            check(bad.is_error and "regular expression" in texts(bad)[0], bad)
+            bad = await session.call_tool("bash", {"cmd": "true"})
+            check(bad.is_error and "unknown field `cmd`" in texts(bad)[0], bad)
+            step("bad arguments are tool errors")
+
+            samples = []
+            for _ in range(100):
+                started_at = time.perf_counter()
+                done = await session.call_tool("bash", {"command": "true"})
+                samples.append(time.perf_counter() - started_at)
+                check(not done.is_error, done)
+            samples.sort()
+            print(
+                f"bash `true` through the bridge, this client, 100 calls: "
+                f"p50 {samples[49] * 1000:.2f} ms, p99 {samples[98] * 1000:.2f} ms"
+            )
+    print("mcp e2e: all steps passed")
+
+
+asyncio.run(main())
