@@ -171,7 +171,14 @@ struct Inner {
 /// Serves MCP on standard input and output until the client closes it (or a signal). The server
 /// ends the calls the bridge still waited for, as their connections close; tasks keep running.
 pub async fn serve(socket: PathBuf) -> anyhow::Result<()> {
+    use std::io::IsTerminal;
     use tokio::signal::unix::{SignalKind, signal};
+    if std::io::stdin().is_terminal() {
+        eprintln!(
+            "oino mcp: waiting for an MCP client on standard input; it is meant to be started by \
+             an agent (see `oino mcp --help`). Ctrl-C ends it."
+        );
+    }
     let mut terminate = signal(SignalKind::terminate())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
     let service = Bridge::new(socket).serve(rmcp::transport::stdio()).await?;
