@@ -246,7 +246,11 @@ impl Bridge {
             return Err("`timeout_ms` must be more than 0 (or left out for 600000)".into());
         }
         if args.detach_after_ms == Some(0) {
-            return Err("`detach_after_ms` must be more than 0: to start it detached, pass run_in_background: true".into());
+            return Err(
+                "`detach_after_ms` must be more than 0: to start it as a task at once, \
+                        pass run_in_background: true"
+                    .into(),
+            );
         }
         // The call id is the request's, made unique to this bridge (the agent's ids start
         // again with each session).
@@ -411,7 +415,7 @@ impl Bridge {
             format!("{label} was sent SIGKILL but has not ended yet: check with task_list.")
         } else {
             format!(
-                "{label} ended with everything it started: it {}.",
+                "{label} ended, with everything it started ({}).",
                 state_words(state)
             )
         };
@@ -769,5 +773,118 @@ impl ServerHandler for Bridge {
             CallToolResult::error(vec![ContentBlock::text(message)])
         });
         Ok(result.into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::output::OutputSlice;
+
+    fn slice(from: u64, text: &str) -> OutputSlice {
+        OutputSlice {
+            text: text.to_owned(),
+            from,
+            next_offset: from + text.len() as u64,
+        }
+    }
+
+    fn entry(bytes: u64, state: EntryState) -> EntryInfo {
+        EntryInfo {
+            id: "c1".into(),
+            kind: EntryKind::Task,
+            task_id: Some("t1".into()),
+            name: Some("web".into()),
+            title: None,
+            command: "npm run dev".into(),
+            cwd: "/".into(),
+            pid: 1,
+            started_ms: 0,
+            detached_ms: Some(0),
+            ended_ms: None,
+            state,
+            timed_out: false,
+            bytes,
+            detach_offset: 0,
+            log_path: "/dev/null".into(),
+            log_error: None,
+        }
+    }
+
+    fn rendered(reader: &OutputReader, entry: &EntryInfo, outcome: &Waited) -> Vec<String> {
+        reader
+            .render(entry, outcome, Duration::from_millis(500))
+            .iter()
+            .filter_map(|block| block.as_text().map(|text| text.text.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn a_line_split_across_slices_is_matched_whole() {
+        let pattern = Regex::new("^listening on :3000$").expect("regex");
+        let mut reader = OutputReader::new(10, 1000, Some(pattern));
+        assert_eq!(reader.push(slice(10, "compiling\nlisten")), None);
+        assert_eq!(
+            reader.push(slice(26, "ing on :3000\nready\n")),
+            Some("listening on :3000".to_owned())
+        );
+        let running = entry(45, EntryState::Running);
+        assert_eq!(
+            rendered(
+                &reader,
+                &running,
+                &Waited::Matched("listening on :3000".into())
+            ),
+            [
+                "compiling\nlistening on :3000\nready\n",
+                "[matched /^listening on :3000$/: \"listening on :3000\"]\n\
+                 [task t1 (\"web\"): running · next since=45]"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_long_wait_keeps_the_newest_output_and_says_what_it_skipped() {
+        let pattern = Regex::new("done").expect("regex");
+        let mut reader = OutputReader::new(0, 21, Some(pattern));
+        let mut from = 0;
+        for n in 0..10 {
+            let text = format!("line {n:02} of work\n");
+            assert_eq!(reader.push(slice(from, &text)), None);
+            from += text.len() as u64;
+        }
+        assert_eq!(reader.push(slice(from, "done\n")), Some("done".into()));
+        let ended = entry(from + 5, EntryState::Exited { code: 0 });
+        let blocks = rendered(&reader, &ended, &Waited::Matched("done".into()));
+        assert_eq!(blocks[0], "line 09 of work\ndone\n");
+        assert!(
+            blocks[1].starts_with(
+                "[144 bytes of output skipped, offsets 0 to 144: read them with since=0]"
+            ),
+            "{}",
+            blocks[1]
+        );
+        assert!(blocks[1].ends_with("[task t1 (\"web\"): exited with code 0 · next since=165]"));
+    }
+
+    #[test]
+    fn no_output_says_so_and_what_remains_is_counted() {
+        let reader = OutputReader::new(7, 100, None);
+        let running = entry(7, EntryState::Running);
+        assert_eq!(
+            rendered(&reader, &running, &Waited::TimedOut),
+            ["[no new output within 500 ms]\n[task t1 (\"web\"): running · next since=7]"]
+        );
+        let mut reader = OutputReader::new(0, 100, None);
+        reader.push(slice(0, "first part\n"));
+        let killed = entry(4096, EntryState::Killed { signal: 15 });
+        assert_eq!(
+            rendered(&reader, &killed, &Waited::Output),
+            [
+                "first part\n",
+                "[task t1 (\"web\"): killed by signal 15 (SIGTERM) · 4.0 KiB more to read · \
+                 next since=11]"
+            ]
+        );
     }
 }

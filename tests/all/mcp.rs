@@ -529,3 +529,62 @@ async fn calls_waited_for_end_with_the_bridge_and_tasks_live_on() {
         "{task:?}"
     );
 }
+
+#[tokio::test]
+async fn detach_after_ms_returns_on_time_and_waits_say_how_they_ended() {
+    let agent = Agent::start("mcp-after").await;
+    let result = agent
+        .call(
+            "bash",
+            json!({"command": "echo first; sleep 600", "detach_after_ms": 300, "description": "sleeper"}),
+        )
+        .await;
+    assert!(!is_error(&result));
+    assert_eq!(
+        texts(&result)[0],
+        format!("first\n{MARKER_PREFIX}t1: still running after 0.3 s]")
+    );
+
+    let quiet = agent
+        .call(
+            "task_output",
+            json!({"task": "t1", "pattern": "never", "wait_ms": 200}),
+        )
+        .await;
+    let (text, notes) = output_and_notes(&quiet);
+    assert_eq!(text, "");
+    assert!(
+        notes.contains("[no line matched /never/ within 200 ms]"),
+        "{notes}"
+    );
+    assert!(notes.contains("running"), "{notes}");
+
+    let killed = agent.call("task_kill", json!({"task": "t1"})).await;
+    assert!(!is_error(&killed), "{:?}", texts(&killed));
+    let typed = agent
+        .call("task_input", json!({"task": "t1", "text": "hello"}))
+        .await;
+    assert!(is_error(&typed));
+    assert!(texts(&typed).concat().contains("has ended"));
+
+    // A task that ends while a pattern is awaited ends the wait.
+    agent
+        .call(
+            "bash",
+            json!({"command": "sleep 0.3; echo bye", "run_in_background": true}),
+        )
+        .await;
+    let ended = agent
+        .call(
+            "task_output",
+            json!({"task": "t2", "pattern": "never", "wait_ms": 30_000}),
+        )
+        .await;
+    let (text, notes) = output_and_notes(&ended);
+    assert_eq!(text, "bye\n");
+    assert!(
+        notes.contains("[the task ended with no line matching /never/]"),
+        "{notes}"
+    );
+    assert!(notes.contains("exited with code 0"), "{notes}");
+}
