@@ -588,3 +588,60 @@ async fn detach_after_ms_returns_on_time_and_waits_say_how_they_ended() {
     );
     assert!(notes.contains("exited with code 0"), "{notes}");
 }
+
+#[tokio::test]
+async fn the_person_watching_detaches_an_agents_call_with_one_key() {
+    let agent = Agent::start("mcp-tui").await;
+    let peer = agent.peer();
+    let command = "echo agent says hi; while true; do echo beat; sleep 0.1; done";
+    let waiting = tokio::spawn(async move {
+        call(
+            &peer,
+            "bash",
+            json!({"command": command, "description": "agent heartbeat"}),
+        )
+        .await
+    });
+    agent.running_call(command).await;
+
+    // The interface attached to the same server shows the call by its description.
+    let script = "wait-for agent heartbeat\nwait-for beat\nkey ctrl-b\nwait-for as task t1\n";
+    let mut watcher = agent
+        .server
+        .oino(&["headless", "--server", "--size", "100x20"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("oino headless");
+    std::io::Write::write_all(&mut watcher.stdin.take().expect("stdin"), script.as_bytes())
+        .expect("the script");
+    let watched = tokio::task::spawn_blocking(move || watcher.wait_with_output())
+        .await
+        .expect("join")
+        .expect("oino headless");
+    assert!(
+        watched.status.success(),
+        "{}",
+        String::from_utf8_lossy(&watched.stderr)
+    );
+
+    let result = tokio::time::timeout(DEADLINE, waiting)
+        .await
+        .expect("the tool call to return")
+        .expect("the waiter")
+        .expect("the tool call");
+    assert!(!is_error(&result));
+    let text = &texts(&result)[0];
+    let before = text
+        .strip_suffix(&format!("{MARKER_PREFIX}t1: detached from the TUI]"))
+        .unwrap_or_else(|| panic!("no exact marker: {text:?}"));
+    assert!(before.starts_with("agent says hi\nbeat\n"), "{before:?}");
+    let streaming = agent
+        .call(
+            "task_output",
+            json!({"task": "t1", "pattern": "beat", "wait_ms": 30_000}),
+        )
+        .await;
+    assert!(output_and_notes(&streaming).1.contains("matched"));
+}
