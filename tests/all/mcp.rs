@@ -616,14 +616,14 @@ async fn the_person_watching_detaches_an_agents_call_with_one_key() {
         .expect("oino headless");
     std::io::Write::write_all(&mut watcher.stdin.take().expect("stdin"), script.as_bytes())
         .expect("the script");
-    let watched = tokio::task::spawn_blocking(move || watcher.wait_with_output())
+    let played = tokio::task::spawn_blocking(move || watcher.wait_with_output())
         .await
         .expect("join")
         .expect("oino headless");
     assert!(
-        watched.status.success(),
+        played.status.success(),
         "{}",
-        String::from_utf8_lossy(&watched.stderr)
+        String::from_utf8_lossy(&played.stderr)
     );
 
     let result = tokio::time::timeout(DEADLINE, waiting)
