@@ -9,6 +9,7 @@
 //! registry's; everything slow (process I/O, kills, waits) happens outside it.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -365,6 +366,8 @@ struct CoreInner {
     registry: BashDetachRegistry,
     state: Mutex<CoreState>,
     events: broadcast::Sender<CoreEvent>,
+    /// Set by [`Core::shutdown`]: calls that end now were ended by it, and say so.
+    shutting_down: AtomicBool,
 }
 
 impl Drop for CoreInner {
@@ -414,6 +417,7 @@ impl Core {
                 registry: BashDetachRegistry::default(),
                 state: Mutex::new(CoreState::default()),
                 events,
+                shutting_down: AtomicBool::new(false),
             }),
         })
     }
@@ -534,9 +538,15 @@ impl Core {
 
     async fn supervise(&self, entry: &Arc<Entry>, runner: CallRunner) -> CallResult {
         match runner.run().await {
-            CallEnd::Finished(result) => {
+            CallEnd::Finished(mut result) => {
                 if let Some(exit) = result.exit {
                     self.mark_ended(entry, exit, result.timed_out);
+                }
+                if self.inner.shutting_down.load(Ordering::Acquire) {
+                    result.is_error = true;
+                    result.text.push_str(
+                        "\n[oino was stopped (its server or interface quit), which ended the command]",
+                    );
                 }
                 result
             }
@@ -852,6 +862,7 @@ impl Core {
 
     /// Kills every running tree and waits for them to end.
     pub async fn shutdown(&self) {
+        self.inner.shutting_down.store(true, Ordering::Release);
         let entries = self.lock().entries.clone();
         let grace = self.inner.config.kill_grace;
         let kills: Vec<_> = entries

@@ -416,6 +416,26 @@ fn server_pid(socket: &std::path::Path) -> Option<i32> {
 #[tokio::test]
 async fn the_bridge_survives_its_server_dying_and_starts_another() {
     let agent = Agent::start("mcp-restart").await;
+    // Stopped on purpose: the call it ran says why it ended.
+    let peer = agent.peer();
+    let waiting = tokio::spawn(async move {
+        call(&peer, "bash", json!({"command": "echo going; sleep 600"})).await
+    });
+    agent.running_call("echo going; sleep 600").await;
+    assert!(agent.oino(&["kill-server"]).status.success());
+    let stopped = tokio::time::timeout(DEADLINE, waiting)
+        .await
+        .expect("the tool call to return")
+        .expect("the waiter")
+        .expect("a tool result");
+    assert!(is_error(&stopped));
+    let text = texts(&stopped).concat();
+    assert!(
+        text.contains("oino was stopped") || text.contains("the oino server went away"),
+        "{text}"
+    );
+
+    // Killed outright: the bridge says it lost the server, then starts another.
     let first = agent.call("bash", json!({"command": "echo one"})).await;
     assert_eq!(texts(&first), ["one\n"]);
     let pid = server_pid(&agent.server.socket).expect("the server's pid");
