@@ -287,13 +287,19 @@ pub fn main() -> ExitCode {
         },
         Some(Command::Headless(args)) => headless(&args),
         Some(Command::Mcp(args)) => match runtime() {
-            Ok(runtime) => match runtime.block_on(crate::mcp::serve(args.server.path())) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(err) => {
-                    eprintln!("oino mcp: {err:#}");
-                    ExitCode::FAILURE
+            Ok(runtime) => {
+                let served = runtime.block_on(crate::mcp::serve(args.server.path()));
+                // A read of standard input cannot be cancelled: ending on a signal must not wait
+                // for it.
+                runtime.shutdown_background();
+                match served {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(err) => {
+                        eprintln!("oino mcp: {err:#}");
+                        ExitCode::FAILURE
+                    }
                 }
-            },
+            }
             Err(code) => code,
         },
         Some(command) => match runtime() {

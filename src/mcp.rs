@@ -181,14 +181,17 @@ pub async fn serve(socket: PathBuf) -> anyhow::Result<()> {
     }
     let mut terminate = signal(SignalKind::terminate())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
-    let service = Bridge::new(socket).serve(rmcp::transport::stdio()).await?;
-    let cancel = service.cancellation_token();
+    let serving = async {
+        let service = Bridge::new(socket).serve(rmcp::transport::stdio()).await?;
+        service.waiting().await?;
+        anyhow::Ok(())
+    };
+    // A signal ends it, from the handshake on; the calls' connections close with the process.
     tokio::select! {
-        quit = service.waiting() => { quit?; }
-        _ = terminate.recv() => cancel.cancel(),
-        _ = interrupt.recv() => cancel.cancel(),
+        served = serving => served,
+        _ = terminate.recv() => Ok(()),
+        _ = interrupt.recv() => Ok(()),
     }
-    Ok(())
 }
 
 impl Bridge {

@@ -665,3 +665,50 @@ async fn the_person_watching_detaches_an_agents_call_with_one_key() {
         .await;
     assert!(output_and_notes(&streaming).1.contains("matched"));
 }
+
+/// Whether process `pid` has ended (gone, or a zombie waiting to be reaped).
+fn ended(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |stat| {
+        stat.rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z'))
+    })
+}
+
+#[tokio::test]
+async fn the_bridge_ends_on_sigterm_with_its_input_still_open_and_ends_its_calls() {
+    let server = ServerGuard::new("mcp-sigterm");
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_oino"));
+    command
+        .arg("mcp")
+        .env("OINO_SOCKET", &server.socket)
+        .env("XDG_STATE_HOME", &server.state);
+    let transport = TokioChildProcess::new(command).expect("oino mcp");
+    let bridge = transport.id().expect("the bridge's pid");
+    let client = ().serve(transport).await.expect("the MCP handshake");
+    let peer = client.peer().clone();
+    let waiting = tokio::spawn(async move {
+        call(&peer, "bash", json!({"command": "echo long; sleep 600"})).await
+    });
+    let mut id = None;
+    wait_until("the call to run", || {
+        let listed = server.oino(&["ls", "--json"]).output().expect("oino ls");
+        let entries: Vec<Value> = serde_json::from_slice(&listed.stdout).unwrap_or_default();
+        id = entries
+            .iter()
+            .find(|entry| entry["command"] == "echo long; sleep 600")
+            .and_then(|entry| entry["id"].as_str().map(str::to_owned));
+        id.as_ref().is_some_and(|id| !processes_of(id).is_empty())
+    })
+    .await;
+    let id = id.unwrap_or_default();
+
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(bridge).expect("pid")),
+        nix::sys::signal::Signal::SIGTERM,
+    )
+    .expect("SIGTERM");
+    wait_until("the bridge to end", || ended(bridge)).await;
+    wait_until("its call to end", || processes_of(&id).is_empty()).await;
+    waiting.abort();
+    drop(client);
+}
