@@ -11,6 +11,10 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tokio::sync::{mpsc, watch};
 
+#[path = "support/percentiles.rs"]
+mod percentiles;
+use percentiles::Percentiles;
+
 const DETACHES: usize = 40;
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -89,23 +93,14 @@ async fn main() -> anyhow::Result<()> {
         Some(&frames_tx),
     )
     .await?;
-    let mut latencies = driver.await??;
-    latencies.sort_unstable();
+    let latencies = driver.await??;
     let count = latencies.len();
-    let at = |fraction: f64| {
-        #[allow(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            clippy::cast_precision_loss
-        )]
-        let index = ((count.saturating_sub(1)) as f64 * fraction).round() as usize;
-        latencies[index].as_secs_f64() * 1e3
-    };
+    let latencies = Percentiles::new(latencies);
     println!(
         "keypress to detach result while a call floods ({count} of {DETACHES} detached): \
          p50 {:.2} ms, p99 {:.2} ms",
-        at(0.5),
-        at(0.99)
+        latencies.p50_ms(),
+        latencies.p99_ms()
     );
     core.kill(&flood.id).await?;
     core.shutdown().await;

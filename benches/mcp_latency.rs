@@ -13,25 +13,15 @@ use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::TokioChildProcess;
 
+#[path = "support/percentiles.rs"]
+mod percentiles;
+use percentiles::Percentiles;
+
 const ROUNDS: usize = 200;
 
-/// p50 and p99, in milliseconds.
-fn percentiles(mut times: Vec<Duration>) -> (f64, f64) {
-    times.sort_unstable();
-    let at = |fraction: f64| {
-        #[allow(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            clippy::cast_precision_loss
-        )]
-        let index = ((times.len() - 1) as f64 * fraction).round() as usize;
-        times[index].as_secs_f64() * 1e3
-    };
-    (at(0.5), at(0.99))
-}
-
 fn report(label: &str, times: Vec<Duration>, reference_p50: Option<f64>) -> f64 {
-    let (p50, p99) = percentiles(times);
+    let times = Percentiles::new(times);
+    let (p50, p99) = (times.p50_ms(), times.p99_ms());
     let ratio = reference_p50.map_or_else(String::new, |reference| {
         format!(", p50 {:.2}x the bare PTY", p50 / reference)
     });

@@ -7,23 +7,18 @@ use oino::client::Client;
 use oino::core::{Core, CoreConfig, EntryInfo};
 use oino::protocol::Request;
 
+#[path = "support/percentiles.rs"]
+mod percentiles;
+use percentiles::Percentiles;
+
 const ROUNDS: usize = 2000;
 
-fn report(label: &str, mut times: Vec<Duration>) {
-    times.sort_unstable();
-    let at = |fraction: f64| {
-        #[allow(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            clippy::cast_precision_loss
-        )]
-        let index = ((times.len() - 1) as f64 * fraction).round() as usize;
-        times[index].as_secs_f64() * 1e6
-    };
+fn report(label: &str, times: Vec<Duration>) {
+    let times = Percentiles::new(times);
     println!(
         "{label:<32} p50 {:>7.1} µs, p99 {:>7.1} µs",
-        at(0.5),
-        at(0.99)
+        times.p50_ms() * 1e3,
+        times.p99_ms() * 1e3
     );
 }
 

@@ -85,6 +85,27 @@ async fn call(
         .await
 }
 
+/// A tool call made in the background, as an agent waits for it.
+fn call_in_background(
+    peer: &Peer<RoleClient>,
+    tool: &'static str,
+    arguments: Value,
+) -> tokio::task::JoinHandle<Result<CallToolResult, ServiceError>> {
+    let peer = peer.clone();
+    tokio::spawn(async move { call(&peer, tool, arguments).await })
+}
+
+/// The result of a tool call made in the background, once it returns.
+async fn returned(
+    waiting: tokio::task::JoinHandle<Result<CallToolResult, ServiceError>>,
+) -> CallToolResult {
+    tokio::time::timeout(DEADLINE, waiting)
+        .await
+        .expect("the tool call to return")
+        .expect("the waiter")
+        .expect("a tool result, not a protocol error")
+}
+
 /// The text blocks of a result.
 fn texts(result: &CallToolResult) -> Vec<String> {
     result
@@ -196,18 +217,13 @@ async fn a_call_detached_from_outside_returns_its_output_so_far_and_lives_on_as_
     let command = "echo begin; i=0; while [ ! -e GO ]; do i=$((i+1)); echo \"n $i\"; \
                    sleep 0.02; done; echo ready; for j in 1 2 3; do echo \"after $j\"; done; \
                    sleep 0.2; echo end; exit 7";
-    let peer = agent.peer();
     let arguments = json!({"command": command, "cwd": folder.to_str().expect("utf-8")});
-    let waiting = tokio::spawn(async move { call(&peer, "bash", arguments).await });
+    let waiting = call_in_background(&agent.peer(), "bash", arguments);
 
     let id = agent.running_call(command).await;
     let detached = agent.oino(&["detach", &id, "--name", "counter"]);
     assert!(detached.status.success(), "{detached:?}");
-    let result = tokio::time::timeout(DEADLINE, waiting)
-        .await
-        .expect("the tool call to return")
-        .expect("the waiter")
-        .expect("the tool call");
+    let result = returned(waiting).await;
     assert!(!is_error(&result), "a detach is not an error");
     let blocks = texts(&result);
     let before = blocks[0]
@@ -417,17 +433,14 @@ fn server_pid(socket: &std::path::Path) -> Option<i32> {
 async fn the_bridge_survives_its_server_dying_and_starts_another() {
     let agent = Agent::start("mcp-restart").await;
     // Stopped on purpose: the call it ran says why it ended.
-    let peer = agent.peer();
-    let waiting = tokio::spawn(async move {
-        call(&peer, "bash", json!({"command": "echo going; sleep 600"})).await
-    });
+    let waiting = call_in_background(
+        &agent.peer(),
+        "bash",
+        json!({"command": "echo going; sleep 600"}),
+    );
     agent.running_call("echo going; sleep 600").await;
     assert!(agent.oino(&["kill-server"]).status.success());
-    let stopped = tokio::time::timeout(DEADLINE, waiting)
-        .await
-        .expect("the tool call to return")
-        .expect("the waiter")
-        .expect("a tool result");
+    let stopped = returned(waiting).await;
     assert!(is_error(&stopped));
     let text = texts(&stopped).concat();
     assert!(
@@ -440,21 +453,18 @@ async fn the_bridge_survives_its_server_dying_and_starts_another() {
     assert_eq!(texts(&first), ["one\n"]);
     let pid = server_pid(&agent.server.socket).expect("the server's pid");
 
-    let peer = agent.peer();
-    let waiting = tokio::spawn(async move {
-        call(&peer, "bash", json!({"command": "echo started; sleep 600"})).await
-    });
+    let waiting = call_in_background(
+        &agent.peer(),
+        "bash",
+        json!({"command": "echo started; sleep 600"}),
+    );
     let id = agent.running_call("echo started; sleep 600").await;
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(pid),
         nix::sys::signal::Signal::SIGKILL,
     )
     .expect("kill the server");
-    let lost = tokio::time::timeout(DEADLINE, waiting)
-        .await
-        .expect("the tool call to return")
-        .expect("the waiter")
-        .expect("a tool result, not a protocol error");
+    let lost = returned(waiting).await;
     assert!(is_error(&lost));
     let text = texts(&lost).concat();
     assert!(text.contains("the oino server went away"), "{text}");
@@ -472,10 +482,8 @@ async fn the_bridge_survives_its_server_dying_and_starts_another() {
 #[tokio::test]
 async fn a_tool_call_the_agent_abandons_ends_its_command() {
     let agent = Agent::start("mcp-cancel").await;
-    let peer = agent.peer();
     let command = "echo waiting; sleep 600";
-    let waiting =
-        tokio::spawn(async move { call(&peer, "bash", json!({"command": command})).await });
+    let waiting = call_in_background(&agent.peer(), "bash", json!({"command": command}));
     let id = agent.running_call(command).await;
     wait_until("the call's processes", || !processes_of(&id).is_empty()).await;
     // Dropping the request's future is how rmcp's client cancels it.
@@ -503,14 +511,11 @@ async fn calls_waited_for_end_with_the_bridge_and_tasks_live_on() {
     .await
     .expect("bash");
     assert!(texts(&task)[0].contains("[Detached to background task t1"));
-    let waited = tokio::spawn(async move {
-        call(
-            &agent_peer,
-            "bash",
-            json!({"command": "echo waited; sleep 600"}),
-        )
-        .await
-    });
+    let waited = call_in_background(
+        &agent_peer,
+        "bash",
+        json!({"command": "echo waited; sleep 600"}),
+    );
     let entries = || -> Vec<Value> {
         let listed = server.oino(&["ls", "--json"]).output().expect("oino ls");
         serde_json::from_slice(&listed.stdout).unwrap_or_default()
@@ -612,16 +617,12 @@ async fn detach_after_ms_returns_on_time_and_waits_say_how_they_ended() {
 #[tokio::test]
 async fn the_person_watching_detaches_an_agents_call_with_one_key() {
     let agent = Agent::start("mcp-tui").await;
-    let peer = agent.peer();
     let command = "echo agent says hi; while true; do echo beat; sleep 0.1; done";
-    let waiting = tokio::spawn(async move {
-        call(
-            &peer,
-            "bash",
-            json!({"command": command, "description": "agent heartbeat"}),
-        )
-        .await
-    });
+    let waiting = call_in_background(
+        &agent.peer(),
+        "bash",
+        json!({"command": command, "description": "agent heartbeat"}),
+    );
     agent.running_call(command).await;
 
     // The interface attached to the same server shows the call by its description.
@@ -646,11 +647,7 @@ async fn the_person_watching_detaches_an_agents_call_with_one_key() {
         String::from_utf8_lossy(&played.stderr)
     );
 
-    let result = tokio::time::timeout(DEADLINE, waiting)
-        .await
-        .expect("the tool call to return")
-        .expect("the waiter")
-        .expect("the tool call");
+    let result = returned(waiting).await;
     assert!(!is_error(&result));
     let text = &texts(&result)[0];
     let before = text
@@ -686,9 +683,7 @@ async fn the_bridge_ends_on_sigterm_with_its_input_still_open_and_ends_its_calls
     let bridge = transport.id().expect("the bridge's pid");
     let client = ().serve(transport).await.expect("the MCP handshake");
     let peer = client.peer().clone();
-    let waiting = tokio::spawn(async move {
-        call(&peer, "bash", json!({"command": "echo long; sleep 600"})).await
-    });
+    let waiting = call_in_background(&peer, "bash", json!({"command": "echo long; sleep 600"}));
     let mut id = None;
     wait_until("the call to run", || {
         let listed = server.oino(&["ls", "--json"]).output().expect("oino ls");
