@@ -329,3 +329,21 @@ async fn a_finished_call_lets_its_terminal_go() {
     core.resize(&id, oino::pty::TermSize::new(100, 30))
         .expect("resizing a finished call changes its screen only");
 }
+
+#[tokio::test]
+async fn a_kill_reaches_processes_that_left_the_group() {
+    let core = test_core("escapees");
+    let id = unique_id("escapees");
+    // `setsid` puts the sleep in a session and group of its own: only the tree's key finds it.
+    let handle = core
+        .start(request(&id, "setsid sleep 600 & echo started; sleep 600"))
+        .expect("start");
+    wait_until("both sleeps", || processes_of(&id).len() >= 2).await;
+    let state = core.kill(&id).await.expect("kill");
+    assert!(!state.is_running());
+    let result = tokio::time::timeout(DEADLINE, handle.result())
+        .await
+        .expect("the call to end");
+    assert!(result.is_error);
+    wait_until("nothing of the tree left", || processes_of(&id).is_empty()).await;
+}
