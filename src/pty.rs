@@ -167,6 +167,8 @@ struct ControlInner {
     pid: u32,
     call_id: String,
     tree_key: String,
+    /// A little before the spawn, in /proc's clock ticks (0 when /proc could not say).
+    spawned_ticks: u64,
     exit: watch::Receiver<Option<ProcessExit>>,
     /// The terminal, until [`ProcessControl::close_terminal`]: its input (the writer thread's
     /// queue) and its master side.
@@ -218,6 +220,8 @@ pub fn spawn(spec: &SpawnSpec) -> Result<SpawnedProcess, PtyError> {
         .map_err(|err| PtyError::Open(err.to_string()))?;
 
     let tree_key = unique_tree_key();
+    // A second of margin for the uptime's rounding.
+    let spawned_ticks = proc_scan::now_ticks().map_or(0, |now| now.saturating_sub(100));
     let mut command = CommandBuilder::new("bash");
     command.args(["-c", &spec.command]);
     command.cwd(&spec.cwd);
@@ -272,6 +276,7 @@ pub fn spawn(spec: &SpawnSpec) -> Result<SpawnedProcess, PtyError> {
                 pid,
                 call_id: spec.call_id.clone(),
                 tree_key,
+                spawned_ticks,
                 exit,
                 input: Mutex::new(Some(input)),
                 master: Mutex::new(Some(pair.master)),
@@ -466,9 +471,13 @@ impl ProcessControl {
     fn tree_members(&self) -> Vec<i32> {
         let group = pid_as_i32(self.inner.pid);
         let key = format!("{TREE_KEY_ENV}={}", self.inner.tree_key);
+        // Only a process started since the spawn can carry its key: the environment of the
+        // others (nearly all of them) is not read.
+        let since = self.inner.spawned_ticks;
         proc_scan::live_processes()
             .filter(|process| {
-                process.group == group || proc_scan::environ_contains(process.pid, &key)
+                process.group == group
+                    || (process.started >= since && proc_scan::environ_contains(process.pid, &key))
             })
             .map(|process| process.pid)
             .collect()
@@ -483,6 +492,20 @@ pub mod proc_scan {
         pub pid: i32,
         pub parent: i32,
         pub group: i32,
+        /// When it started, in clock ticks since boot.
+        pub started: u64,
+    }
+
+    /// Clock ticks a second in what /proc reports (`USER_HZ`, 100 on every Linux ABI).
+    const TICKS_PER_SECOND: f64 = 100.0;
+
+    /// Now, in the clock ticks of [`ProcessStat::started`]; `None` if /proc cannot say.
+    #[must_use]
+    pub fn now_ticks() -> Option<u64> {
+        let uptime = std::fs::read_to_string("/proc/uptime").ok()?;
+        let seconds: f64 = uptime.split_whitespace().next()?.parse().ok()?;
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        Some((seconds * TICKS_PER_SECOND) as u64)
     }
 
     /// Every process that is not a zombie.
@@ -508,7 +531,14 @@ pub mod proc_scan {
         }
         let parent = fields.next()?.parse().ok()?;
         let group = fields.next()?.parse().ok()?;
-        Some(ProcessStat { pid, parent, group })
+        // Field 22 of the line; `state` was field 3.
+        let started = fields.nth(22 - 6).and_then(|field| field.parse().ok())?;
+        Some(ProcessStat {
+            pid,
+            parent,
+            group,
+            started,
+        })
     }
 
     /// Whether the environment of `pid` holds exactly the entry `name=value`.
@@ -639,5 +669,32 @@ pub(crate) async fn sleep_until_opt(deadline: Option<tokio::time::Instant>) {
     match deadline {
         Some(deadline) => tokio::time::sleep_until(deadline).await,
         None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::proc_scan;
+
+    #[test]
+    fn start_times_and_now_are_on_one_clock() {
+        let before = proc_scan::now_ticks().expect("uptime");
+        let mut child = std::process::Command::new("sleep")
+            .arg("5")
+            .spawn()
+            .expect("sleep");
+        let pid = i32::try_from(child.id()).expect("pid");
+        let started = proc_scan::stat(pid).expect("the child's stat").started;
+        let after = proc_scan::now_ticks().expect("uptime");
+        let _ = child.kill();
+        let _ = child.wait();
+        // Uptime has hundredths of a second; a tick of rounding either way.
+        assert!(
+            started + 1 >= before && started <= after + 1,
+            "{before} <= {started} <= {after}"
+        );
+        let me = proc_scan::stat(i32::try_from(std::process::id()).expect("pid"))
+            .expect("this process's stat");
+        assert!(me.started <= started);
     }
 }
