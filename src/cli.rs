@@ -34,7 +34,8 @@ const FOLLOW_READ_BYTES: usize = 256 * 1024;
                   Examples:\n  oino 'npm run dev' 'cargo watch -x test'\n  \
                   oino run -- cargo test\n  oino run --timeout 60 -- make\n  \
                   oino run --detach-after 5 --follow -- npm run dev\n  \
-                  oino headless --script demo.oino",
+                  oino headless --script demo.oino\n  \
+                  claude mcp add oino -- oino mcp   (an agent's commands through oino)",
     args_conflicts_with_subcommands = true
 )]
 pub struct Cli {

@@ -323,6 +323,7 @@ async fn run(
         // The end of the connection, seen without reading a request that may follow.
         let client_left = async { matches!(reader.fill_buf().await, Ok([]) | Err(_)) };
         tokio::select! {
+            biased;
             result = &mut result => return Ok(Some(Reply::success(result))),
             left = client_left => if !left {
                 // The client sent more meanwhile: it is still there, and waits.
@@ -330,7 +331,13 @@ async fn run(
             }
         }
     }
-    let _ = core.kill(&id).await;
+    // Unless it became a task just now: that one lives on.
+    if core
+        .entry(&id)
+        .is_ok_and(|entry| entry.kind == crate::core::EntryKind::Call)
+    {
+        let _ = core.kill(&id).await;
+    }
     result.await;
     Ok(None)
 }
