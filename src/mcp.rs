@@ -61,8 +61,10 @@ non-interactive flags.";
 
 const TASK_OUTPUT_DESCRIPTION: &str = "Read a background task's output (clean text), from offset \
 `since` (a byte offset in its raw output; default: where the task began, just after the detach \
-line). The answer ends with a line in brackets giving the task's state (running, or its exit \
-code) and `next since=N`: pass that N as `since` next time to read only what is new.\n\n\
+line, or, when more than max_bytes waits there, the newest max_bytes, with a note saying how to \
+read what came before). The answer ends with a line in brackets giving the task's state \
+(running, or its exit code) and `next since=N`: pass that N as `since` next time to read only \
+what is new.\n\n\
 With wait_ms, waits up to that long for new output or the task's end; with pattern (a regular \
 expression, matched against each line) too, waits until a line matches, the task ends or wait_ms \
 passes, and says which. Use pattern to wait for a server to be ready (`pattern: \"listening|\
@@ -326,6 +328,11 @@ impl Bridge {
         let since = args.since.unwrap_or(entry.detach_offset);
         let deadline = tokio::time::Instant::now() + wait;
         let mut reader = OutputReader::new(since, max_bytes, pattern);
+        if args.since.is_none() && reader.pattern.is_none() {
+            // Asked for no offset, the newest output matters most: a long one is read from its
+            // end, and the notes say how to read what came before.
+            reader.next_offset = since.max(entry.bytes.saturating_sub(max_bytes as u64));
+        }
         let read = |err: anyhow::Error| Self::failure("reading the output failed", &err);
         let outcome = loop {
             let slice = link
@@ -545,8 +552,9 @@ impl OutputReader {
         }
     }
 
+    /// Whether any output was read.
     fn moved(&self) -> bool {
-        self.next_offset > self.since
+        !self.kept.is_empty()
     }
 
     /// Adds a slice; returns the first line that matches the pattern, if one does.

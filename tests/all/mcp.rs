@@ -707,3 +707,54 @@ async fn the_bridge_ends_on_sigterm_with_its_input_still_open_and_ends_its_calls
     waiting.abort();
     drop(client);
 }
+
+#[tokio::test]
+async fn without_an_offset_a_long_output_is_read_from_its_newest_end() {
+    let agent = Agent::start("mcp-newest").await;
+    let started = agent
+        .call(
+            "bash",
+            json!({"command": "seq 1 5000; sleep 600", "run_in_background": true}),
+        )
+        .await;
+    let before = texts(&started)[0]
+        .strip_suffix(&format!("{MARKER_PREFIX}t1: started in the background]"))
+        .expect("the marker")
+        .to_owned();
+    let all = agent
+        .call(
+            "task_output",
+            json!({"task": "t1", "pattern": "^5000$", "wait_ms": 30_000, "max_bytes": 100}),
+        )
+        .await;
+    assert!(output_and_notes(&all).1.contains("matched"));
+
+    let newest = agent
+        .call("task_output", json!({"task": "t1", "max_bytes": 1000}))
+        .await;
+    let (text, notes) = output_and_notes(&newest);
+    assert!(
+        text.ends_with("4999\n5000\n") && text.len() <= 1000,
+        "{text:?}"
+    );
+    let (_, skipped_from) = notes
+        .split_once("read them with since=")
+        .unwrap_or_else(|| panic!("no note on what was skipped: {notes}"));
+    let skipped_from: u64 = skipped_from
+        .split(']')
+        .next()
+        .and_then(|offset| offset.parse().ok())
+        .expect("an offset");
+
+    let oldest = agent
+        .call(
+            "task_output",
+            json!({"task": "t1", "since": skipped_from, "max_bytes": 1000}),
+        )
+        .await;
+    let (text, _) = output_and_notes(&oldest);
+    assert!(
+        format!("{before}{text}").starts_with("1\n2\n3\n"),
+        "{before:?} then {text:?}"
+    );
+}
