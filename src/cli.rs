@@ -407,6 +407,7 @@ fn is_usage_error(err: &CoreError) -> bool {
             crate::pty::PtyError::MissingCwd(_) | crate::pty::PtyError::CwdNotADirectory(_)
         ) | CoreError::Task(_)
             | CoreError::EmptyCommand
+            | CoreError::CommandTooLong(_)
     )
 }
 

@@ -45,6 +45,9 @@ pub struct CoreConfig {
     pub max_finished: usize,
 }
 
+/// The longest command: Linux takes no longer single argument (`MAX_ARG_STRLEN`, 32 pages).
+pub const MAX_COMMAND_BYTES: usize = 128 * 1024 - 1;
+
 /// Finished entries kept by default.
 pub const DEFAULT_MAX_FINISHED: usize = 200;
 
@@ -231,6 +234,11 @@ pub enum CoreError {
     DuplicateId(String),
     #[error("the command is empty: give a command to run")]
     EmptyCommand,
+    #[error(
+        "the command is {0} bytes, more than `bash -c` takes ({MAX_COMMAND_BYTES}): write it to a \
+         file and run the file"
+    )]
+    CommandTooLong(usize),
     #[error("cannot keep a log in {dir}: {message}")]
     Log { dir: PathBuf, message: String },
     #[error("cannot read the log of `{id}`: {message}")]
@@ -455,6 +463,9 @@ impl Core {
     pub fn start(&self, request: CallRequest) -> Result<CallHandle, CoreError> {
         if request.command.trim().is_empty() {
             return Err(CoreError::EmptyCommand);
+        }
+        if request.command.len() > MAX_COMMAND_BYTES {
+            return Err(CoreError::CommandTooLong(request.command.len()));
         }
         let cwd = match request.cwd {
             Some(cwd) => cwd,

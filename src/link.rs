@@ -365,25 +365,27 @@ impl Link {
         refused: impl FnOnce(anyhow::Error),
     ) -> anyhow::Result<CallResult> {
         tokio::pin!(result);
-        if let Some(detach) = detach {
-            tokio::select! {
-                _ = &mut result => {}
+        let finished = match detach {
+            None => result.await,
+            Some(detach) => tokio::select! {
+                finished = &mut result => finished,
                 () = tokio::time::sleep(detach.after) => {
                     let reason = if detach.after.is_zero() {
                         "started in the background".to_owned()
                     } else {
                         format!("still running after {} s", detach.after.as_secs_f64())
                     };
-                    // A call that ended meanwhile gives its normal result below.
+                    // A call that ended meanwhile gives its normal result.
                     if let Err(err) = self.detach(id, detach.name, &reason).await {
                         if self.entry(id).await.is_ok_and(|entry| entry.state.is_running()) {
                             refused(err);
                         }
                     }
+                    result.await
                 }
-            }
-        }
-        result.await.context("the call's waiter stopped")?
+            },
+        };
+        finished.context("the call's waiter stopped")?
     }
 
     /// Whether the core still answers (a server may have been stopped or restarted).

@@ -262,7 +262,7 @@ impl Bridge {
         let id = format!("mcp{}-{request_id}", std::process::id());
         let mut request = CallRequest {
             id: Some(id.clone()),
-            cwd: args.cwd,
+            cwd: args.cwd.map(home_expanded),
             title: args.description.filter(|title| !title.trim().is_empty()),
             options: CallOptions {
                 timeout: Some(Duration::from_millis(
@@ -686,6 +686,17 @@ fn byte_size(bytes: u64) -> String {
         format!("{:.1} KiB", value / 1024.0)
     } else {
         format!("{:.1} MiB", value / (1024.0 * 1024.0))
+    }
+}
+
+/// `~` and `~/…` as a shell would read them (a model writes them as it would in a shell).
+fn home_expanded(path: PathBuf) -> PathBuf {
+    let Some(home) = std::env::var_os("HOME") else {
+        return path;
+    };
+    match path.strip_prefix("~") {
+        Ok(rest) => PathBuf::from(home).join(rest),
+        Err(_) => path,
     }
 }
 

@@ -26,6 +26,13 @@ fn run_prints_the_result_and_exits_with_the_command_status() {
 }
 
 #[test]
+fn a_command_that_ends_before_its_detach_time_gives_its_own_result() {
+    let output = oino_run(&["--detach-after", "600", "--", "echo quick; exit 3"]);
+    assert_eq!(stdout(&output), "quick\n[exit code 3]\n");
+    assert_eq!(output.status.code(), Some(3));
+}
+
+#[test]
 fn run_with_a_timeout_exits_124() {
     let output = oino_run(&["--timeout", "1", "--", "echo begun; sleep 600"]);
     assert_eq!(output.status.code(), Some(124));

@@ -200,6 +200,15 @@ async fn tools_are_listed_and_quick_commands_return_their_text_and_status() {
         .await;
     assert_eq!(texts(&here), [format!("{}\n", folder.display())]);
 
+    let home = agent
+        .call("bash", json!({"command": "pwd", "cwd": "~"}))
+        .await;
+    let expected = std::env::var("HOME").expect("HOME");
+    assert_eq!(
+        texts(&home),
+        [format!("{}\n", expected.trim_end_matches('/'))]
+    );
+
     let timed_out = agent
         .call(
             "bash",
@@ -351,6 +360,11 @@ async fn bad_arguments_to_every_tool_give_tool_errors_that_say_what_to_do() {
         ("bash", json!({}), "missing field `command`"),
         ("bash", json!({"command": 5}), "invalid type"),
         ("bash", json!({"command": "   "}), "`command` is empty"),
+        (
+            "bash",
+            json!({"command": "#".repeat(200_000)}),
+            "more than `bash -c` takes",
+        ),
         (
             "bash",
             json!({"command": "true", "timeout": 5}),
@@ -569,6 +583,15 @@ async fn detach_after_ms_returns_on_time_and_waits_say_how_they_ended() {
         texts(&result)[0],
         format!("first\n{MARKER_PREFIX}t1: still running after 0.3 s]")
     );
+
+    // A command that ends before its detach time gives its own result.
+    let quick = agent
+        .call(
+            "bash",
+            json!({"command": "echo quick", "detach_after_ms": 600_000}),
+        )
+        .await;
+    assert_eq!(texts(&quick), ["quick\n"]);
 
     let quiet = agent
         .call(
