@@ -78,9 +78,9 @@ const TASK_KILL_DESCRIPTION: &str = "End a background task and every process it 
 (SIGTERM and SIGHUP, then SIGKILL after 2 s). Says how it ended. Its output can still be read.";
 
 const TASK_INPUT_DESCRIPTION: &str = "Type text into a running background task's terminal, as \
-if at its keyboard, then press Enter unless enter is false. Control characters work: \"\\u0003\" \
-is Ctrl-C, \"\\u0004\" Ctrl-D (end of input). Returns the offset to read the task's answer from \
-with task_output.";
+if at its keyboard, then press Enter unless enter is false. Control characters work (send them \
+with enter: false): \"\\u0003\" is Ctrl-C, \"\\u0004\" Ctrl-D (end of input). Returns the offset \
+to read the task's answer from with task_output.";
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
