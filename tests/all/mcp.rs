@@ -575,13 +575,13 @@ async fn detach_after_ms_returns_on_time_and_waits_say_how_they_ended() {
     let result = agent
         .call(
             "bash",
-            json!({"command": "echo first; sleep 600", "detach_after_ms": 300, "description": "sleeper"}),
+            json!({"command": "echo first; sleep 600", "detach_after_ms": 1000, "description": "sleeper"}),
         )
         .await;
     assert!(!is_error(&result));
     assert_eq!(
         texts(&result)[0],
-        format!("first\n{MARKER_PREFIX}t1: still running after 0.3 s]")
+        format!("first\n{MARKER_PREFIX}t1: still running after 1 s]")
     );
 
     // A command that ends before its detach time gives its own result.
@@ -616,18 +616,24 @@ async fn detach_after_ms_returns_on_time_and_waits_say_how_they_ended() {
     assert!(texts(&typed).concat().contains("has ended"));
 
     // A task that ends while a pattern is awaited ends the wait.
+    let folder = temp_dir("mcp-after-go");
     agent
         .call(
             "bash",
-            json!({"command": "sleep 0.3; echo bye", "run_in_background": true}),
+            json!({
+                "command": "while [ ! -e GO ]; do sleep 0.02; done; echo bye",
+                "cwd": folder.to_str().expect("utf-8"),
+                "run_in_background": true,
+            }),
         )
         .await;
-    let ended = agent
-        .call(
-            "task_output",
-            json!({"task": "t2", "pattern": "never", "wait_ms": 30_000}),
-        )
-        .await;
+    let waiting = call_in_background(
+        &agent.peer(),
+        "task_output",
+        json!({"task": "t2", "pattern": "never", "wait_ms": 30_000}),
+    );
+    std::fs::write(folder.join("GO"), "").expect("GO");
+    let ended = returned(waiting).await;
     let (text, notes) = output_and_notes(&ended);
     assert_eq!(text, "bye\n");
     assert!(
