@@ -7,7 +7,6 @@
 //! was running on it ends with an error that says so.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use regex::Regex;
@@ -160,12 +159,7 @@ impl From<&str> for ToolError {
 type ToolResult = Result<CallToolResult, ToolError>;
 
 /// The bridge: the MCP side of one agent.
-#[derive(Clone)]
 pub struct Bridge {
-    inner: Arc<Inner>,
-}
-
-struct Inner {
     socket: PathBuf,
     link: tokio::sync::Mutex<Option<Link>>,
 }
@@ -200,26 +194,24 @@ impl Bridge {
     #[must_use]
     pub fn new(socket: PathBuf) -> Self {
         Self {
-            inner: Arc::new(Inner {
-                socket,
-                link: tokio::sync::Mutex::new(None),
-            }),
+            socket,
+            link: tokio::sync::Mutex::new(None),
         }
     }
 
     /// The link to the server, checked; a new one (starting a server) when the old one is gone.
     async fn link(&self) -> Result<Link, ToolError> {
-        let mut slot = self.inner.link.lock().await;
+        let mut slot = self.link.lock().await;
         if let Some(link) = slot.as_ref() {
             if link.ping().await.is_ok() {
                 return Ok(link.clone());
             }
         }
         *slot = None;
-        let link = Link::remote(&self.inner.socket).await.map_err(|err| {
+        let link = Link::remote(&self.socket).await.map_err(|err| {
             format!(
                 "cannot reach the oino server at {}: {err:#}",
-                self.inner.socket.display()
+                self.socket.display()
             )
         })?;
         *slot = Some(link.clone());
@@ -240,10 +232,11 @@ impl Bridge {
 
     async fn bash(
         &self,
-        args: BashArgs,
+        args: Option<JsonObject>,
         request_id: &RequestId,
         cancelled: impl Future<Output = ()>,
     ) -> ToolResult {
+        let args: BashArgs = arguments("bash", args)?;
         if args.command.trim().is_empty() {
             return Err("`command` is empty: give the shell command to run".into());
         }
@@ -308,7 +301,8 @@ impl Bridge {
         Ok(bash_result(&link, &id, result).await)
     }
 
-    async fn task_output(&self, args: TaskOutputArgs) -> ToolResult {
+    async fn task_output(&self, args: Option<JsonObject>) -> ToolResult {
+        let args: TaskOutputArgs = arguments("task_output", args)?;
         let pattern = args
             .pattern
             .as_deref()
@@ -373,7 +367,8 @@ impl Bridge {
         ))
     }
 
-    async fn task_list(&self) -> ToolResult {
+    async fn task_list(&self, args: Option<JsonObject>) -> ToolResult {
+        let NoArgs {} = arguments("task_list", args)?;
         let link = self.link().await?;
         let entries = link
             .entries()
@@ -407,7 +402,8 @@ impl Bridge {
         Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
     }
 
-    async fn task_kill(&self, args: TaskArgs) -> ToolResult {
+    async fn task_kill(&self, args: Option<JsonObject>) -> ToolResult {
+        let args: TaskArgs = arguments("task_kill", args)?;
         let link = self.link().await?;
         let entry = self.task(&link, &args.task).await?;
         let label = task_label(&entry);
@@ -432,7 +428,8 @@ impl Bridge {
         Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
     }
 
-    async fn task_input(&self, args: TaskInputArgs) -> ToolResult {
+    async fn task_input(&self, args: Option<JsonObject>) -> ToolResult {
+        let args: TaskInputArgs = arguments("task_input", args)?;
         let mut bytes = args.text.into_bytes();
         if args.enter.unwrap_or(true) {
             bytes.push(b'\r');
@@ -758,29 +755,13 @@ impl ServerHandler for Bridge {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let name = request.name.as_ref();
         let args = request.arguments;
-        let outcome = match name {
-            "bash" => match arguments(name, args) {
-                Ok(args) => self.bash(args, &context.id, context.ct.cancelled()).await,
-                Err(err) => Err(err),
-            },
-            "task_output" => match arguments(name, args) {
-                Ok(args) => self.task_output(args).await,
-                Err(err) => Err(err),
-            },
-            "task_list" => match arguments::<NoArgs>(name, args) {
-                Ok(_) => self.task_list().await,
-                Err(err) => Err(err),
-            },
-            "task_kill" => match arguments(name, args) {
-                Ok(args) => self.task_kill(args).await,
-                Err(err) => Err(err),
-            },
-            "task_input" => match arguments(name, args) {
-                Ok(args) => self.task_input(args).await,
-                Err(err) => Err(err),
-            },
+        let outcome = match request.name.as_ref() {
+            "bash" => self.bash(args, &context.id, context.ct.cancelled()).await,
+            "task_output" => self.task_output(args).await,
+            "task_list" => self.task_list(args).await,
+            "task_kill" => self.task_kill(args).await,
+            "task_input" => self.task_input(args).await,
             other => {
                 return Err(ErrorData::invalid_params(
                     format!(

@@ -18,16 +18,34 @@ struct Agent {
     server: ServerGuard,
 }
 
+/// `oino mcp` on `server`, as an agent starts it.
+fn bridge(server: &ServerGuard) -> TokioChildProcess {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_oino"));
+    command
+        .arg("mcp")
+        .env("OINO_SOCKET", &server.socket)
+        .env("XDG_STATE_HOME", &server.state);
+    TokioChildProcess::new(command).expect("oino mcp")
+}
+
+/// The server's entries, as `oino ls --json` gives them.
+fn entries_of(server: &ServerGuard) -> Vec<Value> {
+    let listed = server.oino(&["ls", "--json"]).output().expect("oino ls");
+    serde_json::from_slice(&listed.stdout).unwrap_or_default()
+}
+
+/// The id of the server's entry whose command is `command`.
+fn id_of(server: &ServerGuard, command: &str) -> Option<String> {
+    entries_of(server)
+        .into_iter()
+        .find(|entry| entry["command"] == command)
+        .and_then(|entry| entry["id"].as_str().map(str::to_owned))
+}
+
 impl Agent {
     async fn start(label: &str) -> Self {
         let server = ServerGuard::new(label);
-        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_oino"));
-        command
-            .arg("mcp")
-            .env("OINO_SOCKET", &server.socket)
-            .env("XDG_STATE_HOME", &server.state);
-        let transport = TokioChildProcess::new(command).expect("oino mcp");
-        let client = ().serve(transport).await.expect("the MCP handshake");
+        let client = ().serve(bridge(&server)).await.expect("the MCP handshake");
         Self { client, server }
     }
 
@@ -47,10 +65,8 @@ impl Agent {
         self.server.oino(args).output().expect("oino")
     }
 
-    /// The server's entries, as `oino ls --json` gives them.
     fn entries(&self) -> Vec<Value> {
-        let listed = self.oino(&["ls", "--json"]);
-        serde_json::from_slice(&listed.stdout).unwrap_or_default()
+        entries_of(&self.server)
     }
 
     /// The running call whose command is `command`, once it has printed something.
@@ -530,24 +546,14 @@ async fn calls_waited_for_end_with_the_bridge_and_tasks_live_on() {
         "bash",
         json!({"command": "echo waited; sleep 600"}),
     );
-    let entries = || -> Vec<Value> {
-        let listed = server.oino(&["ls", "--json"]).output().expect("oino ls");
-        serde_json::from_slice(&listed.stdout).unwrap_or_default()
-    };
-    let id_of = |command: &str| {
-        entries()
-            .into_iter()
-            .find(|entry| entry["command"] == command)
-            .and_then(|entry| entry["id"].as_str().map(str::to_owned))
-    };
     let mut waited_id = None;
     wait_until("the waited call to start", || {
-        waited_id = id_of("echo waited; sleep 600");
+        waited_id = id_of(&server, "echo waited; sleep 600");
         waited_id.is_some()
     })
     .await;
     let waited_id = waited_id.unwrap_or_default();
-    let task_id = id_of("echo task; sleep 600").expect("the task");
+    let task_id = id_of(&server, "echo task; sleep 600").expect("the task");
     wait_until("the waited call's processes", || {
         !processes_of(&waited_id).is_empty()
     })
@@ -561,7 +567,7 @@ async fn calls_waited_for_end_with_the_bridge_and_tasks_live_on() {
     })
     .await;
     assert!(!processes_of(&task_id).is_empty(), "the task lives on");
-    let listed = entries();
+    let listed = entries_of(&server);
     let task = listed.iter().find(|entry| entry["id"] == task_id.as_str());
     assert!(
         task.is_some_and(|task| task["state"] == "running"),
@@ -703,24 +709,14 @@ fn ended(pid: u32) -> bool {
 #[tokio::test]
 async fn the_bridge_ends_on_sigterm_with_its_input_still_open_and_ends_its_calls() {
     let server = ServerGuard::new("mcp-sigterm");
-    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_oino"));
-    command
-        .arg("mcp")
-        .env("OINO_SOCKET", &server.socket)
-        .env("XDG_STATE_HOME", &server.state);
-    let transport = TokioChildProcess::new(command).expect("oino mcp");
+    let transport = bridge(&server);
     let bridge = transport.id().expect("the bridge's pid");
     let client = ().serve(transport).await.expect("the MCP handshake");
     let peer = client.peer().clone();
     let waiting = call_in_background(&peer, "bash", json!({"command": "echo long; sleep 600"}));
     let mut id = None;
     wait_until("the call to run", || {
-        let listed = server.oino(&["ls", "--json"]).output().expect("oino ls");
-        let entries: Vec<Value> = serde_json::from_slice(&listed.stdout).unwrap_or_default();
-        id = entries
-            .iter()
-            .find(|entry| entry["command"] == "echo long; sleep 600")
-            .and_then(|entry| entry["id"].as_str().map(str::to_owned));
+        id = id_of(&server, "echo long; sleep 600");
         id.as_ref().is_some_and(|id| !processes_of(id).is_empty())
     })
     .await;
