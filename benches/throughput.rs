@@ -3,6 +3,7 @@
 
 use std::time::Instant;
 
+use oino::output::index::OutputIndex;
 use oino::output::{CappedText, TextCleaner};
 use oino::pty::TermSize;
 use oino::screen::Screen;
@@ -45,12 +46,16 @@ fn main() {
             },
         );
     }
-    let mut cleaner = TextCleaner::new();
+    let mut cleaner = TextCleaner::new(/*width*/ 80);
     let mut text = CappedText::new(30_000);
     let mut scratch = String::new();
     measure("clean text + cap", &data, |chunk| {
         cleaner.push(chunk, &mut scratch);
         text.push(&scratch);
         scratch.clear();
+    });
+    let mut index = OutputIndex::default();
+    measure("index: boundaries, lines", &data, |chunk| {
+        index.record(chunk);
     });
 }

@@ -7,20 +7,17 @@
 //! before the marker and the task's later output add up to exactly what the process wrote.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::mpsc;
 
-use crate::output::{CappedText, LineIndex, LogFile, TextCleaner};
+use crate::output::{CappedText, OutputSink, TextCleaner};
 use crate::pty::{
-    ProcessControl, ProcessExit, ProcessStream, SpawnedProcess, StreamEvent, TermSize,
-    sleep_until_opt,
+    ProcessControl, ProcessExit, ProcessStream, SpawnedProcess, StreamEvent, sleep_until_opt,
 };
 use crate::registry::{CallMessage, DetachRequest, DetachedProcess, Registration};
-use crate::screen::{Screen, ScreenSnapshot};
 
 /// How long a call waits for the PTY's end of file after the shell exited.
 pub const DEFAULT_EXIT_GRACE: Duration = Duration::from_millis(300);
@@ -29,133 +26,6 @@ pub const DEFAULT_EXIT_GRACE: Duration = Duration::from_millis(300);
 #[must_use]
 pub fn detach_marker(task_id: &str, reason: &str) -> String {
     format!("\n\n[Detached to background task {task_id}: {reason}]")
-}
-
-/// Where every raw byte of one call goes, whoever consumes the process: the log file and the
-/// screen. Shared by the call, the task it may become, and the core's readers.
-pub struct OutputSink {
-    log: Mutex<(LogFile, LineIndex)>,
-    log_path: PathBuf,
-    screen: Mutex<Screen>,
-    /// Raw bytes recorded so far; the log holds at least this many.
-    written: watch::Sender<u64>,
-    /// Set by output, cleared by a snapshot: notices of change are sent once per look.
-    changed: AtomicBool,
-    on_change: Box<dyn Fn() + Send + Sync>,
-    log_error: Mutex<Option<String>>,
-}
-
-impl OutputSink {
-    /// `on_change` is called when output arrives after the last snapshot (not for every chunk).
-    pub fn new(log: LogFile, screen: Screen, on_change: impl Fn() + Send + Sync + 'static) -> Self {
-        let log_path = log.path().to_owned();
-        Self {
-            log: Mutex::new((log, LineIndex::default())),
-            log_path,
-            screen: Mutex::new(screen),
-            written: watch::Sender::new(0),
-            changed: AtomicBool::new(false),
-            on_change: Box::new(on_change),
-            log_error: Mutex::new(None),
-        }
-    }
-
-    /// Records a chunk; returns the answers to the terminal queries in it.
-    pub fn record(&self, chunk: &[u8]) -> Vec<u8> {
-        {
-            let mut guard = self.log.lock().unwrap_or_else(PoisonError::into_inner);
-            let (log, lines) = &mut *guard;
-            lines.record(log.len(), chunk);
-            if let Err(err) = log.append(chunk) {
-                // The call goes on without its log (a full disk); the error is shown with it.
-                self.log_error
-                    .lock()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .get_or_insert_with(|| format!("writing {}: {err}", self.log_path.display()));
-            }
-            self.written.send_replace(log.len());
-        }
-        let answers = self
-            .screen
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .feed(chunk);
-        if !self.changed.swap(true, Ordering::AcqRel) {
-            (self.on_change)();
-        }
-        answers
-    }
-
-    #[must_use]
-    pub fn log_path(&self) -> &std::path::Path {
-        &self.log_path
-    }
-
-    /// Raw bytes recorded so far.
-    #[must_use]
-    pub fn written(&self) -> u64 {
-        *self.written.borrow()
-    }
-
-    /// A receiver that wakes when more bytes are recorded.
-    #[must_use]
-    pub fn written_watch(&self) -> watch::Receiver<u64> {
-        self.written.subscribe()
-    }
-
-    #[must_use]
-    pub fn log_error(&self) -> Option<String> {
-        self.log_error
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
-    }
-
-    /// The screen at `size`, scrolled back `scroll_offset` rows.
-    pub fn snapshot(&self, size: Option<TermSize>, scroll_offset: usize) -> ScreenSnapshot {
-        self.changed.store(false, Ordering::Release);
-        let mut screen = self.screen.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(size) = size {
-            screen.resize(size);
-        }
-        screen.snapshot(scroll_offset)
-    }
-
-    /// Clean lines `[first, first + count)` of the whole output, and how many lines there are.
-    pub fn read_lines(&self, first: u64, count: usize) -> std::io::Result<(Vec<String>, u64)> {
-        let (index, end) = {
-            let guard = self.log.lock().unwrap_or_else(PoisonError::into_inner);
-            (guard.1.clone(), guard.0.len())
-        };
-        let lines = crate::output::read_lines(&self.log_path, &index, first, count, end)?;
-        Ok((lines, index.lines()))
-    }
-
-    /// The line nearest to `from` (before it, or after it when `newer`) that `matches`.
-    pub fn find_line(
-        &self,
-        from: u64,
-        newer: bool,
-        matches: impl Fn(&str) -> bool,
-    ) -> std::io::Result<Option<u64>> {
-        crate::output::find_line(&self.log_path, self.written(), from, newer, matches)
-    }
-
-    /// The process has ended: parse what waits, so that its memory goes.
-    pub fn settle(&self) {
-        self.screen
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .flush();
-    }
-
-    /// Resizes the screen model (the PTY is resized by the caller).
-    pub fn resize(&self, size: TermSize) {
-        self.screen
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .resize(size);
-    }
 }
 
 /// Records a chunk and writes the answers to its queries back to the process.
@@ -234,6 +104,9 @@ pub struct CallResult {
     pub detached: Option<DetachedTo>,
     /// The complete output, when the text was cut.
     pub full_output_path: Option<PathBuf>,
+    /// Why the log could not be written (the output is then kept in memory, its newest part).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_error: Option<String>,
 }
 
 impl CallResult {
@@ -286,12 +159,12 @@ impl CallRunner {
     ) -> Self {
         Self {
             stream: ProcessStream::new(process, options.exit_grace),
-            sink,
             messages,
             registration,
             text: CappedText::new(options.max_result_bytes),
+            cleaner: TextCleaner::new(sink.width()),
+            sink,
             options,
-            cleaner: TextCleaner::new(),
             scratch: String::new(),
         }
     }
@@ -327,16 +200,27 @@ impl CallRunner {
 
     async fn consume(&mut self, chunk: &[u8]) {
         route_chunk(&self.sink, self.stream.control(), chunk).await;
+        self.cleaner.set_width(self.sink.width());
         self.cleaner.push(chunk, &mut self.scratch);
         self.text.push(&self.scratch);
         self.scratch.clear();
     }
 
-    /// The text so far (the unfinished line included) and the log's path when it was cut.
+    /// Where the whole output is, when the text had to be cut and the log could be written.
+    fn full_output(&self, log_error: Option<&String>) -> Option<PathBuf> {
+        (self.text.is_cut() && log_error.is_none()).then(|| self.sink.log_path().to_owned())
+    }
+
+    /// The text so far (the unfinished line included, and a note when the log could not be
+    /// written) and the log's path when it was cut.
     fn text_so_far(&self) -> (String, Option<PathBuf>) {
-        let full_output = self.text.is_cut().then(|| self.sink.log_path().to_owned());
+        let log_error = self.sink.log_error();
+        let full_output = self.full_output(log_error.as_ref());
         let mut text = self.text.render(full_output.as_deref());
         text.extend(self.cleaner.pending_line());
+        if let Some(error) = &log_error {
+            push_note(&mut text, &log_error_note(error));
+        }
         (text, full_output)
     }
 
@@ -359,6 +243,7 @@ impl CallRunner {
                     reason: request.reason,
                 }),
                 full_output_path: full_output,
+                log_error: self.sink.log_error(),
             })),
             Err(detached) => Err(Box::new(Self {
                 stream: ProcessStream::new(detached.process, self.options.exit_grace),
@@ -401,8 +286,12 @@ impl CallRunner {
         self.sink.settle();
         self.cleaner.finish(&mut self.scratch);
         self.text.push(&self.scratch);
-        let full_output = self.text.is_cut().then(|| self.sink.log_path().to_owned());
+        let log_error = self.sink.log_error();
+        let full_output = self.full_output(log_error.as_ref());
         let mut text = self.text.render(full_output.as_deref());
+        if let Some(error) = &log_error {
+            push_note(&mut text, &log_error_note(error));
+        }
         let note = if timed_out {
             let seconds = self.options.timeout.unwrap_or_default().as_secs_f64();
             Some(format!(
@@ -414,10 +303,7 @@ impl CallRunner {
             None
         };
         if let Some(note) = note {
-            if !text.is_empty() && !text.ends_with('\n') {
-                text.push('\n');
-            }
-            text.push_str(&note);
+            push_note(&mut text, &note);
         }
         end_leftovers(self.stream.control(), self.options.kill_grace);
         drop(self.registration);
@@ -428,6 +314,21 @@ impl CallRunner {
             timed_out,
             detached: None,
             full_output_path: full_output,
+            log_error,
         }
     }
+}
+
+/// Ends the text with a line of its own.
+fn push_note(text: &mut String, note: &str) {
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(note);
+}
+
+/// The line a result gets when its log could not be written.
+#[must_use]
+pub fn log_error_note(error: &str) -> String {
+    format!("[oino could not write this call's log ({error})]")
 }

@@ -17,10 +17,9 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{broadcast, oneshot, watch};
 
 use crate::call::{
-    CallEnd, CallOptions, CallResult, CallRunner, DetachedTo, OutputSink, detach_marker,
-    end_leftovers,
+    CallEnd, CallOptions, CallResult, CallRunner, DetachedTo, detach_marker, end_leftovers,
 };
-use crate::output::{LogFile, OutputSlice, read_log_slice};
+use crate::output::{OutputSink, OutputSlice, RawLog};
 use crate::pty::{
     self, ProcessControl, ProcessExit, ProcessStream, PtyError, SpawnSpec, SpawnedProcess, TermSize,
 };
@@ -165,7 +164,7 @@ pub struct EntryInfo {
     #[serde(flatten)]
     pub state: EntryState,
     pub timed_out: bool,
-    /// Raw bytes of output so far.
+    /// Raw bytes of output readable so far: a boundary, never within a character or a sequence.
     pub bytes: u64,
     /// Raw offset where the task's own output starts (0 for a call).
     pub detach_offset: u64,
@@ -263,6 +262,7 @@ impl CallHandle {
             timed_out: false,
             detached: None,
             full_output_path: None,
+            log_error: None,
         })
     }
 }
@@ -315,7 +315,7 @@ impl Entry {
             ended_ms: status.ended_at.map(unix_ms),
             state: status.state,
             timed_out: status.timed_out,
-            bytes: self.sink.written(),
+            bytes: self.sink.readable(),
             detach_offset: status.task.as_ref().map_or(0, |task| task.detach_offset),
             log_path: self.sink.log_path().to_owned(),
             log_error: self.sink.log_error(),
@@ -535,7 +535,7 @@ impl Core {
     }
 
     fn new_sink(&self, id: &str, size: TermSize) -> Result<OutputSink, CoreError> {
-        let log = LogFile::create(&self.inner.log_dir, id).map_err(|err| CoreError::Log {
+        let log = RawLog::create(&self.inner.log_dir, id).map_err(|err| CoreError::Log {
             dir: self.inner.log_dir.clone(),
             message: err.to_string(),
         })?;
@@ -577,6 +577,7 @@ impl Core {
                     timed_out: true,
                     detached: Some(DetachedTo { task_id, reason }),
                     full_output_path: detached.full_output_path.map(PathBuf::from),
+                    log_error: entry.sink.log_error(),
                 }
             }
         }
@@ -632,8 +633,10 @@ impl Core {
 
     /// Makes `entry` a task and keeps reading its process.
     fn adopt(&self, entry: &Arc<Entry>, task_id: &str, name: &str, process: SpawnedProcess) {
-        // The call stopped consuming at a chunk boundary: everything recorded so far was its.
-        let detach_offset = entry.sink.written();
+        // The call stopped consuming at a chunk boundary, and its text covers the output up to
+        // the last boundary: the task's own output starts there (with any sequence or character
+        // the last chunk left unfinished).
+        let detach_offset = entry.sink.readable();
         entry.status.send_modify(|status| {
             status.task = Some(TaskStatus {
                 task_id: task_id.to_owned(),
@@ -750,7 +753,7 @@ impl Core {
             id: key.to_owned(),
             message: err.to_string(),
         };
-        let total = entry.sink.read_lines(u64::MAX, 0).map_err(read_error)?.1;
+        let total = entry.sink.lines();
         let rows_u64 = rows as u64;
         let lines_back = lines_back.min(total.saturating_sub(rows_u64));
         let first = total.saturating_sub(lines_back + rows_u64);
@@ -792,7 +795,8 @@ impl Core {
     }
 
     /// Clean output from raw offset `since` (default: where a task's own output starts, or the
-    /// start of a call), at most `max_bytes` raw bytes of it.
+    /// start of a call), at most about `max_bytes` raw bytes of it. An offset that is not a
+    /// boundary is moved to the next one: the slice's `from` says where it starts.
     pub fn output(
         &self,
         key: &str,
@@ -808,12 +812,13 @@ impl Core {
                 .as_ref()
                 .map_or(0, |task| task.detach_offset)
         });
-        read_log_slice(entry.sink.log_path(), from, entry.sink.written(), max_bytes).map_err(
-            |err| CoreError::ReadLog {
+        entry
+            .sink
+            .read(from, max_bytes)
+            .map_err(|err| CoreError::ReadLog {
                 id: key.to_owned(),
                 message: err.to_string(),
-            },
-        )
+            })
     }
 
     /// Waits until the entry has more than `offset` raw bytes of output or has ended, or until
@@ -825,7 +830,7 @@ impl Core {
         timeout: Duration,
     ) -> Result<bool, CoreError> {
         let entry = self.find(key)?;
-        let mut written = entry.sink.written_watch();
+        let mut written = entry.sink.readable_watch();
         let mut status = entry.status.subscribe();
         let wait = async {
             loop {

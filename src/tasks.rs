@@ -7,7 +7,8 @@
 
 use std::collections::HashSet;
 
-use crate::call::{OutputSink, route_chunk};
+use crate::call::route_chunk;
+use crate::output::OutputSink;
 use crate::pty::{ProcessExit, ProcessStream, StreamEvent};
 
 /// The longest task name.

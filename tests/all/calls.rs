@@ -72,7 +72,7 @@ async fn output_over_the_cap_keeps_head_and_tail_and_the_log_keeps_everything() 
     );
     assert!(result.text.len() <= 30_000 + notice.len() + 1);
     let logged = std::fs::read(&log_path).expect("log");
-    assert_eq!(clean_text(&logged), expected);
+    assert_eq!(clean_text(&logged, /*width*/ 80), expected);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -1,0 +1,318 @@
+//! Clean text: what a person would have seen, without the escape sequences.
+//!
+//! Raw bytes go through the [`Decoder`]; what it prints lands on a model of the terminal's
+//! current row, as wide as the call's terminal: carriage returns, backspaces, cursor moves along
+//! the row and erases act on it as a terminal would, so progress bars resolve to their last
+//! state. A row that fills up wraps: it is final (nothing but an absolute cursor move can reach
+//! it again) and goes to the text, and the logical line goes on. So the memory of a cleaner is one
+//! row, and the text never holds more than a terminal of that width would show, however the
+//! bytes are crafted (`ESC[65535C` moves to the last column, as it does on a screen).
+
+use super::decode::{Csi, Decoder, Step};
+
+/// The narrowest row modelled (a terminal below 2 columns is raised to 2).
+const MIN_WIDTH: usize = 2;
+
+/// Turns raw terminal bytes into the text a person would have seen, line by line.
+#[derive(Clone, Debug)]
+pub struct TextCleaner {
+    decoder: Decoder,
+    row: Row,
+}
+
+/// The row being written, and where the cursor is on it.
+#[derive(Clone, Debug)]
+struct Row {
+    cells: Vec<char>,
+    /// 0 to `width`; `width` means the last column was just written and the next character
+    /// wraps (the terminal's pending wrap).
+    column: usize,
+    width: usize,
+}
+
+impl TextCleaner {
+    /// A cleaner for a terminal `width` columns wide.
+    #[must_use]
+    pub fn new(width: u16) -> Self {
+        let width = usize::from(width).max(MIN_WIDTH);
+        Self {
+            decoder: Decoder::new(),
+            row: Row {
+                cells: Vec::with_capacity(width.min(256)),
+                column: 0,
+                width,
+            },
+        }
+    }
+
+    /// The terminal was resized: rows from now on are this wide.
+    pub fn set_width(&mut self, width: u16) {
+        let width = usize::from(width).max(MIN_WIDTH);
+        self.row.width = width;
+        self.row.column = self.row.column.min(width);
+    }
+
+    /// Whether the bytes so far end at a boundary (see [`Decoder::at_boundary`]).
+    #[must_use]
+    pub fn at_boundary(&self) -> bool {
+        self.decoder.at_boundary()
+    }
+
+    /// Cleans `bytes`, appending to `out` every row that became final (a line with its `\n`, or
+    /// the first rows of a line that wrapped).
+    pub fn push(&mut self, bytes: &[u8], out: &mut String) {
+        let Self { decoder, row } = self;
+        let mut index = 0;
+        while index < bytes.len() {
+            if decoder.at_boundary() {
+                let run = bytes[index..]
+                    .iter()
+                    .take_while(|byte| (0x20..0x7f).contains(*byte))
+                    .count();
+                let plain = &bytes[index..index + run];
+                if row.column == 0 && row.cells.is_empty() {
+                    // Fastest path: a whole plain line goes straight to the text (however it
+                    // wraps, nothing in it is written over).
+                    let after = &bytes[index + run..];
+                    let ending = if after.starts_with(b"\r\n") {
+                        2
+                    } else {
+                        usize::from(after.first() == Some(&b'\n'))
+                    };
+                    if ending > 0 {
+                        out.extend(plain.iter().map(|byte| char::from(*byte)));
+                        out.push('\n');
+                        index += run + ending;
+                        continue;
+                    }
+                }
+                if run > 0 && row.column == row.cells.len() {
+                    row.append(plain, out);
+                    index += run;
+                    continue;
+                }
+            }
+            decoder.advance(bytes[index], &mut |step| row.apply(step, out));
+            index += 1;
+        }
+    }
+
+    /// The row being written, as it stands (the unfinished end of the last line).
+    pub fn pending_line(&self) -> impl Iterator<Item = char> + '_ {
+        self.row.cells.iter().copied()
+    }
+
+    /// Ends the text: a half-read character becomes U+FFFD, and the unfinished row goes to `out`
+    /// without a newline.
+    pub fn finish(&mut self, out: &mut String) {
+        let Self { decoder, row } = self;
+        decoder.finish(&mut |step| row.apply(step, out));
+        out.extend(row.cells.drain(..));
+        row.column = 0;
+    }
+}
+
+impl Row {
+    fn apply(&mut self, step: Step, out: &mut String) {
+        match step {
+            Step::Print(character) => self.put(character, out),
+            Step::Execute(b'\n') => {
+                out.extend(self.cells.drain(..));
+                out.push('\n');
+                self.column = 0;
+            }
+            Step::Execute(b'\r') => self.column = 0,
+            Step::Execute(0x08) => self.column = self.cursor().saturating_sub(1),
+            // A tab stays a tab in the text; it takes one column here.
+            Step::Execute(b'\t') => self.put('\t', out),
+            Step::Csi(csi) if !csi.private && !csi.intermediate => self.csi(&csi),
+            Step::Execute(_) | Step::Csi(_) => {}
+        }
+    }
+
+    /// The column the cursor shows at (a pending wrap shows on the last column).
+    fn cursor(&self) -> usize {
+        self.column.min(self.width - 1)
+    }
+
+    /// Starts the next row of the same line when the cursor is past the last column.
+    fn wrap(&mut self, out: &mut String) {
+        if self.column >= self.width {
+            self.cells.resize(self.width.max(self.cells.len()), ' ');
+            out.extend(self.cells.drain(..));
+            self.column = 0;
+        }
+    }
+
+    fn put(&mut self, character: char, out: &mut String) {
+        self.wrap(out);
+        if self.column < self.cells.len() {
+            self.cells[self.column] = character;
+        } else {
+            self.cells.resize(self.column, ' ');
+            self.cells.push(character);
+        }
+        self.column += 1;
+    }
+
+    /// Printable ASCII written at the row's end.
+    fn append(&mut self, mut plain: &[u8], out: &mut String) {
+        while !plain.is_empty() {
+            self.wrap(out);
+            let fits = plain.len().min(self.width - self.column);
+            self.cells
+                .extend(plain[..fits].iter().map(|byte| char::from(*byte)));
+            self.column += fits;
+            plain = &plain[fits..];
+        }
+    }
+
+    fn csi(&mut self, csi: &Csi) {
+        let count = usize::from(csi.count(1));
+        let cursor = self.cursor();
+        match csi.action {
+            // Erase in line: what progress bars use after `\r`.
+            b'K' => {
+                match csi.params().first().copied().unwrap_or(0) {
+                    0 => self.cells.truncate(cursor),
+                    1 => {
+                        let end = (cursor + 1).min(self.cells.len());
+                        self.cells[..end].fill(' ');
+                    }
+                    2 => self.cells.clear(),
+                    _ => return,
+                }
+                self.column = cursor;
+            }
+            // Cursor to a column, forward, back: along this row only.
+            b'G' | b'`' => self.column = count.min(self.width) - 1,
+            b'C' | b'a' => self.column = (cursor + count).min(self.width - 1),
+            b'D' => self.column = cursor.saturating_sub(count),
+            // Erase, delete and insert characters.
+            b'X' => {
+                let end = (cursor + count).min(self.cells.len());
+                if cursor < end {
+                    self.cells[cursor..end].fill(' ');
+                }
+                self.column = cursor;
+            }
+            b'P' => {
+                let end = (cursor + count).min(self.cells.len());
+                if cursor < end {
+                    self.cells.drain(cursor..end);
+                }
+                self.column = cursor;
+            }
+            b'@' => {
+                if cursor < self.cells.len() {
+                    let blanks = count.min(self.width - cursor);
+                    self.cells
+                        .splice(cursor..cursor, std::iter::repeat_n(' ', blanks));
+                    self.cells.truncate(self.width);
+                }
+                self.column = cursor;
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Cleans a whole byte string at once, for a terminal `width` columns wide.
+#[must_use]
+pub fn clean_text(bytes: &[u8], width: u16) -> String {
+    let mut cleaner = TextCleaner::new(width);
+    let mut text = String::with_capacity(bytes.len());
+    cleaner.push(bytes, &mut text);
+    cleaner.finish(&mut text);
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn clean_in_pieces(bytes: &[u8], piece: usize, width: u16) -> String {
+        let mut cleaner = TextCleaner::new(width);
+        let mut text = String::new();
+        for chunk in bytes.chunks(piece) {
+            cleaner.push(chunk, &mut text);
+        }
+        cleaner.finish(&mut text);
+        text
+    }
+
+    #[test]
+    fn colors_and_titles_are_removed() {
+        let raw = b"\x1b[1;32mok\x1b[0m \x1b]0;title\x07done\x1b]52;c;aGk=\x1b\\!\r\n";
+        assert_eq!(clean_text(raw, 80), "ok done!\n");
+    }
+
+    #[test]
+    fn carriage_return_progress_resolves_to_its_last_state() {
+        let raw = b"progress 10%\rprogress 50%\rprogress 100%\r\ndone\r\n";
+        assert_eq!(clean_text(raw, 80), "progress 100%\ndone\n");
+        let erased = b"downloading a long name\r\x1b[Kdone\r\n";
+        assert_eq!(clean_text(erased, 80), "done\n");
+        let spinner = b"working |\x08/\x08-\x08\\\x08 ok\r\n";
+        assert_eq!(clean_text(spinner, 80), "working  ok\n");
+    }
+
+    #[test]
+    fn invalid_utf8_is_replaced_and_valid_utf8_survives_any_split() {
+        let raw = "héllo wörld ✓ 🦀\r\n".as_bytes();
+        for piece in 1..8 {
+            assert_eq!(clean_in_pieces(raw, piece, 80), "héllo wörld ✓ 🦀\n");
+        }
+        assert_eq!(clean_text(b"a\xffb\xe2\x9c\n", 80), "a\u{fffd}b\u{fffd}\n");
+    }
+
+    #[test]
+    fn escape_sequences_split_across_chunks_are_removed() {
+        let raw = b"\x1b[38;2;10;20;30mrgb\x1b[0m\r\n\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\\r\n";
+        for piece in 1..6 {
+            assert_eq!(clean_in_pieces(raw, piece, 80), "rgb\nlink\n");
+        }
+    }
+
+    #[test]
+    fn an_unterminated_string_control_ends_at_the_next_escape() {
+        let raw = b"\x1b]0;t\n\x1b[32mPASS\x1b[0m test_a\ndone\n";
+        assert_eq!(clean_text(raw, 80), "PASS test_a\ndone\n");
+        let dcs = b"\x1bPq\n\x1b[32mPASS\x1b[0m\ndone\n";
+        assert_eq!(clean_text(dcs, 80), "PASS\ndone\n");
+        let apc = b"\x1b_x\n\x1b[0mok\n";
+        assert_eq!(clean_text(apc, 80), "ok\n");
+    }
+
+    #[test]
+    fn cursor_motion_stays_within_the_row() {
+        // A terminal stops the cursor at the last column: 1500 jumps write one row.
+        let crafted = "\x1b[65535Cx".repeat(1500) + "\n";
+        let text = clean_text(crafted.as_bytes(), 80);
+        assert_eq!(text, format!("{}x\n", " ".repeat(79)));
+        let moved = clean_text(b"abcdef\x1b[3Gx\x1b[2Dy\x1b[1Cz\n", 80);
+        assert_eq!(moved, "ayxzef\n");
+    }
+
+    #[test]
+    fn a_long_line_wraps_and_only_its_last_row_is_rewritten() {
+        // As on a 10-column terminal: `\r` goes back to the start of the row it is on.
+        let text = clean_text(b"0123456789abcdef\rXY\n", 10);
+        assert_eq!(text, "0123456789XYcdef\n");
+        // Exactly full: the wrap is pending, and `\r` stays on that row.
+        assert_eq!(clean_text(b"0123456789\rXY\r\n", 10), "XY23456789\n");
+        let long = "x".repeat(1000) + "\r\n";
+        assert_eq!(clean_text(long.as_bytes(), 10), "x".repeat(1000) + "\n");
+    }
+
+    #[test]
+    fn erases_and_edits_act_on_the_row() {
+        assert_eq!(clean_text(b"abcdef\x1b[3G\x1b[1K\n", 80), "   def\n");
+        assert_eq!(clean_text(b"abcdef\x1b[3G\x1b[2X\n", 80), "ab  ef\n");
+        assert_eq!(clean_text(b"abcdef\x1b[3G\x1b[2P\n", 80), "abef\n");
+        assert_eq!(clean_text(b"abcdef\x1b[3G\x1b[2@\n", 80), "ab  cdef\n");
+        let inserted = clean_text(b"abcdef\x1b[3G\x1b[65535@\n", 10);
+        assert_eq!(inserted, format!("ab{}\n", " ".repeat(8)));
+    }
+}

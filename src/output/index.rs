@@ -1,0 +1,242 @@
+//! What is known of one call's raw output as it is recorded: where it may be cut (its last
+//! boundary), how many lines it has, and checkpoints a reader may start from.
+//!
+//! The index runs the same [`Decoder`] as every reader, once over each byte, so the offsets it
+//! hands out are boundaries by construction: a follower, a task's first read after a detach, or a
+//! page of history starts in the ground state, never in the middle of a character or a sequence.
+
+use super::decode::{Decoder, Step};
+
+/// A checkpoint at least every this many lines…
+const LINE_STRIDE: u64 = 1024;
+/// …or this many bytes, at a line's start…
+const LINE_START_STRIDE_BYTES: u64 = 256 * 1024;
+/// …and, within a line longer than this, at any boundary.
+const LONG_LINE_STRIDE_BYTES: u64 = 1024 * 1024;
+
+/// A place a reader may start: a boundary, with the number of the line it is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Checkpoint {
+    pub offset: u64,
+    /// Newlines before `offset`: the number (from 0) of the line `offset` is in.
+    pub line: u64,
+    /// `offset` is where line `line` starts.
+    pub line_start: bool,
+}
+
+/// The first boundary of a chunk, for a reader that can only start there (after a gap).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChunkStart {
+    pub boundary: Option<Checkpoint>,
+}
+
+/// The index of one call's raw output.
+#[derive(Clone, Debug)]
+pub struct OutputIndex {
+    decoder: Decoder,
+    recorded: u64,
+    boundary: u64,
+    newlines: u64,
+    last_line_start: u64,
+    checkpoints: Vec<Checkpoint>,
+}
+
+impl Default for OutputIndex {
+    fn default() -> Self {
+        Self {
+            decoder: Decoder::new(),
+            recorded: 0,
+            boundary: 0,
+            newlines: 0,
+            last_line_start: 0,
+            checkpoints: vec![Checkpoint {
+                offset: 0,
+                line: 0,
+                line_start: true,
+            }],
+        }
+    }
+}
+
+impl OutputIndex {
+    /// Takes note of the next chunk; says where its first boundary is.
+    pub fn record(&mut self, chunk: &[u8]) -> ChunkStart {
+        let base = self.recorded;
+        let mut first = self.decoder.at_boundary().then(|| self.here(base));
+        let mut index = 0;
+        while index < chunk.len() {
+            if self.decoder.at_boundary() {
+                // Plain bytes below 0x80 other than ESC leave the ground as it is.
+                let start = index;
+                while index < chunk.len() && chunk[index] < 0x80 && chunk[index] != 0x1b {
+                    if chunk[index] == b'\n' {
+                        self.newlines += 1;
+                        self.line_started(base + index as u64 + 1);
+                    }
+                    index += 1;
+                }
+                if index > start {
+                    self.boundary = base + index as u64;
+                    first.get_or_insert_with(|| self.here(self.boundary));
+                }
+                if index == chunk.len() {
+                    break;
+                }
+            }
+            let mut newline = false;
+            self.decoder.advance(chunk[index], &mut |step| {
+                newline |= step == Step::Execute(b'\n');
+            });
+            index += 1;
+            if newline {
+                self.newlines += 1;
+            }
+            if self.decoder.at_boundary() {
+                self.boundary = base + index as u64;
+                if newline {
+                    self.line_started(self.boundary);
+                }
+                first.get_or_insert_with(|| self.here(self.boundary));
+            }
+        }
+        self.recorded += chunk.len() as u64;
+        let last = self.last_checkpoint();
+        if self.boundary >= last.offset + LONG_LINE_STRIDE_BYTES {
+            let here = self.here(self.boundary);
+            self.checkpoints.push(here);
+        }
+        ChunkStart { boundary: first }
+    }
+
+    /// The output has ended: what is left after the last boundary (a half character, an
+    /// unfinished sequence) becomes readable too; readers end it as the cleaner does.
+    pub fn finish(&mut self) {
+        self.boundary = self.recorded;
+    }
+
+    /// Raw bytes recorded.
+    #[must_use]
+    pub fn recorded(&self) -> u64 {
+        self.recorded
+    }
+
+    /// The last boundary: readers read up to here.
+    #[must_use]
+    pub fn boundary(&self) -> u64 {
+        self.boundary
+    }
+
+    /// Lines so far, the unfinished last one included.
+    #[must_use]
+    pub fn lines(&self) -> u64 {
+        self.newlines + 1
+    }
+
+    /// The last checkpoint at or before `offset`.
+    #[must_use]
+    pub fn checkpoint_before(&self, offset: u64) -> Checkpoint {
+        let after = self
+            .checkpoints
+            .partition_point(|checkpoint| checkpoint.offset <= offset);
+        self.checkpoints[after.saturating_sub(1)]
+    }
+
+    /// The last checkpoint from which line `line` is read whole.
+    #[must_use]
+    pub fn checkpoint_for_line(&self, line: u64) -> Checkpoint {
+        let after = self.checkpoints.partition_point(|checkpoint| {
+            checkpoint.line < line || (checkpoint.line == line && checkpoint.line_start)
+        });
+        self.checkpoints[after.saturating_sub(1)]
+    }
+
+    fn last_checkpoint(&self) -> Checkpoint {
+        // Never empty: it starts with offset 0.
+        self.checkpoints.last().copied().unwrap_or(Checkpoint {
+            offset: 0,
+            line: 0,
+            line_start: true,
+        })
+    }
+
+    fn here(&self, offset: u64) -> Checkpoint {
+        Checkpoint {
+            offset,
+            line: self.newlines,
+            line_start: offset == self.last_line_start,
+        }
+    }
+
+    fn line_started(&mut self, offset: u64) {
+        self.last_line_start = offset;
+        let last = self.last_checkpoint();
+        if self.newlines >= last.line + LINE_STRIDE
+            || offset >= last.offset + LINE_START_STRIDE_BYTES
+        {
+            self.checkpoints.push(Checkpoint {
+                offset,
+                line: self.newlines,
+                line_start: true,
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_boundary_never_splits_a_character_or_a_sequence() {
+        let mut index = OutputIndex::default();
+        index.record(b"ab\x1b[3");
+        assert_eq!(index.boundary(), 2);
+        index.record(b"1mc\xd0");
+        assert_eq!(index.boundary(), 8);
+        index.record(b"\xb6\x1b]0;title\nstill");
+        assert_eq!(index.boundary(), 10);
+        assert_eq!(index.lines(), 1, "a newline within a title is no line");
+        index.record(b"\x07done\n");
+        assert_eq!(index.boundary(), index.recorded());
+        assert_eq!(index.lines(), 2);
+        index.record(b"\xe2\x82");
+        assert_eq!(index.boundary(), index.recorded() - 2);
+        index.finish();
+        assert_eq!(index.boundary(), index.recorded());
+    }
+
+    #[test]
+    fn checkpoints_come_every_so_many_lines_and_find_any_line() {
+        let mut index = OutputIndex::default();
+        let line = b"\x1b[32mline\x1b[0m\r\n";
+        for _ in 0..5000 {
+            index.record(line);
+        }
+        assert_eq!(index.lines(), 5001);
+        let step = line.len() as u64;
+        let checkpoint = index.checkpoint_for_line(3000);
+        assert!(checkpoint.line_start && checkpoint.line <= 3000);
+        assert!(3000 - checkpoint.line <= LINE_STRIDE);
+        assert_eq!(checkpoint.offset, checkpoint.line * step);
+        let before = index.checkpoint_before(2500 * step + 3);
+        assert!(before.offset <= 2500 * step + 3);
+        assert_eq!(before.offset % step, 0);
+    }
+
+    #[test]
+    fn a_chunk_says_where_its_first_boundary_is() {
+        let mut index = OutputIndex::default();
+        assert_eq!(index.record(b"a\n").boundary.map(|c| c.offset), Some(0));
+        let split = index.record(b"\x1b[3");
+        assert_eq!(split.boundary.map(|c| c.offset), Some(2));
+        let rest = index.record(b"1mx\ny");
+        assert_eq!(
+            rest.boundary,
+            Some(Checkpoint {
+                offset: 7,
+                line: 1,
+                line_start: false
+            })
+        );
+    }
+}

@@ -1,0 +1,220 @@
+//! Where every raw byte of one call goes, whoever consumes the process: the log, the index of
+//! boundaries and lines, and the screen. Shared by the call, the task it may become, and the
+//! core's readers.
+//!
+//! Readers are handed only boundaries: `readable` is the index's last boundary, so a follower
+//! woken by new output reads whole characters and whole sequences; when the process has ended,
+//! everything is readable.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU16, Ordering};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+use tokio::sync::watch;
+
+use super::index::{Checkpoint, OutputIndex};
+use super::log::{LogView, MEMORY_TAIL_BYTES, RawLog};
+use super::read::{self, OutputSlice};
+use crate::pty::TermSize;
+use crate::screen::{Screen, ScreenSnapshot};
+
+/// The log and its index, changed together.
+struct Recorded {
+    log: RawLog,
+    index: OutputIndex,
+}
+
+/// The output of one call.
+pub struct OutputSink {
+    recorded: Mutex<Recorded>,
+    log_path: PathBuf,
+    screen: Mutex<Screen>,
+    /// The last boundary: readers read up to here.
+    readable: watch::Sender<u64>,
+    /// The terminal's width, for cleaning text as it would show.
+    width: AtomicU16,
+    /// Set by output, cleared by a snapshot: notices of change are sent once per look.
+    changed: AtomicBool,
+    on_change: Box<dyn Fn() + Send + Sync>,
+}
+
+/// What a reader takes under the lock, to read without it.
+struct ReadPlan {
+    view: LogView,
+    /// Where the read starts.
+    checkpoint: Checkpoint,
+    lines: u64,
+    end: u64,
+    width: u16,
+}
+
+impl OutputSink {
+    /// `on_change` is called when output arrives after the last snapshot (not for every chunk).
+    pub fn new(log: RawLog, screen: Screen, on_change: impl Fn() + Send + Sync + 'static) -> Self {
+        let log_path = log.path().to_owned();
+        let width = screen.size().cols;
+        Self {
+            recorded: Mutex::new(Recorded {
+                log,
+                index: OutputIndex::default(),
+            }),
+            log_path,
+            screen: Mutex::new(screen),
+            readable: watch::Sender::new(0),
+            width: AtomicU16::new(width),
+            changed: AtomicBool::new(false),
+            on_change: Box::new(on_change),
+        }
+    }
+
+    fn recorded(&self) -> MutexGuard<'_, Recorded> {
+        self.recorded.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Records a chunk; returns the answers to the terminal queries in it.
+    pub fn record(&self, chunk: &[u8]) -> Vec<u8> {
+        {
+            let mut recorded = self.recorded();
+            let Recorded { log, index } = &mut *recorded;
+            let offset = index.recorded();
+            let start = index.record(chunk);
+            log.append(offset, chunk, start);
+            self.readable.send_if_modified(|readable| {
+                let moved = *readable != index.boundary();
+                *readable = index.boundary();
+                moved
+            });
+        }
+        let answers = self
+            .screen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .feed(chunk);
+        if !self.changed.swap(true, Ordering::AcqRel) {
+            (self.on_change)();
+        }
+        answers
+    }
+
+    #[must_use]
+    pub fn log_path(&self) -> &Path {
+        &self.log_path
+    }
+
+    /// Raw bytes readable so far (a boundary).
+    #[must_use]
+    pub fn readable(&self) -> u64 {
+        *self.readable.borrow()
+    }
+
+    /// A receiver that wakes when more bytes are readable.
+    #[must_use]
+    pub fn readable_watch(&self) -> watch::Receiver<u64> {
+        self.readable.subscribe()
+    }
+
+    /// Why the log could not be written, and what is kept instead.
+    #[must_use]
+    pub fn log_error(&self) -> Option<String> {
+        self.recorded().log.failure().map(|failure| {
+            format!(
+                "{failure}: the output from there on is kept in memory only, the newest {} MiB",
+                MEMORY_TAIL_BYTES / (1024 * 1024)
+            )
+        })
+    }
+
+    /// The terminal's width now.
+    #[must_use]
+    pub fn width(&self) -> u16 {
+        self.width.load(Ordering::Relaxed)
+    }
+
+    /// The screen at `size`, scrolled back `scroll_offset` rows.
+    pub fn snapshot(&self, size: Option<TermSize>, scroll_offset: usize) -> ScreenSnapshot {
+        self.changed.store(false, Ordering::Release);
+        let mut screen = self.screen.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(size) = size {
+            screen.resize(size);
+            self.width.store(screen.size().cols, Ordering::Relaxed);
+        }
+        screen.snapshot(scroll_offset)
+    }
+
+    /// A read's plan, starting at the checkpoint `start` picks.
+    fn plan(&self, start: impl FnOnce(&OutputIndex) -> Checkpoint) -> ReadPlan {
+        let recorded = self.recorded();
+        ReadPlan {
+            view: recorded.log.view(),
+            checkpoint: start(&recorded.index),
+            lines: recorded.index.lines(),
+            end: recorded.index.boundary(),
+            width: self.width(),
+        }
+    }
+
+    /// Clean output from raw offset `from` (moved to the first boundary at or after it), at
+    /// most about `max_bytes` raw bytes of it.
+    pub fn read(&self, from: u64, max_bytes: usize) -> std::io::Result<OutputSlice> {
+        let plan = self.plan(|index| index.checkpoint_before(from));
+        let from = read::boundary_at_or_after(&plan.view, plan.checkpoint, from, plan.end)?;
+        read::read_slice(&plan.view, from, plan.end, max_bytes, plan.width)
+    }
+
+    /// Clean lines `[first, first + count)` of the whole output, and how many lines there are.
+    pub fn read_lines(&self, first: u64, count: usize) -> std::io::Result<(Vec<String>, u64)> {
+        let plan = self.plan(|index| index.checkpoint_for_line(first));
+        let total = plan.lines;
+        if count == 0 || first >= total {
+            return Ok((Vec::new(), total));
+        }
+        let lines = read::read_lines(
+            &plan.view,
+            plan.checkpoint,
+            first,
+            count,
+            plan.end,
+            plan.width,
+        )?;
+        Ok((lines, total))
+    }
+
+    /// Lines so far, the unfinished last one included.
+    #[must_use]
+    pub fn lines(&self) -> u64 {
+        self.recorded().index.lines()
+    }
+
+    /// The line nearest to `from` (before it, or after it when `newer`) that `matches`.
+    pub fn find_line(
+        &self,
+        from: u64,
+        newer: bool,
+        matches: impl Fn(&str) -> bool,
+    ) -> std::io::Result<Option<u64>> {
+        let plan = self.plan(|index| index.checkpoint_before(0));
+        read::find_line(&plan.view, plan.end, from, newer, plan.width, matches)
+    }
+
+    /// The process has ended and all its output is recorded: everything becomes readable, the
+    /// log file is closed, and what waits to be parsed is, so that its memory goes.
+    pub fn settle(&self) {
+        {
+            let mut recorded = self.recorded();
+            recorded.index.finish();
+            recorded.log.close();
+            self.readable.send_replace(recorded.index.boundary());
+        }
+        self.screen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .flush();
+    }
+
+    /// Resizes the screen model (the PTY is resized by the caller).
+    pub fn resize(&self, size: TermSize) {
+        let mut screen = self.screen.lock().unwrap_or_else(PoisonError::into_inner);
+        screen.resize(size);
+        self.width.store(screen.size().cols, Ordering::Relaxed);
+    }
+}
