@@ -2,13 +2,12 @@
 //! readers of that log.
 //!
 //! Raw PTY bytes reach an [`OutputSink`]: the [`log`] keeps every byte, the [`index`] follows
-//! them with the same [`decode`]r every reader uses (so offsets handed out are boundaries), and
-//! the screen gets them too. A call's waiter gets [`clean`] text capped by [`cap`]; followers,
+//! them with the decoder every reader uses ([`crate::screen::decode`]), so that the offsets it
+//! hands out are boundaries, and the screen gets them too. A call's waiter gets [`clean`] text capped by [`cap`]; followers,
 //! pages of history and searches [`read`] the log back from a boundary.
 
 pub mod cap;
 pub mod clean;
-pub mod decode;
 pub mod index;
 pub mod log;
 pub mod read;

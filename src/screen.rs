@@ -13,12 +13,15 @@
 //! is the screen that parsing every byte would give; anything else in the backlog (the alternate
 //! screen, a scroll region, a saved cursor, a charset switch) makes it parse every byte.
 
+pub mod decode;
+
 use std::num::NonZeroU16;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use serde::{Deserialize, Serialize};
 
 use crate::pty::TermSize;
+use decode::{Csi, Decoder, Step};
 
 /// Rows of history kept in memory per call: none, since the log file keeps everything and
 /// front ends scroll through it (a history row costs a cell per column, 200 columns of them).
@@ -198,27 +201,17 @@ impl vt100::Callbacks for Answers {
     }
 }
 
-/// Where the backlog scanner is within an escape sequence.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ScanState {
-    Ground,
-    /// `start` is `None` when the sequence began before the last flush.
-    Escape {
-        start: Option<usize>,
-    },
-    Csi {
-        start: Option<usize>,
-    },
-    /// OSC, DCS, SOS, PM, APC: up to BEL or ST.
-    String,
-    StringEscape,
-}
-
 /// Unparsed output, with what a skip over it needs to know, kept up to date as bytes arrive.
+///
+/// The bytes pass the shared [`Decoder`] on their way in, which keeps the parser's work and
+/// memory bounded by the screen however they are crafted: string controls (titles, hyperlinks,
+/// clipboard writes, images) change nothing oino draws and are dropped whole, and a repeat count
+/// is clamped to what fills the screen.
 #[derive(Debug)]
 struct Backlog {
     bytes: Vec<u8>,
-    state: ScanState,
+    decoder: Decoder,
+    sequence: Sequence,
     /// Everything before this offset must be parsed (it holds a sequence with lasting effect).
     parse_before: usize,
     /// The sequences after `parse_before` whose effect outlasts their rows (colors, modes), in
@@ -229,96 +222,152 @@ struct Backlog {
     query: bool,
     /// A scroll region is set: newlines no longer push every row away.
     scroll_region: bool,
+    /// Repeat counts above this are cut down to it (keeping where the cursor ends).
+    max_repeat: u16,
+    columns: u16,
+}
+
+/// The sequence being read, as the backlog keeps it.
+#[derive(Clone, Copy, Debug, Default)]
+struct Sequence {
+    /// Where it starts in `bytes` (`None` in the ground state, or when its start went with the
+    /// last flush).
+    start: Option<usize>,
+    /// A control was carried out within it (a newline within a CSI).
+    controls: bool,
+    /// It is a string control: its bytes are not kept.
+    dropping: bool,
+}
+
+impl Sequence {
+    fn at(start: usize) -> Self {
+        Self {
+            start: Some(start),
+            ..Self::default()
+        }
+    }
 }
 
 impl Backlog {
-    fn new() -> Self {
-        Self {
+    fn new(size: TermSize, scrollback_rows: usize) -> Self {
+        let mut backlog = Self {
             bytes: Vec::new(),
-            state: ScanState::Ground,
+            decoder: Decoder::new(),
+            sequence: Sequence::default(),
             parse_before: 0,
             replay: Vec::new(),
             replay_marks: Vec::new(),
             query: false,
             scroll_region: false,
-        }
+            max_repeat: u16::MAX,
+            columns: size.cols,
+        };
+        backlog.set_size(size, scrollback_rows);
+        backlog
+    }
+
+    /// More repeats than fill the screen and its history change only where the cursor ends.
+    fn set_size(&mut self, size: TermSize, scrollback_rows: usize) {
+        let rows = usize::from(size.rows) + scrollback_rows + 2;
+        self.max_repeat =
+            u16::try_from(rows.saturating_mul(usize::from(size.cols))).unwrap_or(u16::MAX);
+        self.columns = size.cols;
+    }
+
+    /// Whether a sequence is being read (its bytes so far are at the end).
+    fn in_sequence(&self) -> bool {
+        !self.decoder.in_ground()
     }
 
     fn push(&mut self, chunk: &[u8]) {
-        let base = self.bytes.len();
-        self.bytes.extend_from_slice(chunk);
-        let mut index = base;
-        while index < self.bytes.len() {
-            let byte = self.bytes[index];
-            match self.state {
-                ScanState::Ground => {
-                    // Plain text and line controls have no effect beyond their rows.
-                    let skip = self.bytes[index..]
-                        .iter()
-                        .position(|byte| matches!(byte, 0x1b | 0x0e | 0x0f))
-                        .unwrap_or(self.bytes.len() - index);
-                    index += skip;
-                    if index < self.bytes.len() {
-                        if self.bytes[index] == 0x1b {
-                            self.state = ScanState::Escape { start: Some(index) };
-                        } else {
-                            // Shift Out / Shift In switch the charset.
-                            self.parse_until(index + 1);
-                        }
-                        index += 1;
-                    }
-                    continue;
+        let mut index = 0;
+        while index < chunk.len() {
+            if !self.in_sequence() {
+                // Plain text and line controls have no effect beyond their rows.
+                let text = chunk[index..]
+                    .iter()
+                    .position(|byte| matches!(byte, 0x1b | 0x0e | 0x0f))
+                    .unwrap_or(chunk.len() - index);
+                self.bytes.extend_from_slice(&chunk[index..index + text]);
+                index += text;
+                let Some(&byte) = chunk.get(index) else {
+                    break;
+                };
+                index += 1;
+                self.bytes.push(byte);
+                if byte == 0x1b {
+                    self.sequence = Sequence::at(self.bytes.len() - 1);
+                    self.decoder.advance(byte, &mut |_| {});
+                } else {
+                    // Shift Out / Shift In switch the charset.
+                    self.parse_until(self.bytes.len());
                 }
-                ScanState::Escape { start } => {
-                    self.state = match byte {
-                        b'[' => ScanState::Csi { start },
-                        b']' | b'P' | b'X' | b'^' | b'_' => ScanState::String,
-                        // Intermediates: charset designations and the like.
-                        0x20..0x30 => {
-                            self.parse_until(index + 1);
-                            ScanState::Escape { start }
-                        }
-                        // Keypad modes have no effect on rows: replay them.
-                        b'=' | b'>' => {
-                            self.keep(start, index + 1);
-                            ScanState::Ground
-                        }
-                        // Save/restore cursor, reset, index moves and the rest: parse.
-                        _ => {
-                            self.parse_until(index + 1);
-                            ScanState::Ground
-                        }
-                    };
-                }
-                ScanState::Csi { start } => match byte {
-                    0x40..=0x7e => {
-                        self.state = ScanState::Ground;
-                        match start {
-                            Some(start) => self.csi(start, index + 1),
-                            None => self.parse_until(index + 1),
-                        }
-                    }
-                    // Parameters, intermediates, and C0 controls (executed as usual).
-                    0x00..0x40 => {}
-                    _ => {
-                        self.state = ScanState::Ground;
-                        self.parse_until(index + 1);
-                    }
-                },
-                ScanState::String => match byte {
-                    0x07 => self.state = ScanState::Ground,
-                    0x1b => self.state = ScanState::StringEscape,
-                    _ => {}
-                },
-                ScanState::StringEscape => {
-                    self.state = if byte == b'\\' {
-                        ScanState::Ground
-                    } else {
-                        ScanState::String
-                    };
-                }
+                continue;
             }
+            let byte = chunk[index];
             index += 1;
+            self.sequence_byte(byte);
+        }
+    }
+
+    /// One byte within a sequence.
+    fn sequence_byte(&mut self, byte: u8) {
+        let mut csi = None;
+        let mut controls = false;
+        self.decoder.advance(byte, &mut |step| match step {
+            Step::Csi(found) => csi = Some(found),
+            Step::Execute(_) => controls = true,
+            Step::Print(_) => {}
+        });
+        if self.sequence.dropping {
+            if self.decoder.in_string() {
+                return;
+            }
+            self.sequence = Sequence::default();
+            if byte == 0x1b {
+                // The string ended with the start of a new sequence.
+                self.bytes.push(byte);
+                self.sequence = Sequence::at(self.bytes.len() - 1);
+            }
+            return;
+        }
+        if self.decoder.in_string() {
+            // A string control starts: drop it, its introducer included.
+            if let Some(start) = self.sequence.start.take() {
+                self.bytes.truncate(start);
+            } else {
+                // Its start went with a flush: end it for the parser, which saw the start.
+                self.bytes.push(0x18);
+            }
+            self.sequence.dropping = true;
+            return;
+        }
+        if byte == 0x1b {
+            // A new sequence cuts the one being read short.
+            self.bytes.push(byte);
+            self.parse_until(self.bytes.len() - 1);
+            self.sequence = Sequence::at(self.bytes.len() - 1);
+            return;
+        }
+        self.bytes.push(byte);
+        self.sequence.controls |= controls;
+        if self.in_sequence() {
+            return;
+        }
+        // The sequence is complete.
+        let end = self.bytes.len();
+        let Sequence {
+            start, controls, ..
+        } = std::mem::take(&mut self.sequence);
+        match (start, csi) {
+            (Some(start), Some(csi)) if !controls => self.csi(start, end, &csi),
+            (Some(start), None) if !controls && end == start + 2 && matches!(byte, b'=' | b'>') => {
+                // Keypad modes have no effect on rows: replay them.
+                self.keep(start, end);
+            }
+            // Save/restore cursor, reset, index moves, charsets, a sequence cancelled or with
+            // controls within, one whose start was flushed: parse.
+            _ => self.parse_until(end),
         }
     }
 
@@ -329,13 +378,8 @@ impl Backlog {
         self.replay_marks.clear();
     }
 
-    /// Keeps the sequence `bytes[start..end]` for replay over a skip (`None`: its start is gone
-    /// with the last flush, so it cannot be replayed and must be parsed).
-    fn keep(&mut self, start: Option<usize>, end: usize) {
-        let Some(start) = start else {
-            self.parse_until(end);
-            return;
-        };
+    /// Keeps the sequence `bytes[start..end]` for replay over a skip.
+    fn keep(&mut self, start: usize, end: usize) {
         let Self {
             bytes,
             replay,
@@ -347,46 +391,56 @@ impl Backlog {
     }
 
     /// Classifies the CSI sequence `bytes[start..end]`.
-    fn csi(&mut self, start: usize, end: usize) {
-        let sequence = &self.bytes[start + 2..end];
-        let (action, params) = sequence.split_last().unwrap_or((&0, &[]));
-        let private = params.first() == Some(&b'?');
-        let numbers = || {
-            params.split(|byte| *byte == b';').map(|param| {
-                param
-                    .iter()
-                    .filter(|b| b.is_ascii_digit())
-                    .fold(0u32, |n, b| {
-                        n.saturating_mul(10).saturating_add(u32::from(b - b'0'))
-                    })
-            })
-        };
-        match action {
+    fn csi(&mut self, start: usize, end: usize, csi: &Csi) {
+        let params = csi.params();
+        match csi.action {
             b'n' | b'c' => {
                 self.query = true;
                 self.parse_until(end);
             }
             b'r' => {
-                self.scroll_region = !params.is_empty() && numbers().any(|n| n > 1);
+                self.scroll_region = params.iter().any(|&n| n > 1);
                 self.parse_until(end);
             }
             b's' | b'u' => self.parse_until(end),
-            b'h' | b'l' if private && numbers().any(|n| matches!(n, 47 | 1047 | 1049)) => {
+            b'h' | b'l' if csi.private && params.iter().any(|n| matches!(n, 47 | 1047 | 1049)) => {
                 self.parse_until(end);
             }
+            b'b' if !csi.private && csi.count(1) > self.max_repeat => {
+                // Repeating past the screen and its history changes only the cursor's column:
+                // repeat as far as that, keeping the column.
+                self.bytes.truncate(start);
+                let repeat = self.clamped_repeat(csi.count(1));
+                self.bytes
+                    .extend_from_slice(format!("\x1b[{repeat}b").as_bytes());
+                let end = self.bytes.len();
+                self.keep(start, end);
+            }
             // Colors, modes, and edits or moves of rows that will scroll away.
-            _ => self.keep(Some(start), end),
+            _ => self.keep(start, end),
         }
     }
 
-    /// Empties the backlog to scan it anew from a clean state.
+    fn clamped_repeat(&self, count: u16) -> u16 {
+        let cols = self.columns.max(1);
+        let top = self.max_repeat - self.max_repeat % cols;
+        let repeat = top + count % cols;
+        if repeat > self.max_repeat {
+            repeat - cols
+        } else {
+            repeat
+        }
+    }
+
+    /// Empties the backlog to scan it anew from the ground state (where compaction cuts).
     fn restart(&mut self) {
         self.bytes.clear();
         self.replay.clear();
         self.replay_marks.clear();
         self.parse_before = 0;
         self.query = false;
-        self.state = ScanState::Ground;
+        self.decoder = Decoder::new();
+        self.sequence = Sequence::default();
     }
 
     fn clear(&mut self) {
@@ -399,11 +453,16 @@ impl Backlog {
         self.parse_before = 0;
         self.query = false;
         // An unfinished sequence continues in the next chunk, without its start.
-        self.state = match self.state {
-            ScanState::Escape { .. } => ScanState::Escape { start: None },
-            ScanState::Csi { .. } => ScanState::Csi { start: None },
-            other => other,
-        };
+        self.sequence.start = None;
+    }
+
+    /// Where a skip may end at the latest: before the sequence being read.
+    fn skip_limit(&self) -> usize {
+        if self.in_sequence() && !self.sequence.dropping {
+            self.sequence.start.unwrap_or(0)
+        } else {
+            self.bytes.len()
+        }
     }
 }
 
@@ -476,7 +535,7 @@ impl Screen {
             parser: Self::parser(size, scrollback_rows),
             size,
             scrollback_rows,
-            backlog: Backlog::new(),
+            backlog: Backlog::new(size, scrollback_rows),
             parsed_bytes: 0,
         }
     }
@@ -537,11 +596,13 @@ impl Screen {
     /// Drops from the backlog what can only scroll out of sight, keeping the sequences whose
     /// effect lasts; parses what must be parsed first. False when nothing could be dropped.
     fn compact(&mut self) -> bool {
+        // A sequence still being read stays as it is, after whatever is compacted.
+        let limit = self.backlog.skip_limit();
         let backlog = std::mem::take(&mut self.backlog.bytes);
-        let parse_before = self.backlog.parse_before.min(backlog.len());
+        let parse_before = self.backlog.parse_before.min(limit);
         // Whether the rest may be skipped depends on the state this part leaves.
         self.parse(&backlog[..parse_before]);
-        let rest = &backlog[parse_before..];
+        let rest = &backlog[parse_before..limit];
         let skippable = !self.backlog.scroll_region && !self.parser.screen().alternate_screen();
         let cut = skippable.then(|| self.skip_point(rest)).flatten();
         let lasting = cut.and_then(|cut| {
@@ -561,8 +622,19 @@ impl Screen {
             _ => rest.to_vec(),
         };
         let dropped = compacted.len() < rest.len();
+        let (decoder, sequence) = (self.backlog.decoder.clone(), self.backlog.sequence);
         self.backlog.restart();
+        // Everything compacted ends in the ground state: scanning it again rebuilds the marks.
         self.backlog.push(&compacted);
+        if !decoder.in_ground() {
+            let start = self.backlog.bytes.len();
+            self.backlog.bytes.extend_from_slice(&backlog[limit..]);
+            self.backlog.decoder = decoder;
+            self.backlog.sequence = Sequence {
+                start: sequence.start.map(|_| start),
+                ..sequence
+            };
+        }
         dropped
     }
 
@@ -593,6 +665,7 @@ impl Screen {
             // What was written before the resize was laid out at the old size.
             self.flush();
             self.size = size;
+            self.backlog.set_size(size, self.scrollback_rows);
             self.parser
                 .set_size(dimension(size.rows), dimension(size.cols));
         }
@@ -736,6 +809,23 @@ mod tests {
         let mut saved = b"top\x1b7".to_vec();
         saved.extend(&plain);
         saved.extend(b"\x1b8restored");
+        let mut strings = Vec::new();
+        let mut repeats = Vec::new();
+        for n in 0..3000 {
+            strings.extend(
+                format!(
+                    "\x1b]0;title {n}\x07\x1b]8;;http://x/{n}\x1b\\link {n}\x1b]8;;\x1b\\ \
+                     \x1bPq#0;2;0;0;0#0!9~\x1b\\sixel\x1b_apc\x18 \x1b]2;cut\x1b[3{}mcolor\r\n",
+                    n % 8
+                )
+                .bytes(),
+            );
+            repeats.extend(format!("r{n}\x1b[3b\x1b[3\n1m\r\n").bytes());
+            if n % 700 == 0 {
+                repeats.extend(b"x\x1b[65535by\x1b[1000bz\r\n");
+            }
+        }
+        strings.extend(b"\x1b]0;unterminated at the end");
         vec![
             ("plain", plain),
             ("colored", colored),
@@ -745,6 +835,8 @@ mod tests {
             ("alternate screen", alternate),
             ("scroll region", region),
             ("saved cursor", saved),
+            ("string controls", strings),
+            ("repeats and controls within sequences", repeats),
         ]
     }
 
@@ -824,6 +916,41 @@ mod tests {
         let mut screen = Screen::new(TermSize::new(20, 5), 10);
         assert!(screen.feed(b"some output\r\n").is_empty());
         assert_eq!(screen.feed(b"x\x1b[6n"), b"\x1b[2;2R");
+    }
+
+    #[test]
+    fn string_controls_are_dropped_and_bound_nothing() {
+        let mut screen = Screen::new(TermSize::new(20, 3), 0);
+        screen.feed(b"before\r\n\x1b]0;");
+        let title = vec![b't'; 4 << 20];
+        for chunk in title.chunks(65_536) {
+            screen.feed(chunk);
+        }
+        assert!(
+            screen.backlog.bytes.len() < 64,
+            "{}",
+            screen.backlog.bytes.len()
+        );
+        // A new sequence ends it, as on a terminal; the text after shows.
+        screen.feed(b"\n\x1b[32mPASS\x1b[0m test_a\r\ndone");
+        assert_eq!(screen.snapshot(0).text(), "before\nPASS test_a\ndone\n");
+        assert!(screen.parsed_bytes() < 200, "{}", screen.parsed_bytes());
+    }
+
+    #[test]
+    fn a_huge_repeat_costs_a_screenful_and_ends_in_the_same_column() {
+        let size = TermSize::new(10, 3);
+        let mut screen = Screen::new(size, 0);
+        screen.feed(b"ab\x1b[65535b");
+        // 5 rows of 10 (the screen, its history and two more), plus what keeps the column.
+        assert_eq!(screen.backlog.bytes, b"ab\x1b[45b");
+        let mut eager = Screen::new(size, 0);
+        eager.feed_eager(b"ab\x1b[65535b");
+        assert_eq!(screen.snapshot(0), eager.snapshot(0));
+        assert_eq!(
+            screen.snapshot(0).cursor,
+            Some(CursorPos { row: 2, col: 7 })
+        );
     }
 
     #[test]

@@ -8,7 +8,7 @@
 //! row, and the text never holds more than a terminal of that width would show, however the
 //! bytes are crafted (`ESC[65535C` moves to the last column, as it does on a screen).
 
-use super::decode::{Csi, Decoder, Step};
+use crate::screen::decode::{Csi, Decoder, Step};
 
 /// The narrowest row modelled (a terminal below 2 columns is raised to 2).
 const MIN_WIDTH: usize = 2;

@@ -5,7 +5,7 @@
 //! hands out are boundaries by construction: a follower, a task's first read after a detach, or a
 //! page of history starts in the ground state, never in the middle of a character or a sequence.
 
-use super::decode::{Decoder, Step};
+use crate::screen::decode::{Decoder, Step};
 
 /// A checkpoint at least every this many lines…
 const LINE_STRIDE: u64 = 1024;

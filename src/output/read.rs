@@ -8,9 +8,9 @@
 use std::io;
 
 use super::clean::TextCleaner;
-use super::decode::Decoder;
 use super::index::Checkpoint;
 use super::log::{LogView, Piece};
+use crate::screen::decode::Decoder;
 
 /// Bytes read from a log at once.
 const READ_BLOCK_BYTES: usize = 64 * 1024;
@@ -165,7 +165,7 @@ fn slice_end(view: &LogView, from: u64, end: u64, max_bytes: usize) -> io::Resul
                 for &byte in &buffer[..count] {
                     let mut newline = false;
                     decoder.advance(byte, &mut |step| {
-                        newline |= step == super::decode::Step::Execute(b'\n');
+                        newline |= step == crate::screen::decode::Step::Execute(b'\n');
                     });
                     offset += 1;
                     if decoder.at_boundary() {
