@@ -38,7 +38,8 @@ pub async fn route_chunk(sink: &OutputSink, control: &ProcessControl, chunk: &[u
 }
 
 /// Ends, in the background, what is left of a tree whose shell has ended (background jobs, a
-/// grandchild holding the PTY): only detached tasks outlive their call.
+/// grandchild holding the PTY): only detached tasks outlive their call. Then the tree is
+/// released: it is never signalled again.
 pub fn end_leftovers(control: &ProcessControl, grace: Duration) {
     let control = control.clone();
     // Looking for them reads all of /proc: the result does not wait for that.
@@ -50,6 +51,7 @@ pub fn end_leftovers(control: &ProcessControl, grace: Duration) {
         {
             control.kill_tree(grace).await;
         }
+        control.release();
     });
 }
 

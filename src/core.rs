@@ -866,9 +866,14 @@ impl Core {
         Ok(())
     }
 
-    /// Kills the entry's whole process tree and waits until it has ended.
+    /// Kills the entry's whole process tree and waits until it has ended. An entry that has
+    /// ended is not signalled: its pids may belong to other processes by now.
     pub async fn kill(&self, key: &str) -> Result<EntryState, CoreError> {
         let entry = self.find(key)?;
+        let state = entry.status.borrow().state;
+        if !state.is_running() {
+            return Ok(state);
+        }
         entry.control.kill_tree(self.inner.config.kill_grace).await;
         // The runner or task loop sees the exit and the end of file, and records the end (the
         // entry may leave the list then: it is waited on, not looked up again).
@@ -883,7 +888,7 @@ impl Core {
         let grace = self.inner.config.kill_grace;
         let kills: Vec<_> = entries
             .iter()
-            .filter(|entry| entry.control.tree_alive())
+            .filter(|entry| !entry.control.is_reaped() && entry.control.tree_alive())
             .map(|entry| {
                 let control = entry.control.clone();
                 tokio::spawn(async move { control.kill_tree(grace).await })

@@ -6,17 +6,25 @@
 //! A writer thread takes input from a bounded channel, so a child that stops reading its stdin
 //! never blocks the runtime. [`ProcessControl`] is the cloneable side (pid, exit, input, resize,
 //! kill) that front ends use while someone else consumes the output.
+//!
+//! Signals reach only what is provably ours. The waiter learns of the shell's exit without
+//! reaping it: the zombie keeps its pid, and so its process group and session, from being
+//! reused until the tree has been dealt with and the control is [released]. After that, nothing
+//! is signalled. Every other process a tree search finds is pinned with a pidfd and checked again
+//! (start time, group, session or this spawn's key) before it is signalled.
+//!
+//! [released]: ProcessControl::release
 
 use std::fmt;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use nix::errno::Errno;
 use nix::sys::signal::{Signal, kill, killpg};
-use nix::sys::wait::{WaitStatus, waitpid};
+use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid, waitpid};
 use nix::unistd::Pid;
 use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
 use serde::{Deserialize, Serialize};
@@ -170,6 +178,11 @@ struct ControlInner {
     /// A little before the spawn, in /proc's clock ticks (0 when /proc could not say).
     spawned_ticks: u64,
     exit: watch::Receiver<Option<ProcessExit>>,
+    /// Whether the shell has been reaped: from then on its pid may be another process's, and
+    /// nothing is signalled. Signals are sent under the read lock, the reap under the write one.
+    reaped: Arc<RwLock<bool>>,
+    /// Tells the waiter it may reap the shell (dropping it does too).
+    release: Mutex<Option<std::sync::mpsc::Sender<()>>>,
     /// The terminal, until [`ProcessControl::close_terminal`]: its input (the writer thread's
     /// queue) and its master side.
     input: Mutex<Option<mpsc::Sender<Vec<u8>>>>,
@@ -258,9 +271,12 @@ pub fn spawn(spec: &SpawnSpec) -> Result<SpawnedProcess, PtyError> {
     let (output_tx, output) = mpsc::channel(OUTPUT_CHANNEL_CHUNKS);
     let (exit_tx, exit) = watch::channel(None);
     let (input, input_rx) = mpsc::channel(INPUT_CHANNEL_WRITES);
+    let (release, released) = std::sync::mpsc::channel();
+    let reaped = Arc::new(RwLock::new(false));
 
+    let waiter_reaped = Arc::clone(&reaped);
     spawn_thread(format!("oino-wait-{pid}"), move || {
-        wait_for_exit(pid, &exit_tx);
+        wait_for_exit(pid, &exit_tx, &released, &waiter_reaped);
     })?;
     spawn_thread(format!("oino-read-{pid}"), move || {
         read_output(reader, &output_tx);
@@ -278,6 +294,8 @@ pub fn spawn(spec: &SpawnSpec) -> Result<SpawnedProcess, PtyError> {
                 tree_key,
                 spawned_ticks,
                 exit,
+                reaped,
+                release: Mutex::new(Some(release)),
                 input: Mutex::new(Some(input)),
                 master: Mutex::new(Some(pair.master)),
             }),
@@ -324,18 +342,38 @@ fn write_input(mut writer: Box<dyn Write + Send>, mut input: mpsc::Receiver<Vec<
     }
 }
 
-fn wait_for_exit(pid: u32, exit: &watch::Sender<Option<ProcessExit>>) {
+/// Learns of the shell's exit without reaping it, publishes it, and reaps the shell only once
+/// released: until then the zombie keeps its pid, group and session from being reused.
+fn wait_for_exit(
+    pid: u32,
+    exit: &watch::Sender<Option<ProcessExit>>,
+    release: &std::sync::mpsc::Receiver<()>,
+    reaped: &RwLock<bool>,
+) {
     let pid = Pid::from_raw(pid_as_i32(pid));
     let status = loop {
-        match waitpid(pid, None) {
-            Ok(WaitStatus::Exited(_, code)) => break ProcessExit::Code(code),
-            Ok(WaitStatus::Signaled(_, signal, _)) => break ProcessExit::Signal(signal as i32),
+        match waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT) {
+            Ok(WaitStatus::Exited(_, code)) => break Some(ProcessExit::Code(code)),
+            Ok(WaitStatus::Signaled(_, signal, _)) => {
+                break Some(ProcessExit::Signal(signal as i32));
+            }
             Ok(_) | Err(Errno::EINTR) => {}
-            // Someone else reaped it: the code is lost, but the process is gone.
-            Err(_) => break ProcessExit::Code(-1),
+            // Someone else reaped it: the code is lost, and the pid is no longer ours.
+            Err(_) => break None,
         }
     };
-    exit.send_replace(Some(status));
+    if let Some(status) = status {
+        exit.send_replace(Some(status));
+        // Released, or every control gone.
+        let _ = release.recv();
+    }
+    let mut reaped = reaped.write().unwrap_or_else(PoisonError::into_inner);
+    while let Err(Errno::EINTR) = waitpid(pid, None) {}
+    *reaped = true;
+    drop(reaped);
+    if status.is_none() {
+        exit.send_replace(Some(ProcessExit::Code(-1)));
+    }
 }
 
 fn pid_as_i32(pid: u32) -> i32 {
@@ -432,14 +470,75 @@ impl ProcessControl {
             .take();
     }
 
-    /// Sends `signal` to every process of the tree: the shell's process group, plus any process
-    /// that left the group but still carries this spawn's environment key.
+    /// The tree has been dealt with (its shell ended, what it left was ended): the shell may be
+    /// reaped, and from then on nothing of this tree is signalled, since its pid may be reused.
+    pub fn release(&self) {
+        self.inner
+            .release
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+    }
+
+    /// Whether the shell has been reaped (see [`Self::release`]).
+    #[must_use]
+    pub fn is_reaped(&self) -> bool {
+        *self
+            .inner
+            .reaped
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sends `signal` to every process of the tree: the shell's process group, and each process
+    /// in its session or carrying this spawn's environment key, checked again just before. Once
+    /// the shell is reaped, nothing: the pid may be another process's by then.
     pub fn signal_tree(&self, signal: Signal) {
+        let reaped = self
+            .inner
+            .reaped
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        if *reaped {
+            return;
+        }
+        // Unreaped, the shell's pid is still its own: so is the group it leads. ESRCH only
+        // means the group is already empty.
         let group = Pid::from_raw(pid_as_i32(self.inner.pid));
-        // ESRCH only means the group is already empty.
         let _ = killpg(group, signal);
-        for pid in self.tree_members() {
-            let _ = kill(Pid::from_raw(pid), signal);
+        for member in self.tree_members() {
+            self.signal_member(member, signal);
+        }
+    }
+
+    /// Signals one process found by a tree search, if it still is that process and ours: the
+    /// pidfd pins it, then /proc is read again for the pinned process.
+    fn signal_member(&self, member: proc_scan::ProcessStat, signal: Signal) {
+        let Some(pid) = rustix::process::Pid::from_raw(member.pid) else {
+            return;
+        };
+        let pinned = match rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()) {
+            Ok(pinned) => Some(pinned),
+            // Gone since the search.
+            Err(rustix::io::Errno::SRCH) => return,
+            // A kernel without pidfds: the check below stays, the signal goes by pid.
+            Err(_) => None,
+        };
+        let still_ours = proc_scan::stat(member.pid)
+            .is_some_and(|now| now.started == member.started && self.is_member(&now));
+        if !still_ours {
+            return;
+        }
+        match (
+            pinned,
+            rustix::process::Signal::from_named_raw(signal as i32),
+        ) {
+            (Some(pinned), Some(rustix_signal)) => {
+                let _ = rustix::process::pidfd_send_signal(&pinned, rustix_signal);
+            }
+            _ => {
+                let _ = kill(Pid::from_raw(member.pid), signal);
+            }
         }
     }
 
@@ -467,19 +566,34 @@ impl ProcessControl {
         }
     }
 
-    /// Live processes in the shell's group or carrying this spawn's key.
-    fn tree_members(&self) -> Vec<i32> {
-        let group = pid_as_i32(self.inner.pid);
+    /// Whether a process, as /proc shows it now, belongs to this tree. While the shell is not
+    /// reaped its pid is its own, so its group and session are this tree's; a process that left
+    /// both is known by this spawn's key (only one started since the spawn can carry it).
+    fn is_member(&self, process: &proc_scan::ProcessStat) -> bool {
+        let leader = pid_as_i32(self.inner.pid);
+        process.group == leader
+            || process.session == leader
+            || (process.started >= self.inner.spawned_ticks
+                && proc_scan::environ_contains(
+                    process.pid,
+                    &format!("{TREE_KEY_ENV}={}", self.inner.tree_key),
+                ))
+    }
+
+    /// Live processes of the tree (none once the shell is reaped: its pid proves nothing then).
+    fn tree_members(&self) -> Vec<proc_scan::ProcessStat> {
+        if self.is_reaped() {
+            return Vec::new();
+        }
+        let leader = pid_as_i32(self.inner.pid);
         let key = format!("{TREE_KEY_ENV}={}", self.inner.tree_key);
-        // Only a process started since the spawn can carry its key: the environment of the
-        // others (nearly all of them) is not read.
         let since = self.inner.spawned_ticks;
         proc_scan::live_processes()
             .filter(|process| {
-                process.group == group
+                process.group == leader
+                    || process.session == leader
                     || (process.started >= since && proc_scan::environ_contains(process.pid, &key))
             })
-            .map(|process| process.pid)
             .collect()
     }
 }
@@ -492,6 +606,7 @@ pub mod proc_scan {
         pub pid: i32,
         pub parent: i32,
         pub group: i32,
+        pub session: i32,
         /// When it started, in clock ticks since boot.
         pub started: u64,
     }
@@ -531,12 +646,14 @@ pub mod proc_scan {
         }
         let parent = fields.next()?.parse().ok()?;
         let group = fields.next()?.parse().ok()?;
-        // Field 22 of the line; `state` was field 3.
-        let started = fields.nth(22 - 6).and_then(|field| field.parse().ok())?;
+        let session = fields.next()?.parse().ok()?;
+        // Field 22 of the line; `session` was field 6.
+        let started = fields.nth(22 - 7).and_then(|field| field.parse().ok())?;
         Some(ProcessStat {
             pid,
             parent,
             group,
+            session,
             started,
         })
     }
@@ -674,7 +791,74 @@ pub(crate) async fn sleep_until_opt(deadline: Option<tokio::time::Instant>) {
 
 #[cfg(test)]
 mod tests {
-    use super::proc_scan;
+    use super::*;
+
+    #[tokio::test]
+    async fn a_process_found_by_a_search_is_checked_again_before_its_signal() {
+        let process = spawn(&SpawnSpec {
+            call_id: "identity".into(),
+            command: "sleep 30".into(),
+            cwd: std::env::temp_dir(),
+            env: Vec::new(),
+            size: TermSize::DEFAULT,
+        })
+        .expect("spawn");
+        let control = process.control.clone();
+        let mut stranger = std::process::Command::new("sleep")
+            .arg("30")
+            .spawn()
+            .expect("sleep");
+        let stranger_stat =
+            proc_scan::stat(i32::try_from(stranger.id()).expect("pid")).expect("stat");
+        // Found with a start time that is no longer the pid's: another process has it now.
+        let stale = proc_scan::ProcessStat {
+            started: stranger_stat.started + 1,
+            ..stranger_stat
+        };
+        control.signal_member(stale, Signal::SIGKILL);
+        // The same process, but neither in the tree's group or session nor carrying its key.
+        control.signal_member(stranger_stat, Signal::SIGKILL);
+        // A member is signalled.
+        let shell = proc_scan::stat(i32::try_from(control.pid()).expect("pid")).expect("stat");
+        control.signal_member(shell, Signal::SIGKILL);
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        while control.exit().is_none() {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the shell was not killed"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        // The kill above came after the stranger's checks: had they signalled it, it would be
+        // dead by now.
+        assert!(stranger.try_wait().expect("wait").is_none());
+        let _ = stranger.kill();
+        let _ = stranger.wait();
+    }
+
+    #[tokio::test]
+    async fn once_released_the_shell_is_reaped_and_nothing_is_signalled() {
+        let process = spawn(&SpawnSpec {
+            call_id: "released".into(),
+            command: "true".into(),
+            cwd: std::env::temp_dir(),
+            env: Vec::new(),
+            size: TermSize::DEFAULT,
+        })
+        .expect("spawn");
+        let control = process.control.clone();
+        assert_eq!(control.wait().await, ProcessExit::Code(0));
+        // Exited, not reaped: the pid is still the zombie's.
+        assert!(!control.is_reaped());
+        assert!(std::path::Path::new(&format!("/proc/{}", control.pid())).exists());
+        control.release();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        while !control.is_reaped() {
+            assert!(tokio::time::Instant::now() < deadline, "never reaped");
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert!(control.tree_members().is_empty());
+    }
 
     #[test]
     fn start_times_and_now_are_on_one_clock() {

@@ -12,3 +12,4 @@ mod mcp;
 mod server;
 mod support;
 mod tasks;
+mod trust;
