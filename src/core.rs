@@ -76,6 +76,8 @@ pub struct CallRequest {
     /// A title to show instead of the command.
     pub title: Option<String>,
     pub options: CallOptions,
+    /// A program (the default) or a person: who reads what it writes.
+    pub waiter: pty::Waiter,
 }
 
 impl CallRequest {
@@ -485,6 +487,7 @@ impl Core {
             cwd: cwd.clone(),
             env: request.env,
             size,
+            waiter: request.waiter,
         })?;
         let entry = Arc::new(Entry {
             id: id.clone(),

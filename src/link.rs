@@ -235,11 +235,14 @@ impl Link {
         }
     }
 
-    /// Starts a call whose waiter is the interface (its result is its pane).
+    /// Starts a call whose waiter is the interface (its result is its pane): a person's call.
     pub async fn start(&self, request: CallRequest) -> anyhow::Result<()> {
         match self {
             Self::Local(core) => {
-                let handle = core.start(request)?;
+                let handle = core.start(CallRequest {
+                    waiter: crate::pty::Waiter::Person,
+                    ..request
+                })?;
                 tokio::spawn(handle.result());
                 Ok(())
             }

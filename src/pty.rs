@@ -81,6 +81,27 @@ impl fmt::Display for TermSize {
     }
 }
 
+/// Who waits for a process's output: a program reads it as text, a person watches its screen.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Waiter {
+    /// `oino run`, an agent: pagers must not wait for a key nobody presses.
+    #[default]
+    Program,
+    /// Someone in the interface: their own pager works there.
+    Person,
+}
+
+/// Pager variables set to `cat` for a program's calls, whatever the caller's environment says
+/// (`GIT_PAGER` also wins over git's `core.pager`).
+pub const PAGER_VARIABLES: [&str; 5] = [
+    "PAGER",
+    "GIT_PAGER",
+    "MANPAGER",
+    "SYSTEMD_PAGER",
+    "GH_PAGER",
+];
+
 /// What to spawn.
 #[derive(Clone, Debug)]
 pub struct SpawnSpec {
@@ -90,6 +111,7 @@ pub struct SpawnSpec {
     /// Extra environment, on top of oino's own process environment.
     pub env: Vec<(String, String)>,
     pub size: TermSize,
+    pub waiter: Waiter,
 }
 
 /// How a process ended.
@@ -238,11 +260,18 @@ pub fn spawn(spec: &SpawnSpec) -> Result<SpawnedProcess, PtyError> {
     let mut command = CommandBuilder::new("bash");
     command.args(["-c", &spec.command]);
     command.cwd(&spec.cwd);
-    command.env("TERM", "xterm-256color");
-    command.env("PAGER", "cat");
-    command.env("GIT_PAGER", "cat");
     for (key, value) in &spec.env {
         command.env(key, value);
+    }
+    // What the process runs in is oino's terminal, whatever the caller's was: its type, and
+    // a size the terminal itself reports (stale COLUMNS and LINES would override it).
+    command.env("TERM", "xterm-256color");
+    command.env_remove("COLUMNS");
+    command.env_remove("LINES");
+    if spec.waiter == Waiter::Program {
+        for pager in PAGER_VARIABLES {
+            command.env(pager, "cat");
+        }
     }
     command.env(CALL_ID_ENV, &spec.call_id);
     command.env(TREE_KEY_ENV, &tree_key);
@@ -801,6 +830,7 @@ mod tests {
             cwd: std::env::temp_dir(),
             env: Vec::new(),
             size: TermSize::DEFAULT,
+            waiter: Waiter::Program,
         })
         .expect("spawn");
         let control = process.control.clone();
@@ -844,6 +874,7 @@ mod tests {
             cwd: std::env::temp_dir(),
             env: Vec::new(),
             size: TermSize::DEFAULT,
+            waiter: Waiter::Program,
         })
         .expect("spawn");
         let control = process.control.clone();

@@ -413,6 +413,7 @@ async fn handle(core: &Core, request: Request) -> Reply {
                 env,
                 size,
                 title,
+                waiter: crate::pty::Waiter::Person,
                 ..CallRequest::new(command)
             },
         ),

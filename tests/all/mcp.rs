@@ -20,11 +20,17 @@ struct Agent {
 
 /// `oino mcp` on `server`, as an agent starts it.
 fn bridge(server: &ServerGuard) -> TokioChildProcess {
+    bridge_with_env(server, &[])
+}
+
+/// `oino mcp` on `server`, started by an agent whose environment has `env` too.
+fn bridge_with_env(server: &ServerGuard, env: &[(&str, &str)]) -> TokioChildProcess {
     let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_oino"));
     command
         .arg("mcp")
         .env("OINO_SOCKET", &server.socket)
-        .env("XDG_STATE_HOME", &server.state);
+        .env("XDG_STATE_HOME", &server.state)
+        .envs(env.iter().copied());
     TokioChildProcess::new(command).expect("oino mcp")
 }
 
@@ -233,6 +239,35 @@ async fn tools_are_listed_and_quick_commands_return_their_text_and_status() {
         .await;
     assert!(is_error(&timed_out));
     assert!(texts(&timed_out).concat().contains("timed out"));
+}
+
+#[tokio::test]
+async fn an_agents_pager_and_terminal_never_win_over_oinos() {
+    let server = ServerGuard::new("mcp-pager");
+    let agent_env = [
+        ("PAGER", "less"),
+        ("GIT_PAGER", "less"),
+        ("MANPAGER", "less"),
+        ("TERM", "xterm"),
+    ];
+    let client = ().serve(bridge_with_env(&server, &agent_env)).await.expect("the MCP handshake");
+    let agent = Agent { client, server };
+    let printed = agent
+        .call(
+            "bash",
+            json!({"command": "echo \"$TERM $PAGER $GIT_PAGER $MANPAGER\""}),
+        )
+        .await;
+    assert_eq!(texts(&printed), ["xterm-256color cat cat cat\n"]);
+    // With `less` as its pager, pydoc would wait at less's prompt until the timeout.
+    let doc = agent
+        .call(
+            "bash",
+            json!({"command": "python3 -m pydoc json.dumps", "timeout_ms": 20000}),
+        )
+        .await;
+    assert!(!is_error(&doc), "{:?}", texts(&doc));
+    assert!(texts(&doc)[0].contains("dumps("), "{:?}", texts(&doc));
 }
 
 #[tokio::test]

@@ -66,6 +66,51 @@ fn a_reused_pid_is_never_signalled() {
     );
 }
 
+/// A caller's pager and terminal type never reach a program's call: a pager would wait at its
+/// prompt for a key nobody presses. A person's call in the interface keeps their pager.
+#[test]
+fn a_programs_call_gets_oinos_terminal_and_no_pager_and_a_persons_keeps_its_pager() {
+    let server = ServerGuard::new("pagers");
+    let probe = r#"echo "$TERM $PAGER $GIT_PAGER $MANPAGER $SYSTEMD_PAGER $GH_PAGER ${COLUMNS-none} ${LINES-none}""#;
+    let callers_env = [
+        ("TERM", "xterm"),
+        ("PAGER", "less"),
+        ("GIT_PAGER", "less"),
+        ("MANPAGER", "less"),
+        ("SYSTEMD_PAGER", "less"),
+        ("GH_PAGER", "less"),
+        ("COLUMNS", "7"),
+        ("LINES", "3"),
+    ];
+    for place in [&["run", "--"][..], &["run", "--embedded", "--"][..]] {
+        let output = server
+            .oino(&[place, &[probe]].concat())
+            .envs(callers_env)
+            .output()
+            .expect("oino run");
+        assert_eq!(
+            text(&output),
+            "xterm-256color cat cat cat cat cat none none\n",
+            "{place:?}: {}",
+            stderr(&output)
+        );
+    }
+    let mut person = server
+        .oino(&["headless", "--size", "100x12"])
+        .envs(callers_env)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("oino headless");
+    std::io::Write::write_all(
+        &mut person.stdin.take().expect("stdin"),
+        b"key n\ntype echo \"$TERM:$PAGER\"\nkey enter\nwait-for xterm-256color:less\n",
+    )
+    .expect("script");
+    let shown = person.wait_with_output().expect("oino headless");
+    assert!(shown.status.success(), "{}", stderr(&shown));
+}
+
 /// The log folder of a server, as the tests' state dir makes it.
 #[allow(dead_code)]
 fn log_folder(server: &ServerGuard) -> std::path::PathBuf {
