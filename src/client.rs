@@ -11,7 +11,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
-use crate::protocol::{Hello, PROTOCOL_VERSION, ReplyOf, Request};
+use crate::protocol::{ErrorCode, Hello, PROTOCOL_VERSION, ReplyOf, Request};
 
 /// How long a client waits for a server it started to answer.
 const START_DEADLINE: Duration = Duration::from_secs(10);
@@ -25,10 +25,13 @@ pub struct Client {
     socket: PathBuf,
 }
 
-/// A request the server turned down, with its reason.
+/// A request the server turned down: what kind of failure, and what to do in words.
 #[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct Refused(pub String);
+#[error("{message}")]
+pub struct Refused {
+    pub code: ErrorCode,
+    pub message: String,
+}
 
 impl Client {
     /// Connects and says hello.
@@ -97,7 +100,11 @@ impl Client {
         let reply: ReplyOf<T> =
             serde_json::from_str(&reply).context("reading the server's reply")?;
         if !reply.ok {
-            return Err(Refused(reply.error.unwrap_or_else(|| "refused".into())).into());
+            return Err(Refused {
+                code: reply.code.unwrap_or(ErrorCode::Unknown),
+                message: reply.error.unwrap_or_else(|| "refused".into()),
+            }
+            .into());
         }
         match reply.result {
             Some(result) => Ok(result),

@@ -39,16 +39,22 @@ pub struct CoreConfig {
     pub scrollback_rows: usize,
     pub kill_grace: Duration,
     pub exit_grace: Duration,
-    /// Finished calls and tasks kept in the list (each keeps a screen); older ones are
-    /// forgotten, their logs stay on disk.
+    /// Finished calls kept in the list (each keeps a screen); older ones are forgotten, their
+    /// logs stay on disk.
     pub max_finished: usize,
+    /// Finished tasks kept, apart from calls: someone may still read a task's output.
+    pub max_finished_tasks: usize,
 }
 
 /// The longest command: Linux takes no longer single argument (`MAX_ARG_STRLEN`, 32 pages).
 pub const MAX_COMMAND_BYTES: usize = 128 * 1024 - 1;
 
-/// Finished entries kept by default.
+/// Finished calls kept by default.
 pub const DEFAULT_MAX_FINISHED: usize = 200;
+/// Finished tasks kept by default.
+pub const DEFAULT_MAX_FINISHED_TASKS: usize = 1000;
+/// Forgotten entries whose logs can still be named.
+const MAX_FORGOTTEN: usize = 10_000;
 
 impl Default for CoreConfig {
     fn default() -> Self {
@@ -59,6 +65,7 @@ impl Default for CoreConfig {
             kill_grace: pty::DEFAULT_KILL_GRACE,
             exit_grace: crate::call::DEFAULT_EXIT_GRACE,
             max_finished: DEFAULT_MAX_FINISHED,
+            max_finished_tasks: DEFAULT_MAX_FINISHED_TASKS,
         }
     }
 }
@@ -244,6 +251,75 @@ pub enum CoreError {
     Log { dir: PathBuf, message: String },
     #[error("cannot read the log of `{id}`: {message}")]
     ReadLog { id: String, message: String },
+    #[error(
+        "`{key}` ended and is no longer kept (only the newest {kept} ended ones are): its output \
+         is in {}",
+        log_path.display()
+    )]
+    Forgotten {
+        key: String,
+        kept: usize,
+        log_path: PathBuf,
+    },
+}
+
+/// What kind of failure an error is, as clients decide on it. Sent over the socket beside the
+/// message (docs/protocol.md): wire API, never renamed or reused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// No call or task has that id or name.
+    NoSuchEntry,
+    /// It ended long ago and is no longer listed; its log is still on disk.
+    Forgotten,
+    /// A call with that id exists.
+    DuplicateId,
+    /// A task with that name exists.
+    DuplicateName,
+    /// The name breaks a rule of names.
+    InvalidName,
+    /// It is not running (it cannot be detached, or typed into).
+    NotRunning,
+    /// It is a task already.
+    AlreadyTask,
+    /// Something is too large (a command, a request).
+    TooLarge,
+    /// The request cannot be done as asked (bad JSON, a missing field, an empty command, a
+    /// missing folder).
+    BadRequest,
+    /// Client and server speak different protocol versions.
+    Version,
+    /// The server belongs to another user.
+    Forbidden,
+    /// The server is out of a resource (file descriptors) for now.
+    Busy,
+    /// The server could not do it (a PTY, a log).
+    Failed,
+    /// A code this client does not know (a newer server).
+    #[serde(other)]
+    Unknown,
+}
+
+impl CoreError {
+    /// The kind of failure, for clients to decide on.
+    #[must_use]
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Self::Pty(PtyError::MissingCwd(_) | PtyError::CwdNotADirectory(_))
+            | Self::EmptyCommand => ErrorCode::BadRequest,
+            Self::Pty(PtyError::InputClosed) | Self::NotRunning(_) => ErrorCode::NotRunning,
+            Self::Pty(PtyError::Open(_) | PtyError::Spawn(_) | PtyError::Resize(_))
+            | Self::Log { .. }
+            | Self::ReadLog { .. } => ErrorCode::Failed,
+            Self::Task(TaskError::DuplicateName(_)) => ErrorCode::DuplicateName,
+            Self::Task(TaskError::InvalidName { .. }) => ErrorCode::InvalidName,
+            Self::NotFound(_) => ErrorCode::NoSuchEntry,
+            Self::Forgotten { .. } => ErrorCode::Forgotten,
+            Self::AlreadyTask(_) => ErrorCode::AlreadyTask,
+            Self::DuplicateId(_) => ErrorCode::DuplicateId,
+            Self::CommandTooLong(_) => ErrorCode::TooLarge,
+        }
+    }
 }
 
 /// A started call: its id, and its result once it ends or is detached.
@@ -363,9 +439,17 @@ pub fn unix_ms(time: SystemTime) -> u64 {
     })
 }
 
+/// What is kept of an entry that left the list: enough to say where its output is.
+struct Forgotten {
+    id: String,
+    task: Option<(String, String)>,
+    log_path: PathBuf,
+}
+
 #[derive(Default)]
 struct CoreState {
     entries: Vec<Arc<Entry>>,
+    forgotten: std::collections::VecDeque<Forgotten>,
     next_call_number: u64,
     tasks: TaskBook,
 }
@@ -601,36 +685,58 @@ impl Core {
         });
     }
 
-    /// Keeps the list, and the memory its screens hold, bounded however many calls end.
+    /// Keeps the list, and the memory its screens hold, bounded however many calls end: the
+    /// oldest finished calls go past their bound, the oldest finished tasks past theirs.
     fn forget_oldest_finished(&self) {
         let mut state = self.lock();
-        let finished = state
-            .entries
-            .iter()
-            .filter(|entry| !entry.is_running())
-            .count();
-        let mut excess = finished.saturating_sub(self.inner.config.max_finished);
-        if excess == 0 {
+        let is_task = |entry: &Entry| entry.status.borrow().task.is_some();
+        let finished = |tasks: bool| {
+            state
+                .entries
+                .iter()
+                .filter(|entry| !entry.is_running() && is_task(entry) == tasks)
+                .count()
+        };
+        let config = &self.inner.config;
+        let mut excess_calls = finished(false).saturating_sub(config.max_finished);
+        let mut excess_tasks = finished(true).saturating_sub(config.max_finished_tasks);
+        if excess_calls == 0 && excess_tasks == 0 {
             return;
         }
         let mut forgotten = Vec::new();
         state.entries.retain(|entry| {
-            let forget = excess > 0 && !entry.is_running();
-            if forget {
-                excess -= 1;
-                forgotten.extend(
-                    entry
-                        .status
-                        .borrow()
-                        .task
-                        .as_ref()
-                        .map(|task| task.name.clone()),
-                );
+            if entry.is_running() {
+                return true;
             }
-            !forget
+            let excess = if is_task(entry) {
+                &mut excess_tasks
+            } else {
+                &mut excess_calls
+            };
+            if *excess == 0 {
+                return true;
+            }
+            *excess -= 1;
+            forgotten.push(Forgotten {
+                id: entry.id.clone(),
+                task: entry
+                    .status
+                    .borrow()
+                    .task
+                    .as_ref()
+                    .map(|task| (task.task_id.clone(), task.name.clone())),
+                log_path: entry.sink.log_path().to_owned(),
+            });
+            false
         });
-        for name in forgotten {
-            state.tasks.release(&name);
+        for entry in forgotten {
+            if let Some((_, name)) = &entry.task {
+                state.tasks.release(name);
+            }
+            state.forgotten.push_back(entry);
+        }
+        while state.forgotten.len() > MAX_FORGOTTEN {
+            state.forgotten.pop_front();
         }
     }
 
@@ -704,14 +810,41 @@ impl Core {
     fn find(&self, key: &str) -> Result<Arc<Entry>, CoreError> {
         let state = self.lock();
         // Call ids first, then task ids and names; the newest wins.
-        state
+        if let Some(entry) = state
             .entries
             .iter()
             .rev()
             .find(|entry| entry.id == key)
             .or_else(|| state.entries.iter().rev().find(|entry| entry.matches(key)))
-            .cloned()
-            .ok_or_else(|| CoreError::NotFound(key.to_owned()))
+        {
+            return Ok(Arc::clone(entry));
+        }
+        let config = &self.inner.config;
+        state
+            .forgotten
+            .iter()
+            .rev()
+            .find(|entry| {
+                entry.id == key
+                    || entry
+                        .task
+                        .as_ref()
+                        .is_some_and(|(task_id, name)| task_id == key || name == key)
+            })
+            .map_or_else(
+                || Err(CoreError::NotFound(key.to_owned())),
+                |entry| {
+                    Err(CoreError::Forgotten {
+                        key: key.to_owned(),
+                        kept: if entry.task.is_some() {
+                            config.max_finished_tasks
+                        } else {
+                            config.max_finished
+                        },
+                        log_path: entry.log_path.clone(),
+                    })
+                },
+            )
     }
 
     /// Every call and task, oldest first.

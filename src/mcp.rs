@@ -23,7 +23,7 @@ use serde::de::DeserializeOwned;
 
 use crate::call::{CallOptions, CallResult};
 use crate::client::Refused;
-use crate::core::{CallRequest, EntryInfo, EntryKind, EntryState};
+use crate::core::{CallRequest, EntryInfo, EntryKind, EntryState, ErrorCode};
 use crate::link::{DetachAfter, Link};
 
 /// A bash call's timeout when the agent gives none.
@@ -272,7 +272,7 @@ impl Bridge {
         let (id, result) = loop {
             match link.run(request.clone()).await {
                 // A bridge of a former session had this pid: its calls are still listed.
-                Err(err) if attempt < 10 && is_refused(&err, "already exists") => {
+                Err(err) if attempt < 10 && refusal(&err) == Some(ErrorCode::DuplicateId) => {
                     attempt += 1;
                     request.id = Some(format!("{id}-{attempt}"));
                 }
@@ -463,14 +463,12 @@ impl Bridge {
 
     /// The task `key` names, or an error that says how to find one.
     async fn task(&self, link: &Link, key: &str) -> Result<EntryInfo, ToolError> {
-        let entry = link.entry(key).await.map_err(|err| {
-            if err.downcast_ref::<Refused>().is_some() {
-                ToolError(format!(
-                    "no task `{key}`: task_list shows the tasks there are"
-                ))
-            } else {
-                Self::failure("finding the task failed", &err)
-            }
+        let entry = link.entry(key).await.map_err(|err| match refusal(&err) {
+            Some(ErrorCode::NoSuchEntry) => ToolError(format!(
+                "no task `{key}`: task_list shows the tasks there are"
+            )),
+            Some(_) => ToolError(format!("{err:#}")),
+            None => Self::failure("finding the task failed", &err),
         })?;
         if entry.kind == EntryKind::Call {
             return Err(format!(
@@ -697,10 +695,9 @@ fn home_expanded(path: PathBuf) -> PathBuf {
     }
 }
 
-/// Whether the server refused a request, with a reason that says `why`.
-fn is_refused(err: &anyhow::Error, why: &str) -> bool {
-    err.downcast_ref::<Refused>()
-        .is_some_and(|Refused(reason)| reason.contains(why))
+/// The kind of the server's refusal, when it refused the request.
+fn refusal(err: &anyhow::Error) -> Option<ErrorCode> {
+    err.downcast_ref::<Refused>().map(|refused| refused.code)
 }
 
 /// Reads a tool's arguments, or says what is wrong with them.

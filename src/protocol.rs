@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+pub use crate::core::ErrorCode;
 use crate::pty::TermSize;
 
 /// The version a client and a server must share.
@@ -139,15 +140,26 @@ impl Reply {
                 line.push(b'}');
                 Self { line }
             }
-            Err(err) => Self::failure(format!("the answer could not be written: {err}")),
+            Err(err) => Self::failure(
+                ErrorCode::Failed,
+                format!("the answer could not be written: {err}"),
+            ),
         }
     }
 
-    pub fn failure(error: impl Into<String>) -> Self {
+    /// A failure: its kind for the client to decide on, and what to do in words.
+    pub fn failure(code: ErrorCode, error: impl Into<String>) -> Self {
         let error = serde_json::Value::String(error.into());
+        let code = serde_json::to_string(&code).unwrap_or_else(|_| r#""failed""#.to_owned());
         Self {
-            line: format!(r#"{{"ok":false,"error":{error}}}"#).into_bytes(),
+            line: format!(r#"{{"ok":false,"code":{code},"error":{error}}}"#).into_bytes(),
         }
+    }
+
+    /// The failure a core error is.
+    #[must_use]
+    pub fn from_error(error: &crate::core::CoreError) -> Self {
+        Self::failure(error.code(), error.to_string())
     }
 
     /// The reply's line, without its newline.
@@ -165,6 +177,8 @@ pub struct ReplyOf<T> {
     pub result: Option<T>,
     #[serde(default)]
     pub error: Option<String>,
+    #[serde(default)]
+    pub code: Option<ErrorCode>,
 }
 
 /// The reply to `hello`.
@@ -193,8 +207,8 @@ mod tests {
         assert!(serde_json::from_str::<Request>(r#"{"op":"fly"}"#).is_err());
         assert!(serde_json::from_str::<Request>(r#"{"op":"list","extra":1}"#).is_err());
         assert_eq!(
-            Reply::failure("no \"way\"").as_bytes(),
-            br#"{"ok":false,"error":"no \"way\""}"#
+            Reply::failure(ErrorCode::NoSuchEntry, "no \"way\"").as_bytes(),
+            br#"{"ok":false,"code":"no_such_entry","error":"no \"way\""}"#
         );
         assert_eq!(
             Reply::success(vec![1, 2]).as_bytes(),

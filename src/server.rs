@@ -20,7 +20,7 @@ use tokio::sync::watch;
 
 use crate::call::{CallOptions, TimeoutPolicy};
 use crate::core::{CallRequest, Core, CoreConfig, CoreEvent};
-use crate::protocol::{Hello, MAX_REQUEST_BYTES, PROTOCOL_VERSION, Reply, Request};
+use crate::protocol::{ErrorCode, Hello, MAX_REQUEST_BYTES, PROTOCOL_VERSION, Reply, Request};
 
 /// How long an idle server (no process, no client) stays.
 pub const DEFAULT_IDLE_EXIT: Duration = Duration::from_secs(60);
@@ -182,10 +182,13 @@ async fn serve_connection(
             .take(MAX_REQUEST_BYTES as u64)
             .read_until(b'\n', &mut line)
             .await;
-        let refusal = Reply::failure(format!(
-            "refused: this oino server belongs to uid {uid}, and you are uid {}",
-            peer.uid()
-        ));
+        let refusal = Reply::failure(
+            ErrorCode::Forbidden,
+            format!(
+                "refused: this oino server belongs to uid {uid}, and you are uid {}",
+                peer.uid()
+            ),
+        );
         send(&mut write, &refusal).await?;
         return Ok(());
     }
@@ -199,9 +202,12 @@ async fn serve_connection(
             return Ok(());
         }
         if line.len() > MAX_REQUEST_BYTES {
-            let too_long = Reply::failure(format!(
-                "the request is longer than {MAX_REQUEST_BYTES} bytes: send less at a time"
-            ));
+            let too_long = Reply::failure(
+                ErrorCode::TooLarge,
+                format!(
+                    "the request is longer than {MAX_REQUEST_BYTES} bytes: send less at a time"
+                ),
+            );
             send(&mut write, &too_long).await?;
             // The rest of that line cannot be read as a request.
             return Ok(());
@@ -224,10 +230,14 @@ async fn serve_connection(
                 }
             }
             Ok(request) => handle(core, request).await,
-            Err(err) if line.ends_with(b"\n") => Reply::failure(format!(
-                "not a request: {err}; send one JSON object a line, see docs/protocol.md"
-            )),
-            Err(_) => Reply::failure("the request was cut short: end each request with a newline"),
+            Err(err) if line.ends_with(b"\n") => Reply::failure(
+                ErrorCode::BadRequest,
+                format!("not a request: {err}; send one JSON object a line, see docs/protocol.md"),
+            ),
+            Err(_) => Reply::failure(
+                ErrorCode::BadRequest,
+                "the request was cut short: end each request with a newline",
+            ),
         };
         send(&mut write, &reply).await?;
     }
@@ -269,7 +279,7 @@ async fn run(
     reader: &mut BufReader<tokio::net::unix::OwnedReadHalf>,
     write: &mut tokio::net::unix::OwnedWriteHalf,
 ) -> anyhow::Result<Option<Reply>> {
-    let failed = |err: crate::core::CoreError| Reply::failure(err.to_string());
+    let failed = |err: crate::core::CoreError| Reply::from_error(&err);
     let Request::Run {
         command,
         id,
@@ -282,15 +292,19 @@ async fn run(
         started,
     } = request
     else {
-        return Ok(Some(Reply::failure("not a run request")));
+        return Ok(Some(Reply::failure(
+            ErrorCode::BadRequest,
+            "not a run request",
+        )));
     };
     let on_timeout = match on_timeout.as_deref() {
         None | Some("kill") => TimeoutPolicy::Kill,
         Some("detach") => TimeoutPolicy::Detach,
         Some(other) => {
-            return Ok(Some(Reply::failure(format!(
-                "on_timeout `{other}` is unknown: use `kill` or `detach`"
-            ))));
+            return Ok(Some(Reply::failure(
+                ErrorCode::BadRequest,
+                format!("on_timeout `{other}` is unknown: use `kill` or `detach`"),
+            )));
         }
     };
     let request = CallRequest {
@@ -348,24 +362,27 @@ fn start(core: &Core, request: CallRequest) -> Reply {
         Ok(handle) => {
             let entry = core.entry(&handle.id);
             tokio::spawn(handle.result());
-            entry.map_or_else(|err| Reply::failure(err.to_string()), Reply::success)
+            entry.map_or_else(|err| Reply::from_error(&err), Reply::success)
         }
-        Err(err) => Reply::failure(err.to_string()),
+        Err(err) => Reply::from_error(&err),
     }
 }
 
 /// Answers one request.
 async fn handle(core: &Core, request: Request) -> Reply {
-    let failed = |err: crate::core::CoreError| Reply::failure(err.to_string());
+    let failed = |err: crate::core::CoreError| Reply::from_error(&err);
     match request {
         Request::Hello { version } if version == PROTOCOL_VERSION => Reply::success(Hello {
             version: PROTOCOL_VERSION,
             server_pid: std::process::id(),
         }),
-        Request::Hello { version } => Reply::failure(format!(
-            "this server speaks protocol {PROTOCOL_VERSION}, not {version}: use an oino of the \
+        Request::Hello { version } => Reply::failure(
+            ErrorCode::Version,
+            format!(
+                "this server speaks protocol {PROTOCOL_VERSION}, not {version}: use an oino of the \
              same version, or `oino kill-server` and start again"
-        )),
+            ),
+        ),
         Request::List {} => Reply::success(core.entries()),
         Request::Entry { key } => core.entry(&key).map_or_else(failed, Reply::success),
         Request::Detach { key, name, reason } => core
@@ -441,7 +458,9 @@ async fn handle(core: &Core, request: Request) -> Reply {
             })
             .map_or_else(failed, Reply::success),
         // Answered by the connection itself.
-        Request::Run { .. } => Reply::failure("a run is answered by its connection"),
+        Request::Run { .. } => {
+            Reply::failure(ErrorCode::BadRequest, "a run is answered by its connection")
+        }
         Request::KillServer {} => Reply::success("stopping"),
         Request::Subscribe {} => Reply::success("subscribed"),
     }

@@ -344,6 +344,37 @@ async fn a_call_detached_from_outside_returns_its_output_so_far_and_lives_on_as_
 }
 
 #[tokio::test]
+async fn an_ended_task_is_still_read_after_hundreds_of_later_calls() {
+    let agent = Agent::start("mcp-many").await;
+    agent
+        .call(
+            "bash",
+            json!({"command": "sleep 0.3; echo kept output", "run_in_background": true}),
+        )
+        .await;
+    let ended = agent
+        .call(
+            "task_output",
+            json!({"task": "t1", "since": 0, "pattern": "kept", "wait_ms": 30_000}),
+        )
+        .await;
+    assert!(output_and_notes(&ended).1.contains("matched"));
+    for _ in 0..210 {
+        let quick = agent.call("bash", json!({"command": "true"})).await;
+        assert!(!is_error(&quick), "{:?}", texts(&quick));
+    }
+    let read = agent
+        .call(
+            "task_output",
+            json!({"task": "t1", "since": 0, "wait_ms": 30_000}),
+        )
+        .await;
+    assert!(!is_error(&read), "{:?}", texts(&read));
+    let (output, notes) = output_and_notes(&read);
+    assert_eq!(output, "kept output\n", "{notes}");
+}
+
+#[tokio::test]
 async fn a_task_started_in_the_background_is_read_typed_into_and_killed_with_its_children() {
     let agent = Agent::start("mcp-kill").await;
     let command = "echo ready; sleep 600 & while read line; do echo \"got $line\"; done";

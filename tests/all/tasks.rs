@@ -123,3 +123,94 @@ async fn a_task_that_ends_reports_its_exit_and_an_event() {
         )
     );
 }
+
+/// A core that keeps few finished entries, so that forgetting shows quickly.
+fn forgetful_core(label: &str) -> oino::core::Core {
+    oino::core::Core::new(oino::core::CoreConfig {
+        log_dir: Some(crate::support::temp_dir(label)),
+        kill_grace: Duration::from_secs(1),
+        max_finished: 3,
+        max_finished_tasks: 2,
+        ..oino::core::CoreConfig::default()
+    })
+    .expect("core")
+}
+
+/// A task that has ended, started in the background and detached at once.
+async fn ended_task(core: &oino::core::Core, command: &str) -> String {
+    let id = unique_id("task");
+    let handle = core.start(request(&id, command)).expect("start");
+    let task = core.detach(&id, None, "test").await.expect("detach");
+    handle.result().await;
+    assert_ne!(
+        core.wait(&id, Some(DEADLINE)).await.expect("wait"),
+        EntryState::Running
+    );
+    task.task_id.expect("a task id")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ended_tasks_are_kept_apart_from_calls_and_a_forgotten_one_says_where_its_output_is() {
+    let core = forgetful_core("forget");
+    let first = ended_task(&core, "sleep 0.2; echo first task").await;
+    // Many more calls than are kept: the task stays.
+    for n in 0..10 {
+        let id = unique_id("quick");
+        core.start(request(&id, &format!("echo {n}")))
+            .expect("start")
+            .result()
+            .await;
+    }
+    let slice = core
+        .output(&first, None, 4096)
+        .expect("the task is still there");
+    assert_eq!(slice.text, "first task\n");
+    let calls = core
+        .entries()
+        .into_iter()
+        .filter(|entry| entry.kind == EntryKind::Call)
+        .count();
+    assert_eq!(calls, 3);
+
+    // Tasks have their own bound: past it, the oldest ended one goes, and says so.
+    let log_path = core.entry(&first).expect("entry").log_path;
+    ended_task(&core, "sleep 0.2; echo second").await;
+    ended_task(&core, "sleep 0.2; echo third").await;
+    let forgotten = core.output(&first, None, 4096).expect_err("forgotten");
+    assert_eq!(forgotten.code(), oino::core::ErrorCode::Forgotten);
+    let message = forgotten.to_string();
+    assert!(
+        message.contains("no longer kept") && message.contains(&log_path.display().to_string()),
+        "{message}"
+    );
+    assert_eq!(
+        core.entry("never-was").expect_err("unknown").code(),
+        oino::core::ErrorCode::NoSuchEntry
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_entry_keeps_no_log_file_open() {
+    let dir = crate::support::temp_dir("open-logs");
+    let core = oino::core::Core::new(oino::core::CoreConfig {
+        log_dir: Some(dir.clone()),
+        ..oino::core::CoreConfig::default()
+    })
+    .expect("core");
+    let open_logs = || {
+        std::fs::read_dir("/proc/self/fd")
+            .expect("fds")
+            .flatten()
+            .filter(|fd| std::fs::read_link(fd.path()).is_ok_and(|target| target.starts_with(&dir)))
+            .count()
+    };
+    for n in 0..20 {
+        let id = unique_id("closed");
+        core.start(request(&id, &format!("echo {n}")))
+            .expect("start")
+            .result()
+            .await;
+    }
+    assert_eq!(core.entries().len(), 20);
+    assert_eq!(open_logs(), 0);
+}
