@@ -360,6 +360,8 @@ pub struct App {
     pub term_size: (u16, u16),
     pub color: bool,
     pub quit: bool,
+    /// Entries whose failed log was told in the bar already.
+    pub log_errors_told: std::collections::HashSet<String>,
 }
 
 impl App {
@@ -381,6 +383,7 @@ impl App {
             term_size,
             color,
             quit: false,
+            log_errors_told: std::collections::HashSet::new(),
         }
     }
 
@@ -419,6 +422,26 @@ impl App {
     /// first.
     pub fn set_entries(&mut self, mut entries: Vec<EntryInfo>) {
         entries.sort_by_key(|entry| (Section::of(entry), entry.started_ms));
+        // A log that could not be written is told once, where the person looks.
+        let untold = entries
+            .iter()
+            .find(|entry| entry.log_error.is_some() && !self.log_errors_told.contains(&entry.id));
+        if let Some(entry) = untold {
+            self.say(
+                format!(
+                    "{}: {}",
+                    entry.label(),
+                    crate::call::log_error_note(entry.log_error.as_deref().unwrap_or_default())
+                ),
+                true,
+            );
+        }
+        self.log_errors_told.extend(
+            entries
+                .iter()
+                .filter(|entry| entry.log_error.is_some())
+                .map(|entry| entry.id.clone()),
+        );
         self.entries = entries;
         self.entries_stale = false;
         if self.selected_index().is_none() {

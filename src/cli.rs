@@ -462,12 +462,30 @@ async fn run_call(link: &Link, config: RunConfig) -> anyhow::Result<u8> {
     } else {
         print_text(&result.text);
     }
+    if let Some(error) = &result.log_error {
+        warn_log_error("oino run", &id, error);
+    }
     if result.detached.is_some() && config.follow {
         let from = link.entry(&id).await?.detach_offset;
         let state = follow(link, &id, Some(from), true, false).await?;
+        if result.log_error.is_none() {
+            if let Some(error) = link.entry(&id).await?.log_error {
+                warn_log_error("oino run", &id, &error);
+            }
+        }
         return Ok(exit_byte(state.shell_status()));
     }
     Ok(exit_byte(result.exit_status()))
+}
+
+/// Says on standard error that an entry's log could not be written (its output came from
+/// memory, and some may be missing).
+pub(crate) fn warn_log_error(command: &str, id: &str, error: &str) {
+    let mut stderr = std::io::stderr().lock();
+    let _ = writeln!(
+        stderr,
+        "{command}: the log of {id} could not be written: {error}"
+    );
 }
 
 /// An exit status as a process can return it.

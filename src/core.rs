@@ -564,7 +564,7 @@ impl Core {
         let id = self.new_call_id(request.id)?;
         let registration = self.inner.registry.register(&id);
         let size = request.size.unwrap_or(self.inner.config.default_size);
-        let sink = Arc::new(self.new_sink(&id, size)?);
+        let sink = Arc::new(self.new_sink(&id, size));
         let process = pty::spawn(&SpawnSpec {
             call_id: id.clone(),
             command: request.command.clone(),
@@ -621,17 +621,16 @@ impl Core {
         }
     }
 
-    fn new_sink(&self, id: &str, size: TermSize) -> Result<OutputSink, CoreError> {
-        let log = RawLog::create(&self.inner.log_dir, id).map_err(|err| CoreError::Log {
-            dir: self.inner.log_dir.clone(),
-            message: err.to_string(),
-        })?;
+    fn new_sink(&self, id: &str, size: TermSize) -> OutputSink {
+        // A log that cannot be made (a full disk) keeps the output in memory and says so: the
+        // call still runs, to free space for one.
+        let log = RawLog::create(&self.inner.log_dir, id);
         let screen = Screen::new(size, self.inner.config.scrollback_rows);
         let events = self.inner.events.clone();
         let id = id.to_owned();
-        Ok(OutputSink::new(log, screen, move || {
+        OutputSink::new(log, screen, move || {
             let _ = events.send(CoreEvent::OutputChanged { id: id.clone() });
-        }))
+        })
     }
 
     async fn supervise(&self, entry: &Arc<Entry>, runner: CallRunner) -> CallResult {

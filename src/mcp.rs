@@ -381,13 +381,18 @@ impl Bridge {
             .map(|entry| {
                 let end = entry.ended_ms.unwrap_or(now);
                 format!(
-                    "{} {:?}: {} · {} s · pid {} · {} of output · $ {}",
+                    "{} {:?}: {} · {} s · pid {} · {} of output{} · $ {}",
                     entry.task_id.as_deref().unwrap_or(&entry.id),
                     entry.name.as_deref().unwrap_or_default(),
                     state_words(entry.state),
                     end.saturating_sub(entry.started_ms) / 1000,
                     entry.pid,
                     byte_size(entry.bytes.saturating_sub(entry.detach_offset)),
+                    if entry.log_error.is_some() {
+                        " (log not written: only the newest part is kept)"
+                    } else {
+                        ""
+                    },
                     entry.command,
                 )
             })
@@ -629,6 +634,9 @@ impl OutputReader {
                 }
                 _ => "[no new output]".to_owned(),
             });
+        }
+        if let Some(error) = &entry.log_error {
+            notes.push(crate::call::log_error_note(error));
         }
         let more = entry.bytes.saturating_sub(self.next_offset);
         let more = if more > 0 {

@@ -243,7 +243,12 @@ fn render_list(app: &App, now_ms: u64, theme: &Theme, layout: Layout, buffer: &m
                 };
                 let label_width = width.saturating_sub(right.chars().count() + 4);
                 let label: String = entry.label().chars().take(label_width).collect();
-                let text = format!(" {} {label:<label_width$} {right}", state_symbol(entry));
+                // `!`: its log could not be written (the header and the bar say why).
+                let mark = if entry.log_error.is_some() { '!' } else { ' ' };
+                let text = format!(
+                    " {}{mark}{label:<label_width$} {right}",
+                    state_symbol(entry)
+                );
                 let style = if selected {
                     selected_style()
                 } else {
@@ -252,6 +257,9 @@ fn render_list(app: &App, now_ms: u64, theme: &Theme, layout: Layout, buffer: &m
                 buffer.set_stringn(area.x, y, &text, width, style);
                 if !selected {
                     buffer.set_stringn(area.x + 1, y, state_symbol(entry), 1, theme.state(entry));
+                    if entry.log_error.is_some() {
+                        buffer.set_stringn(area.x + 2, y, "!", 1, theme.fg(Color::Red));
+                    }
                 }
             }
         }
@@ -284,6 +292,12 @@ fn render_header(app: &App, now_ms: u64, theme: &Theme, area: Rect, buffer: &mut
         ),
         theme.dim(),
     )];
+    if entry.log_error.is_some() {
+        right.push(Span::styled(
+            "  [log not written: output kept in memory]",
+            theme.fg(Color::Red),
+        ));
+    }
     if app.scroll > 0 {
         right.push(Span::styled(
             format!("  [{} lines back · End for live]", app.scroll),
@@ -650,6 +664,25 @@ mod tests {
     #[test]
     fn the_list_shows_every_state_and_the_pane_the_selected_output() {
         assert_snapshot!(text(&app(80, 14)));
+    }
+
+    #[test]
+    fn a_log_that_could_not_be_written_is_marked_and_told() {
+        let mut app = app(100, 10);
+        let mut entries = app.entries.clone();
+        entries[0].log_error = Some("writing /x.log: No space left on device (os error 28)".into());
+        app.set_entries(entries);
+        let notice = app.notice.as_ref().expect("told in the bar");
+        assert!(
+            notice.is_error && notice.text.contains("No space left"),
+            "{}",
+            notice.text
+        );
+        assert_snapshot!(text(&app));
+        // Told once.
+        app.notice = None;
+        app.set_entries(app.entries.clone());
+        assert!(app.notice.is_none());
     }
 
     #[test]

@@ -212,6 +212,14 @@ async fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
             entry.command
         );
     }
+    for entry in entries.iter().filter(|entry| entry.log_error.is_some()) {
+        let _ = writeln!(
+            out,
+            "! {}: its log could not be written: {}",
+            entry.id,
+            entry.log_error.as_deref().unwrap_or_default()
+        );
+    }
     print_raw(&out);
     Ok(ExitCode::SUCCESS)
 }
@@ -240,6 +248,10 @@ async fn detach(args: DetachArgs) -> anyhow::Result<ExitCode> {
 async fn logs(args: LogsArgs) -> anyhow::Result<ExitCode> {
     let link = Link::connect(&args.server.path()).await?;
     let state = super::follow(&link, &args.id, args.since, args.follow, args.json).await?;
+    let entry = link.entry(&args.id).await?;
+    if let Some(error) = &entry.log_error {
+        super::warn_log_error("oino logs", &entry.id, error);
+    }
     Ok(if args.follow {
         ExitCode::from(exit_byte(state.shell_status()))
     } else {

@@ -134,24 +134,39 @@ pub struct RawLog {
 }
 
 impl RawLog {
-    /// A log for `call_id` in `dir`.
-    pub fn create(dir: &Path, call_id: &str) -> std::io::Result<Self> {
-        let (file, path) = create_log_file(dir, call_id)?;
-        Ok(Self::over(file, path, MEMORY_TAIL_BYTES))
+    /// A log for `call_id` in `dir`; when no file can be made there (a full disk), one in
+    /// memory that says why, so that the call still runs (to free space, say).
+    #[must_use]
+    pub fn create(dir: &Path, call_id: &str) -> Self {
+        match create_log_file(dir, call_id) {
+            Ok((file, path)) => Self::over(file, path, MEMORY_TAIL_BYTES),
+            Err(err) => Self {
+                failure: Some(format!("creating a log in {}: {err}", dir.display())),
+                file: None,
+                ..Self::over_nothing(dir.join(format!("{call_id}.log")), MEMORY_TAIL_BYTES)
+            },
+        }
     }
 
-    /// A log over an open file; `memory_limit` bytes are kept in memory once it fails.
-    #[must_use]
-    pub fn over(file: File, path: PathBuf, memory_limit: usize) -> Self {
+    fn over_nothing(path: PathBuf, memory_limit: usize) -> Self {
         Self {
             path,
-            file: Some(file),
+            file: None,
             file_len: 0,
             failure: None,
             memory: VecDeque::new(),
             memory_bytes: 0,
             memory_limit,
             memory_trimmed: false,
+        }
+    }
+
+    /// A log over an open file; `memory_limit` bytes are kept in memory once it fails.
+    #[must_use]
+    pub fn over(file: File, path: PathBuf, memory_limit: usize) -> Self {
+        Self {
+            file: Some(file),
+            ..Self::over_nothing(path, memory_limit)
         }
     }
 
@@ -351,7 +366,8 @@ mod tests {
     fn old_logs_are_pruned_and_new_ones_kept() {
         let dir = std::env::temp_dir().join(format!("oino-prune-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let log = RawLog::create(&dir, "fresh").unwrap();
+        let log = RawLog::create(&dir, "fresh");
+        assert!(log.failure().is_none());
         let other = dir.join("notes.txt");
         std::fs::write(&other, "not a log").unwrap();
         assert_eq!(prune_logs(&dir, std::time::Duration::from_secs(3600)), 0);

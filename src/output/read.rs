@@ -377,7 +377,7 @@ mod tests {
     fn logged(label: &str, raw: &[u8]) -> (RawLog, OutputIndex, std::path::PathBuf) {
         let dir = std::env::temp_dir().join(format!("oino-read-{label}-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let mut log = RawLog::create(&dir, label).unwrap();
+        let mut log = RawLog::create(&dir, label);
         let mut index = OutputIndex::default();
         for chunk in raw.chunks(997) {
             let offset = index.recorded();

@@ -8,7 +8,7 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{ServiceError, ServiceExt};
 use serde_json::{Value, json};
 
-use crate::support::{DEADLINE, ServerGuard, processes_of, temp_dir, wait_until};
+use crate::support::{DEADLINE, FullDisk, ServerGuard, processes_of, temp_dir, wait_until};
 
 const MARKER_PREFIX: &str = "\n\n[Detached to background task ";
 
@@ -341,6 +341,34 @@ async fn a_call_detached_from_outside_returns_its_output_so_far_and_lives_on_as_
         listed.starts_with("t1 \"counter\": exited with code 7"),
         "{listed}"
     );
+}
+
+#[tokio::test]
+async fn on_a_full_disk_the_agent_still_gets_all_output_and_is_told() {
+    let agent = Agent::start("mcp-full-disk").await;
+    let _disk = FullDisk::at(&agent.server.state.join("oino/logs"));
+    let quick = agent.call("bash", json!({"command": "seq 1 3"})).await;
+    let text = texts(&quick).concat();
+    assert!(
+        text.starts_with("1\n2\n3\n[oino could not write this call's log (writing ")
+            && text.contains("No space left on device"),
+        "{text:?}"
+    );
+    agent
+        .call(
+            "bash",
+            json!({"command": "sleep 0.3; echo from memory", "run_in_background": true}),
+        )
+        .await;
+    let read = agent
+        .call(
+            "task_output",
+            json!({"task": "t1", "since": 0, "pattern": "memory", "wait_ms": 30_000}),
+        )
+        .await;
+    let (output, notes) = output_and_notes(&read);
+    assert_eq!(output, "from memory\n", "{notes}");
+    assert!(notes.contains("could not write this call's log"), "{notes}");
 }
 
 #[tokio::test]

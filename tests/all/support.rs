@@ -126,3 +126,40 @@ impl Drop for ServerGuard {
         let _ = self.oino(&["kill-server"]).output();
     }
 }
+
+/// A 1 MiB tmpfs mounted at a folder and filled up: a full disk there. Unmounted when dropped.
+pub struct FullDisk {
+    dir: PathBuf,
+}
+
+impl FullDisk {
+    pub fn at(dir: &std::path::Path) -> Self {
+        std::fs::create_dir_all(dir).expect("the folder to mount on");
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+            .arg(dir)
+            .output()
+            .expect("mount runs");
+        assert!(
+            mounted.status.success(),
+            "this test mounts a 1 MiB tmpfs to fill it (CI runs as root): {}",
+            String::from_utf8_lossy(&mounted.stderr)
+        );
+        let disk = Self {
+            dir: dir.to_owned(),
+        };
+        let mut filler = std::fs::File::create(dir.join("filler")).expect("filler");
+        let block = vec![0u8; 64 * 1024];
+        while std::io::Write::write_all(&mut filler, &block).is_ok() {}
+        disk
+    }
+}
+
+impl Drop for FullDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(&self.dir)
+            .status();
+    }
+}

@@ -3,7 +3,7 @@
 
 use std::process::{Command, Output};
 
-use crate::support::{ServerGuard, temp_dir};
+use crate::support::{FullDisk, ServerGuard};
 
 fn text(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
@@ -111,13 +111,60 @@ fn a_programs_call_gets_oinos_terminal_and_no_pager_and_a_persons_keeps_its_page
     assert!(shown.status.success(), "{}", stderr(&shown));
 }
 
-/// The log folder of a server, as the tests' state dir makes it.
-#[allow(dead_code)]
-fn log_folder(server: &ServerGuard) -> std::path::PathBuf {
-    server.state.join("oino/logs")
-}
+/// With the log folder on a full disk, no output is lost: it is read from memory, and every
+/// place the user looks says that the log could not be written.
+#[test]
+fn a_full_disk_loses_no_output_and_says_so_where_the_user_looks() {
+    let server = ServerGuard::new("full-disk");
+    let _disk = FullDisk::at(&server.state.join("oino/logs"));
+    let followed = server
+        .oino(&[
+            "run",
+            "--detach-after",
+            "0.3",
+            "--follow",
+            "--",
+            "sleep 0.5; seq 1 20; echo END",
+        ])
+        .output()
+        .expect("oino run");
+    let numbers: String = (1..=20).map(|n| format!("{n}\n")).collect();
+    let printed = text(&followed);
+    assert!(
+        printed.ends_with(&format!("still running after 0.3 s]\n{numbers}END\n")),
+        "{printed:?}"
+    );
+    assert_eq!(followed.status.code(), Some(0));
+    assert!(
+        stderr(&followed).contains("could not be written")
+            && stderr(&followed).contains("No space left"),
+        "{}",
+        stderr(&followed)
+    );
 
-#[allow(dead_code)]
-fn scratch(label: &str) -> std::path::PathBuf {
-    temp_dir(label)
+    let logs = server.oino(&["logs", "t1"]).output().expect("oino logs");
+    assert_eq!(text(&logs), format!("{numbers}END\n"));
+    assert!(
+        stderr(&logs).contains("could not be written"),
+        "{}",
+        stderr(&logs)
+    );
+
+    let listed = server.oino(&["ls"]).output().expect("oino ls");
+    assert!(
+        text(&listed).contains("its log could not be written: writing "),
+        "{}",
+        text(&listed)
+    );
+
+    let plain = server
+        .oino(&["run", "--", "seq 1 3"])
+        .output()
+        .expect("oino run");
+    let printed = text(&plain);
+    assert!(
+        printed.starts_with("1\n2\n3\n[oino could not write this call's log (writing "),
+        "{printed:?}"
+    );
+    assert!(printed.contains("No space left on device"), "{printed:?}");
 }
