@@ -8,7 +8,9 @@ use rmcp::transport::TokioChildProcess;
 use rmcp::{ServiceError, ServiceExt};
 use serde_json::{Value, json};
 
-use crate::support::{DEADLINE, FullDisk, ServerGuard, processes_of, temp_dir, wait_until};
+use crate::support::{
+    DEADLINE, FullDisk, ServerGuard, processes_of, server_pid, temp_dir, wait_until,
+};
 
 const MARKER_PREFIX: &str = "\n\n[Detached to background task ";
 
@@ -372,6 +374,41 @@ async fn on_a_full_disk_the_agent_still_gets_all_output_and_is_told() {
 }
 
 #[tokio::test]
+async fn reading_a_task_while_it_writes_never_splits_a_character() {
+    let agent = Agent::start("mcp-split").await;
+    let file = temp_dir("mcp-colorful").join("color.txt");
+    let raw: String = (0..30_000)
+        .map(|n| format!("\x1b[31m{n} ж€😀\x1b[0m\n"))
+        .collect();
+    std::fs::write(&file, raw).expect("write");
+    let clean: String = (0..30_000).map(|n| format!("{n} ж€😀\n")).collect();
+    let command = format!("sleep 0.3; cat {}", file.display());
+    agent
+        .call(
+            "bash",
+            json!({"command": command, "run_in_background": true}),
+        )
+        .await;
+    let mut since = 0;
+    let mut read = String::new();
+    loop {
+        let answer = agent
+            .call(
+                "task_output",
+                json!({"task": "t1", "since": since, "max_bytes": 997, "wait_ms": 30_000}),
+            )
+            .await;
+        let (output, notes) = output_and_notes(&answer);
+        read.push_str(&output);
+        since = next_since(&notes);
+        if notes.contains("exited with code") && !notes.contains("more to read") {
+            break;
+        }
+    }
+    assert_eq!(read, clean);
+}
+
+#[tokio::test]
 async fn an_ended_task_is_still_read_after_hundreds_of_later_calls() {
     let agent = Agent::start("mcp-many").await;
     agent
@@ -542,17 +579,6 @@ async fn bad_arguments_to_every_tool_give_tool_errors_that_say_what_to_do() {
 }
 
 /// The pid of the server listening at `socket`, read from /proc.
-fn server_pid(socket: &std::path::Path) -> Option<i32> {
-    let socket = socket.to_str()?;
-    std::fs::read_dir("/proc").ok()?.flatten().find_map(|dir| {
-        let pid: i32 = dir.file_name().to_str()?.parse().ok()?;
-        let cmdline = std::fs::read(dir.path().join("cmdline")).ok()?;
-        let args: Vec<&[u8]> = cmdline.split(|byte| *byte == 0).collect();
-        (args.get(1) == Some(&b"server".as_slice()) && args.contains(&socket.as_bytes()))
-            .then_some(pid)
-    })
-}
-
 #[tokio::test]
 async fn the_bridge_survives_its_server_dying_and_starts_another() {
     let agent = Agent::start("mcp-restart").await;

@@ -163,3 +163,25 @@ impl Drop for FullDisk {
             .status();
     }
 }
+
+/// The pid of the server serving `socket`, found by its command line.
+pub fn server_pid(socket: &std::path::Path) -> Option<i32> {
+    let socket = socket.to_str()?;
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|dir| {
+        let pid: i32 = dir.file_name().to_str()?.parse().ok()?;
+        let cmdline = std::fs::read(dir.path().join("cmdline")).ok()?;
+        let args: Vec<&[u8]> = cmdline.split(|byte| *byte == 0).collect();
+        (args.get(1) == Some(&b"server".as_slice()) && args.contains(&socket.as_bytes()))
+            .then_some(pid)
+    })
+}
+
+/// A process's peak resident memory, in KiB (VmHWM).
+pub fn peak_memory_kib(pid: i32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .expect("the process's status")
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM")
+}

@@ -3,7 +3,7 @@
 
 use std::process::{Command, Output};
 
-use crate::support::{FullDisk, ServerGuard};
+use crate::support::{FullDisk, ServerGuard, peak_memory_kib, server_pid, temp_dir};
 
 fn text(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
@@ -167,4 +167,208 @@ fn a_full_disk_loses_no_output_and_says_so_where_the_user_looks() {
         "{printed:?}"
     );
     assert!(printed.contains("No space left on device"), "{printed:?}");
+}
+
+/// The id of the newest entry whose command is `command`.
+fn id_of(server: &ServerGuard, command: &str) -> String {
+    let listed = server.oino(&["ls", "--json"]).output().expect("oino ls");
+    let entries: Vec<serde_json::Value> =
+        serde_json::from_slice(&listed.stdout).expect("a JSON list");
+    entries
+        .iter()
+        .rev()
+        .find(|entry| entry["command"] == command)
+        .and_then(|entry| entry["id"].as_str())
+        .unwrap_or_else(|| panic!("no entry for {command}"))
+        .to_owned()
+}
+
+/// 13.5 KB of cursor jumps once grew the server by 700 MB and the text to 98 MB: a terminal stops
+/// the cursor at its last column, and so does oino.
+#[test]
+fn crafted_cursor_motion_keeps_text_and_memory_small() {
+    let server = ServerGuard::new("cursor-bomb");
+    let warmed = server
+        .oino(&["run", "--", "true"])
+        .output()
+        .expect("oino run");
+    assert!(warmed.status.success(), "{}", stderr(&warmed));
+    let pid = server_pid(&server.socket).expect("the server's pid");
+    let before = peak_memory_kib(pid);
+    let bomb = r#"for i in $(seq 1 1500); do printf '\e[65535Cx'; done; echo"#;
+    let row = format!("{}x\n", " ".repeat(79));
+    for _ in 0..5 {
+        let ran = server
+            .oino(&["run", "--", bomb])
+            .output()
+            .expect("oino run");
+        assert_eq!(text(&ran), row, "{}", stderr(&ran));
+    }
+    let logs = server
+        .oino(&["logs", &id_of(&server, bomb)])
+        .output()
+        .expect("oino logs");
+    assert_eq!(text(&logs), row);
+    let grown_mib = peak_memory_kib(pid).saturating_sub(before) / 1024;
+    assert!(grown_mib < 32, "the server grew by {grown_mib} MiB");
+}
+
+/// A string control left open ends where a terminal ends it: at the next escape sequence (here
+/// the color of `PASS`), so what follows shows in the text, the log and the pane.
+#[test]
+fn an_unterminated_string_control_hides_nothing_a_terminal_shows() {
+    let server = ServerGuard::new("open-strings");
+    for introducer in [r"\e]0;t", r"\ePq", r"\e_x"] {
+        let command =
+            format!(r"printf '{introducer}\n'; printf '\e[32mPASS\e[0m test_a\n'; echo done");
+        let ran = server
+            .oino(&["run", "--", &command])
+            .output()
+            .expect("oino run");
+        assert_eq!(
+            text(&ran),
+            "PASS test_a\ndone\n",
+            "{introducer}: {}",
+            stderr(&ran)
+        );
+        let logs = server
+            .oino(&["logs", &id_of(&server, &command)])
+            .output()
+            .expect("oino logs");
+        assert_eq!(text(&logs), "PASS test_a\ndone\n", "{introducer}");
+    }
+    // The pane, and the log view scrolled back to the top.
+    let script = r"run --id open printf '\e]0;t\n'; printf '\e[32mPASS\e[0m test_a\n'; seq 1 60; echo done
+wait-for done
+snapshot
+key pgup
+key pgup
+key pgup
+key pgup
+key pgup
+key pgup
+key pgup
+key pgup
+wait-for 53 lines back
+snapshot
+";
+    let mut headless = server
+        .oino(&["headless", "--size", "150x12"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("oino headless");
+    std::io::Write::write_all(
+        &mut headless.stdin.take().expect("stdin"),
+        script.as_bytes(),
+    )
+    .expect("script");
+    let shown = headless.wait_with_output().expect("oino headless");
+    assert!(shown.status.success(), "{}", stderr(&shown));
+    let screens = text(&shown);
+    let history = screens
+        .rsplit("=== snapshot ===")
+        .next()
+        .expect("a snapshot");
+    // The pane's rows, under its header: the top of the log is the line after the title.
+    let pane: Vec<&str> = history
+        .lines()
+        .filter_map(|line| line.split_once('│').map(|(_, pane)| pane))
+        .skip(1)
+        .collect();
+    assert_eq!(pane[..3], ["PASS test_a", "1", "2"], "{history}");
+}
+
+/// Lines of color and many-byte characters, as a test's file.
+fn colorful_lines(count: usize) -> (std::path::PathBuf, String) {
+    let raw: String = (0..count)
+        .map(|n| format!("\x1b[31m{n} ж€😀\x1b[0m\n"))
+        .collect();
+    let clean: String = (0..count).map(|n| format!("{n} ж€😀\n")).collect();
+    let file = temp_dir("colorful").join("color.txt");
+    std::fs::write(&file, raw).expect("write the file");
+    (file, clean)
+}
+
+/// Reads while a task writes, and at the seam of a detach, never split a character or a
+/// sequence: what every reader gets is exactly the clean text.
+#[test]
+fn live_reads_never_split_characters_or_sequences() {
+    let server = ServerGuard::new("live-reads");
+    let (file, clean) = colorful_lines(100_000);
+    let slow_cat = format!("sleep 0.5; cat {}", file.display());
+
+    // A follower of a task that is writing.
+    let started = server
+        .oino(&[
+            "run",
+            "--detach-after",
+            "0.01",
+            "--name",
+            "follow-me",
+            "--",
+            &slow_cat,
+        ])
+        .output()
+        .expect("oino run");
+    assert!(started.status.success(), "{}", stderr(&started));
+    let followed = server
+        .oino(&["logs", "-f", "follow-me"])
+        .output()
+        .expect("oino logs -f");
+    assert_eq!(text(&followed), clean, "oino logs -f");
+
+    // `run --follow` the same way.
+    let run_followed = server
+        .oino(&["run", "--detach-after", "0.01", "--follow", "--", &slow_cat])
+        .output()
+        .expect("oino run --follow");
+    let (_, after) = text(&run_followed)
+        .split_once("still running after 0.01 s]\n")
+        .map(|(before, after)| (before.to_owned(), after.to_owned()))
+        .expect("the marker");
+    assert_eq!(after, clean, "oino run --follow");
+
+    // Detached at moments within the flood: the text before the marker and the task's own
+    // output add up to all of it.
+    let cat = format!("cat {}", file.display());
+    for (attempt, delay) in ["0.02", "0.03", "0.05", "0.08", "0.13", "0.21"]
+        .iter()
+        .enumerate()
+    {
+        let name = format!("seam-{attempt}");
+        let ran = server
+            .oino(&[
+                "run",
+                "--max-bytes",
+                "100000000",
+                "--detach-after",
+                delay,
+                "--name",
+                &name,
+                "--",
+                &cat,
+            ])
+            .output()
+            .expect("oino run");
+        let printed = text(&ran);
+        let Some((before, _)) = printed.split_once("\n\n[Detached to background task ") else {
+            // The command ended before the detach: it is all there.
+            assert_eq!(printed, clean);
+            continue;
+        };
+        let rest = server
+            .oino(&["logs", "-f", &name])
+            .output()
+            .expect("oino logs");
+        assert!(
+            !before.contains('\u{fffd}') && !before.contains("[31m"),
+            "{delay}"
+        );
+        assert_eq!(
+            format!("{before}{}", text(&rest)),
+            clean,
+            "detached after {delay} s"
+        );
+    }
 }
