@@ -176,7 +176,7 @@ pub fn server_pid(socket: &std::path::Path) -> Option<i32> {
     })
 }
 
-/// A process's peak resident memory, in KiB (VmHWM).
+/// A process's peak resident memory, in KiB (`VmHWM`).
 pub fn peak_memory_kib(pid: i32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .expect("the process's status")

@@ -195,7 +195,7 @@ fn crafted_cursor_motion_keeps_text_and_memory_small() {
     assert!(warmed.status.success(), "{}", stderr(&warmed));
     let pid = server_pid(&server.socket).expect("the server's pid");
     let before = peak_memory_kib(pid);
-    let bomb = r#"for i in $(seq 1 1500); do printf '\e[65535Cx'; done; echo"#;
+    let bomb = r"for i in $(seq 1 1500); do printf '\e[65535Cx'; done; echo";
     let row = format!("{}x\n", " ".repeat(79));
     for _ in 0..5 {
         let ran = server
