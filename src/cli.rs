@@ -303,10 +303,18 @@ pub fn main() -> ExitCode {
             }
             Err(code) => code,
         },
-        Some(command) => match runtime() {
-            Ok(runtime) => runtime.block_on(remote::main(command)),
-            Err(code) => code,
-        },
+        Some(command) => {
+            if let Command::Server(args) = &command {
+                if args.foreground {
+                    // Before the runtime opens any: a server holds none of its starter's.
+                    crate::server::close_inherited_descriptors();
+                }
+            }
+            match runtime() {
+                Ok(runtime) => runtime.block_on(remote::main(command)),
+                Err(code) => code,
+            }
+        }
         None => {
             let commands = cli
                 .commands

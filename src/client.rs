@@ -67,9 +67,19 @@ impl Client {
             match Self::connect(socket).await {
                 Ok(client) => return Ok(client),
                 Err(err) if tokio::time::Instant::now() >= deadline => {
+                    let why = match crate::server::lock_holder(socket) {
+                        Some(pid) => format!(
+                            "a server (pid {pid}) holds {} but does not answer at {}",
+                            crate::server::lock_path(socket).display(),
+                            socket.display()
+                        ),
+                        None => format!(
+                            "the oino server did not start within {} s",
+                            START_DEADLINE.as_secs()
+                        ),
+                    };
                     return Err(err.context(format!(
-                        "the oino server did not start within {} s; its log is {}",
-                        START_DEADLINE.as_secs(),
+                        "{why}; its log is {}",
                         server_log(socket).display()
                     )));
                 }
@@ -87,7 +97,14 @@ impl Client {
     pub async fn request<T: DeserializeOwned>(&mut self, request: &Request) -> anyhow::Result<T> {
         let mut line = serde_json::to_vec(request)?;
         line.push(b'\n');
-        self.writer.write_all(&line).await?;
+        if let Err(err) = self.writer.write_all(&line).await {
+            // A server that refused before reading (out of resources) has said why already.
+            return match self.reply().await {
+                Ok(reply) => Ok(reply),
+                Err(refused) if refused.downcast_ref::<Refused>().is_some() => Err(refused),
+                Err(_) => Err(err.into()),
+            };
+        }
         self.reply().await
     }
 
@@ -95,7 +112,11 @@ impl Client {
     pub async fn reply<T: DeserializeOwned>(&mut self) -> anyhow::Result<T> {
         let mut reply = String::new();
         if self.reader.read_line(&mut reply).await? == 0 {
-            anyhow::bail!("the oino server closed the connection");
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::UnexpectedEof,
+                "the oino server closed the connection",
+            )
+            .into());
         }
         let reply: ReplyOf<T> =
             serde_json::from_str(&reply).context("reading the server's reply")?;
@@ -122,12 +143,17 @@ impl Client {
     }
 }
 
-/// Whether connecting failed because no server listens (no socket, or a stale one).
+/// Whether connecting failed because no server listens: no socket, a stale one, or one whose
+/// server died as the connection came (starting one is safe: the lock lets one serve).
 fn nobody_listens(err: &anyhow::Error) -> bool {
     err.downcast_ref::<std::io::Error>().is_some_and(|err| {
         matches!(
             err.kind(),
-            std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
+            std::io::ErrorKind::NotFound
+                | std::io::ErrorKind::ConnectionRefused
+                | std::io::ErrorKind::ConnectionReset
+                | std::io::ErrorKind::BrokenPipe
+                | std::io::ErrorKind::UnexpectedEof
         )
     })
 }

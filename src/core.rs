@@ -672,12 +672,13 @@ impl Core {
     fn mark_ended(&self, entry: &Entry, exit: ProcessExit, timed_out: bool) {
         let state = EntryState::from(exit);
         entry.control.close_terminal();
+        // Before the end is seen: whoever waits for it finds the list bounded already.
+        self.forget_oldest_finished(entry);
         entry.status.send_modify(|status| {
             status.state = state;
             status.timed_out |= timed_out;
             status.ended_at = Some(SystemTime::now());
         });
-        self.forget_oldest_finished();
         self.emit(CoreEvent::Ended {
             id: entry.id.clone(),
             state,
@@ -686,24 +687,27 @@ impl Core {
 
     /// Keeps the list, and the memory its screens hold, bounded however many calls end: the
     /// oldest finished calls go past their bound, the oldest finished tasks past theirs.
-    fn forget_oldest_finished(&self) {
+    /// `ending` counts as finished already.
+    fn forget_oldest_finished(&self, ending: &Entry) {
         let mut state = self.lock();
         let is_task = |entry: &Entry| entry.status.borrow().task.is_some();
-        let finished = |tasks: bool| {
+        let finished = |entry: &Entry| !entry.is_running() || std::ptr::eq(entry, ending);
+        let count = |tasks: bool| {
             state
                 .entries
                 .iter()
-                .filter(|entry| !entry.is_running() && is_task(entry) == tasks)
+                .filter(|entry| finished(entry) && is_task(entry) == tasks)
                 .count()
         };
         let config = &self.inner.config;
-        let mut excess_calls = finished(false).saturating_sub(config.max_finished);
-        let mut excess_tasks = finished(true).saturating_sub(config.max_finished_tasks);
+        let mut excess_calls = count(false).saturating_sub(config.max_finished);
+        let mut excess_tasks = count(true).saturating_sub(config.max_finished_tasks);
         if excess_calls == 0 && excess_tasks == 0 {
             return;
         }
         let mut forgotten = Vec::new();
         state.entries.retain(|entry| {
+            // The oldest go first: the one ending now is the newest.
             if entry.is_running() {
                 return true;
             }

@@ -7,13 +7,16 @@
 //! after the last process ended and the last client left, or on `kill_server`.
 
 use std::fs::File;
+use std::io::Write as _;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
+use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::watch;
@@ -76,12 +79,303 @@ pub fn prepare_dir(dir: &Path) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// Closes every descriptor but standard input, output and error, so that a server started by a
+/// client holds none of the client's (a pipe a harness waits on, make's jobserver, bats' fd 3).
+/// Called first thing, before anything of the server's own is open.
+pub fn close_inherited_descriptors() {
+    let inherited: Vec<i32> = std::fs::read_dir("/proc/self/fd")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
+        .filter(|fd| *fd > 2)
+        .collect();
+    // The listing's own descriptor is closed by now: closing its number again does nothing.
+    for fd in inherited {
+        let _ = nix::unistd::close(fd);
+    }
+}
+
 /// How a server run ended.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Served {
-    /// Another server holds this socket.
-    AlreadyRunning,
+    /// Another server holds this socket's lock (its pid, when it wrote it there).
+    AlreadyRunning {
+        holder: Option<u32>,
+    },
     Stopped,
+}
+
+/// Where the lock of the server at `socket` is.
+#[must_use]
+pub fn lock_path(socket: &Path) -> PathBuf {
+    socket.with_extension("lock")
+}
+
+/// The pid a server wrote into the lock of `socket`, if a live one holds it.
+#[must_use]
+pub fn lock_holder(socket: &Path) -> Option<u32> {
+    let path = lock_path(socket);
+    let file = File::options().read(true).write(true).open(&path).ok()?;
+    // Taking the lock means nobody held it.
+    if Flock::lock(file, FlockArg::LockSharedNonblock).is_ok() {
+        return None;
+    }
+    std::fs::read_to_string(&path).ok()?.trim().parse().ok()
+}
+
+/// A file's identity: a path removed and made again is another file.
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|meta| (meta.dev(), meta.ino()))
+}
+
+/// The exclusive lock a server holds on `SOCKET.lock` for its whole life.
+struct ServerLock {
+    _lock: Flock<File>,
+    id: (u64, u64),
+}
+
+impl ServerLock {
+    /// Takes the lock, and writes this server's pid in it; `None` when another server holds it.
+    fn take(socket: &Path) -> anyhow::Result<Option<Self>> {
+        let path = lock_path(socket);
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .read(true)
+            .write(true)
+            .open(&path)
+            .with_context(|| format!("opening {}", path.display()))?;
+        let id = (file.metadata()?.dev(), file.metadata()?.ino());
+        let Ok(mut lock) = Flock::lock(file, FlockArg::LockExclusiveNonblock) else {
+            return Ok(None);
+        };
+        lock.set_len(0)?;
+        writeln!(lock, "{}", std::process::id())?;
+        Ok(Some(Self { _lock: lock, id }))
+    }
+
+    /// Whether the lock file at its path is still the one held (not removed or replaced).
+    fn in_place(&self, socket: &Path) -> bool {
+        file_id(&lock_path(socket)) == Some(self.id)
+    }
+}
+
+/// The listening socket, and the means to notice that its path was removed.
+struct Listening {
+    socket: PathBuf,
+    lock: ServerLock,
+    listener: Option<UnixListener>,
+    id: Option<(u64, u64)>,
+    /// One descriptor kept back, to refuse a client in words when all others are used.
+    spare: Option<File>,
+    /// Clients are being refused for want of descriptors (said once per episode).
+    starved: bool,
+}
+
+impl Listening {
+    fn bind(socket: &Path, lock: ServerLock) -> anyhow::Result<Self> {
+        let mut listening = Self {
+            socket: socket.to_owned(),
+            lock,
+            listener: None,
+            id: None,
+            spare: File::open("/dev/null").ok(),
+            starved: false,
+        };
+        listening.listen()?;
+        Ok(listening)
+    }
+
+    /// Listens at the path afresh: anything there is stale, since the lock is ours.
+    fn listen(&mut self) -> anyhow::Result<()> {
+        let _ = std::fs::remove_file(&self.socket);
+        let listener = UnixListener::bind(&self.socket)
+            .with_context(|| format!("listening on {}", self.socket.display()))?;
+        std::fs::set_permissions(&self.socket, std::fs::Permissions::from_mode(0o600))?;
+        self.id = file_id(&self.socket);
+        self.listener = Some(listener);
+        Ok(())
+    }
+
+    /// Whether clients can still reach this server.
+    fn is_listening(&self) -> bool {
+        self.listener.is_some()
+    }
+
+    async fn accept(&self) -> std::io::Result<UnixStream> {
+        match &self.listener {
+            Some(listener) => listener.accept().await.map(|(stream, _)| stream),
+            None => std::future::pending().await,
+        }
+    }
+
+    /// The socket's path changed (removed, its folder removed): make it again while this
+    /// server holds the lock; if another server took the lock meanwhile, stop listening.
+    fn check(&mut self, watch: &mut SocketWatch) {
+        if !self.is_listening()
+            || file_id(&self.socket) == self.id && self.lock.in_place(&self.socket)
+        {
+            return;
+        }
+        let Some(dir) = self.socket.parent() else {
+            return;
+        };
+        if let Err(err) = prepare_dir(dir) {
+            eprintln!("oino server: the socket's folder is gone and cannot be made again: {err:#}");
+            return;
+        }
+        watch.rewatch();
+        if !self.lock.in_place(&self.socket) {
+            match ServerLock::take(&self.socket) {
+                Ok(Some(lock)) => self.lock = lock,
+                Ok(None) => {
+                    eprintln!(
+                        "oino server: another server (pid {}) now serves {}: this one takes no \
+                         new clients and ends once its clients and processes are done",
+                        lock_holder(&self.socket)
+                            .map_or_else(|| "?".to_owned(), |pid| pid.to_string()),
+                        self.socket.display()
+                    );
+                    self.listener = None;
+                    return;
+                }
+                Err(err) => {
+                    eprintln!("oino server: cannot take the lock again: {err:#}");
+                    return;
+                }
+            }
+        }
+        match self.listen() {
+            Ok(()) => eprintln!(
+                "oino server: {} was removed: listening there again",
+                self.socket.display()
+            ),
+            Err(err) => eprintln!("oino server: cannot listen again: {err:#}"),
+        }
+    }
+
+    /// Out of descriptors: refuses the next client in words with the one kept back, and says so
+    /// in the log once.
+    async fn refuse_for_want_of_descriptors(&mut self, err: &std::io::Error) {
+        if !self.starved {
+            self.starved = true;
+            eprintln!(
+                "oino server: out of file descriptors ({err}): new clients are refused until \
+                 some close (the limit is `ulimit -n`)"
+            );
+        }
+        let Some(listener) = &self.listener else {
+            return;
+        };
+        if self.spare.take().is_some() {
+            if let Ok(Ok((stream, _))) =
+                tokio::time::timeout(Duration::from_millis(100), listener.accept()).await
+            {
+                let refusal = Reply::failure(
+                    ErrorCode::Busy,
+                    "the oino server has run out of file descriptors: close some of its clients \
+                     (or raise its `ulimit -n`), then try again",
+                );
+                // The refusal answers the first request, so that the client reads it (a client
+                // sends it at once: one that does not is not waited for).
+                let _ = tokio::time::timeout(
+                    Duration::from_millis(20),
+                    answer_first_request(stream, &refusal),
+                )
+                .await;
+            }
+            self.spare = File::open("/dev/null").ok();
+        }
+        if self.spare.is_none() {
+            // Not even that: wait a little rather than spin.
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// A client was accepted: descriptors are there again.
+    fn fed(&mut self) {
+        if std::mem::take(&mut self.starved) {
+            eprintln!("oino server: file descriptors are available again: serving new clients");
+        }
+    }
+}
+
+/// Notices changes in the socket's folder: inotify, read by a thread of its own, or a look every
+/// few seconds without it.
+struct SocketWatch {
+    dir: PathBuf,
+    changes: Option<tokio::sync::mpsc::Receiver<()>>,
+}
+
+/// How often the socket is looked at when inotify cannot tell.
+const SOCKET_POLL: Duration = Duration::from_secs(2);
+
+impl SocketWatch {
+    fn new(socket: &Path) -> Self {
+        let mut watch = Self {
+            dir: socket.parent().map(Path::to_owned).unwrap_or_default(),
+            changes: None,
+        };
+        watch.rewatch();
+        watch
+    }
+
+    /// Watches the folder (again: it may have been made anew). The thread of a former watch
+    /// ends with it: removing a folder removes its watch.
+    fn rewatch(&mut self) {
+        let watched = Inotify::init(InitFlags::IN_CLOEXEC).and_then(|inotify| {
+            inotify.add_watch(
+                &self.dir,
+                AddWatchFlags::IN_DELETE
+                    | AddWatchFlags::IN_MOVED_FROM
+                    | AddWatchFlags::IN_MOVED_TO
+                    | AddWatchFlags::IN_CREATE
+                    | AddWatchFlags::IN_DELETE_SELF
+                    | AddWatchFlags::IN_MOVE_SELF,
+            )?;
+            Ok(inotify)
+        });
+        let Ok(inotify) = watched else {
+            self.changes = None;
+            return;
+        };
+        let (tell, changes) = tokio::sync::mpsc::channel(1);
+        let started = std::thread::Builder::new()
+            .name("oino-socket-watch".into())
+            .stack_size(64 * 1024)
+            .spawn(move || {
+                while let Ok(events) = inotify.read_events() {
+                    // A full channel already says that something changed.
+                    if let Err(tokio::sync::mpsc::error::TrySendError::Closed(())) =
+                        tell.try_send(())
+                    {
+                        return;
+                    }
+                    if events
+                        .iter()
+                        .any(|event| event.mask.contains(AddWatchFlags::IN_IGNORED))
+                    {
+                        return;
+                    }
+                }
+            });
+        self.changes = started.is_ok().then_some(changes);
+    }
+
+    /// Waits until something in the folder changed (or the next look, without inotify).
+    async fn changed(&mut self) {
+        let Some(changes) = &mut self.changes else {
+            tokio::time::sleep(SOCKET_POLL).await;
+            return;
+        };
+        if changes.recv().await.is_none() {
+            // The watch ended (its folder went): look now, and every few seconds until rewatched.
+            self.changes = None;
+        }
+    }
 }
 
 /// Serves `socket` until idle for `idle_exit`, `kill_server`, SIGTERM or SIGINT.
@@ -91,21 +385,13 @@ pub async fn serve(socket: &Path, idle_exit: Duration) -> anyhow::Result<Served>
         .context("the socket path has no folder")?
         .to_owned();
     prepare_dir(&dir)?;
-    let lock_path = socket.with_extension("lock");
-    let lock_file = File::options()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .open(&lock_path)
-        .with_context(|| format!("opening {}", lock_path.display()))?;
-    let Ok(_lock) = Flock::lock(lock_file, FlockArg::LockExclusiveNonblock) else {
-        return Ok(Served::AlreadyRunning);
+    let Some(lock) = ServerLock::take(socket)? else {
+        return Ok(Served::AlreadyRunning {
+            holder: lock_holder(socket),
+        });
     };
-    // The lock is ours, so a socket file left here is stale.
-    let _ = std::fs::remove_file(socket);
-    let listener =
-        UnixListener::bind(socket).with_context(|| format!("listening on {}", socket.display()))?;
-    std::fs::set_permissions(socket, std::fs::Permissions::from_mode(0o600))?;
+    let mut listening = Listening::bind(socket, lock)?;
+    let mut socket_watch = SocketWatch::new(socket);
     eprintln!(
         "oino server {} listening on {}",
         std::process::id(),
@@ -127,8 +413,9 @@ pub async fn serve(socket: &Path, idle_exit: Duration) -> anyhow::Result<Served>
     let mut idle_deadline = Some(tokio::time::Instant::now() + idle_exit);
     loop {
         tokio::select! {
-            accepted = listener.accept() => match accepted {
-                Ok((stream, _)) => {
+            accepted = listening.accept() => match accepted {
+                Ok(stream) => {
+                    listening.fed();
                     let (core, clients, stop_tx) = (core.clone(), Arc::clone(&clients), stop_tx.clone());
                     clients.send_modify(|count| *count += 1);
                     tokio::spawn(async move {
@@ -138,8 +425,17 @@ pub async fn serve(socket: &Path, idle_exit: Duration) -> anyhow::Result<Served>
                         clients.send_modify(|count| *count -= 1);
                     });
                 }
-                Err(err) => eprintln!("oino server: accept failed: {err}"),
+                Err(err) if matches!(
+                    err.raw_os_error().map(Errno::from_raw),
+                    Some(Errno::EMFILE | Errno::ENFILE)
+                ) => listening.refuse_for_want_of_descriptors(&err).await,
+                Err(err) => {
+                    eprintln!("oino server: accept failed: {err}");
+                    // Whatever it was, not in a tight loop.
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
             },
+            () = socket_watch.changed() => listening.check(&mut socket_watch),
             _ = clients_changed.changed() => {}
             event = events.recv() => {
                 if matches!(event, Ok(CoreEvent::OutputChanged { .. })) {
@@ -153,15 +449,25 @@ pub async fn serve(socket: &Path, idle_exit: Duration) -> anyhow::Result<Served>
         }
         let busy =
             *clients.borrow() > 0 || core.entries().iter().any(|entry| entry.state.is_running());
+        // A server nobody can reach any more ends as soon as it is idle.
+        let idle_exit = if listening.is_listening() {
+            idle_exit
+        } else {
+            Duration::ZERO
+        };
         idle_deadline = match (busy, idle_deadline) {
             (true, _) => None,
             (false, None) => Some(tokio::time::Instant::now() + idle_exit),
-            (false, deadline) => deadline,
+            (false, deadline) => {
+                deadline.map(|deadline| deadline.min(tokio::time::Instant::now() + idle_exit))
+            }
         };
     }
     eprintln!("oino server {} stopping", std::process::id());
     core.shutdown().await;
-    let _ = std::fs::remove_file(socket);
+    if listening.is_listening() && file_id(socket) == listening.id {
+        let _ = std::fs::remove_file(socket);
+    }
     Ok(Served::Stopped)
 }
 
@@ -268,6 +574,18 @@ async fn send(write: &mut tokio::net::unix::OwnedWriteHalf, reply: &Reply) -> an
     write.write_all(reply.as_bytes()).await?;
     write.write_all(b"\n").await?;
     Ok(())
+}
+
+/// Reads a client's first request (whatever it is), then answers it with `reply` and closes.
+async fn answer_first_request(stream: UnixStream, reply: &Reply) -> std::io::Result<()> {
+    let (read, mut write) = stream.into_split();
+    let mut line = Vec::new();
+    BufReader::new(read)
+        .take(MAX_REQUEST_BYTES as u64)
+        .read_until(b'\n', &mut line)
+        .await?;
+    write.write_all(reply.as_bytes()).await?;
+    write.write_all(b"\n").await
 }
 
 /// Runs a call to its result for a client that waits; with `started`, says first that it exists.

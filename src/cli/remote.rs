@@ -161,9 +161,13 @@ async fn server(args: &ServerArgs) -> anyhow::Result<ExitCode> {
         let _ = nix::unistd::setsid();
     }
     let served = crate::server::serve(&socket, Duration::from_secs(args.idle_exit)).await?;
-    if served == crate::server::Served::AlreadyRunning {
+    if let crate::server::Served::AlreadyRunning { holder } = served {
         eprintln!(
-            "oino server: another server already serves {}",
+            "oino server: another server{} holds {}: it serves {}",
+            holder
+                .map(|pid| format!(" (pid {pid})"))
+                .unwrap_or_default(),
+            crate::server::lock_path(&socket).display(),
             socket.display()
         );
     }
@@ -306,12 +310,20 @@ async fn send(args: SendArgs) -> anyhow::Result<ExitCode> {
 async fn kill_server(args: &KillServerArgs) -> anyhow::Result<ExitCode> {
     let socket = args.server.path();
     let Ok(mut client) = Client::connect(&socket).await else {
+        let why = match crate::server::lock_holder(&socket) {
+            Some(pid) => format!(
+                "a server (pid {pid}) holds {} but does not answer at {}",
+                crate::server::lock_path(&socket).display(),
+                socket.display()
+            ),
+            None => format!("no server answers at {}", socket.display()),
+        };
         if args.json {
-            print_json(&"no server")?;
+            print_json(&why)?;
         } else {
-            eprintln!("oino: no server answers at {}", socket.display());
+            eprintln!("oino: {why}");
         }
-        return Ok(ExitCode::SUCCESS);
+        return Ok(ExitCode::FAILURE);
     };
     let stopping: String = client.request(&Request::KillServer {}).await?;
     if args.json {

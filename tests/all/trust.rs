@@ -372,3 +372,125 @@ fn live_reads_never_split_characters_or_sequences() {
         );
     }
 }
+
+/// A shell command run with `$OINO` and the test server's socket and state.
+fn shell(server: &ServerGuard, script: &str) -> Command {
+    let mut command = Command::new("bash");
+    command
+        .args(["-c", script])
+        .env("OINO", env!("CARGO_BIN_EXE_oino"))
+        .env("OINO_SOCKET", &server.socket)
+        .env("XDG_STATE_HOME", &server.state);
+    command
+}
+
+/// A harness that waits for the end of a pipe (bats' fd 3, make's jobserver) must not wait for
+/// the server that `oino run` starts: it keeps none of its starter's descriptors.
+#[test]
+fn a_server_started_by_a_client_keeps_none_of_its_descriptors() {
+    let server = ServerGuard::new("inherited-fd");
+    let piped = shell(
+        &server,
+        r#"("$OINO" run -- echo hi 3>&1) | timeout 20 cat; echo "cat: ${PIPESTATUS[1]}""#,
+    )
+    .output()
+    .expect("bash");
+    assert_eq!(text(&piped), "hi\ncat: 0\n", "{}", stderr(&piped));
+}
+
+/// Removing the socket (or its whole folder) does not strand the server: it listens there again,
+/// with its processes; and `kill-server` with no server says so and fails.
+#[test]
+fn a_deleted_socket_is_made_again_and_kill_server_fails_when_none_answers() {
+    let server = ServerGuard::new("deleted-socket");
+    let started = server
+        .oino(&[
+            "run",
+            "--detach-after",
+            "0.01",
+            "--name",
+            "keeper",
+            "--",
+            "sleep 600",
+        ])
+        .output()
+        .expect("oino run");
+    assert!(started.status.success(), "{}", stderr(&started));
+    let pid = server_pid(&server.socket).expect("the server");
+    for remove in [
+        |socket: &std::path::Path| std::fs::remove_file(socket),
+        |socket: &std::path::Path| std::fs::remove_dir_all(socket.parent().expect("folder")),
+    ] {
+        remove(&server.socket).expect("remove");
+        let ran = server
+            .oino(&["run", "--", "echo back"])
+            .output()
+            .expect("oino run");
+        assert_eq!(text(&ran), "back\n", "{}", stderr(&ran));
+        assert_eq!(server_pid(&server.socket), Some(pid), "the same server");
+        let listed = server.oino(&["ls"]).output().expect("oino ls");
+        assert!(text(&listed).contains("keeper"), "{}", text(&listed));
+    }
+    let log = std::fs::read_to_string(server.state.join("oino/server-test.log")).expect("log");
+    assert!(log.contains("was removed: listening there again"), "{log}");
+    assert!(!log.contains("already serves"), "{log}");
+
+    let stopped = server.oino(&["kill-server"]).output().expect("kill-server");
+    assert!(stopped.status.success(), "{}", stderr(&stopped));
+    let none = server.oino(&["kill-server"]).output().expect("kill-server");
+    assert_eq!(none.status.code(), Some(1));
+    assert!(
+        stderr(&none).contains("no server answers"),
+        "{}",
+        stderr(&none)
+    );
+}
+
+/// Out of file descriptors, a server refuses new clients in words, says so in its log once (not
+/// a line per attempt, in a busy loop), and serves them again once some close.
+#[test]
+fn out_of_descriptors_a_server_refuses_clearly_logs_once_and_recovers() {
+    let server = ServerGuard::new("few-fds");
+    let log_path = server.state.join("few-fds.log");
+    std::fs::create_dir_all(&server.state).expect("state");
+    let mut serving = shell(
+        &server,
+        r#"ulimit -n 64 && exec "$OINO" server --foreground --socket "$OINO_SOCKET" --idle-exit 600"#,
+    )
+    .stderr(std::fs::File::create(&log_path).expect("log"))
+    .spawn()
+    .expect("oino server");
+    crate::support::wait_until_blocking("the server to listen", || {
+        server
+            .oino(&["ls"])
+            .output()
+            .is_ok_and(|listed| listed.status.success())
+    });
+    let held: Vec<_> = (0..100)
+        .filter_map(|_| std::os::unix::net::UnixStream::connect(&server.socket).ok())
+        .collect();
+    let refused = server.oino(&["ls"]).output().expect("oino ls");
+    assert!(!refused.status.success());
+    assert!(
+        stderr(&refused).contains("run out of file descriptors"),
+        "{}",
+        stderr(&refused)
+    );
+    let refused_again = server.oino(&["ls"]).output().expect("oino ls");
+    assert!(!refused_again.status.success());
+    let log = std::fs::read_to_string(&log_path).expect("log");
+    assert_eq!(log.matches("out of file descriptors").count(), 1, "{log}");
+    assert!(log.len() < 4096, "{} bytes of log", log.len());
+
+    drop(held);
+    crate::support::wait_until_blocking("clients to be served again", || {
+        server
+            .oino(&["ls"])
+            .output()
+            .is_ok_and(|listed| listed.status.success())
+    });
+    let log = std::fs::read_to_string(&log_path).expect("log");
+    assert!(log.contains("available again"), "{log}");
+    let _ = serving.kill();
+    let _ = serving.wait();
+}
