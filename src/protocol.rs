@@ -218,4 +218,49 @@ mod tests {
             serde_json::from_slice(Reply::success(vec![1, 2]).as_bytes()).expect("parse");
         assert_eq!(read.result, Some(vec![1, 2]));
     }
+
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::super::*;
+        use crate::screen::decode::hostile;
+
+        /// Lines a client might send: garbage, and requests cut or altered anywhere.
+        fn line() -> impl Strategy<Value = Vec<u8>> {
+            let request = proptest::sample::select(vec![
+                &br#"{"op":"run","command":"echo hi","timeout_ms":5,"env":[["A","b"]]}"#[..],
+                br#"{"op":"output","key":"t1","since":18446744073709551615,"max_bytes":1}"#,
+                br#"{"op":"send","key":"c1","text":"\u0000\ud800"}"#,
+                br#"{"op":"hello","version":1}"#,
+            ]);
+            prop_oneof![
+                proptest::collection::vec(any::<u8>(), 0..200),
+                (request.clone(), any::<prop::sample::Index>())
+                    .prop_map(|(line, cut)| { line[..cut.index(line.len() + 1)].to_vec() }),
+                (request, any::<prop::sample::Index>(), any::<u8>()).prop_map(
+                    |(line, at, byte)| {
+                        let mut line = line.to_vec();
+                        let at = at.index(line.len());
+                        line[at] = byte;
+                        line
+                    }
+                ),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(hostile::config())]
+
+            #[test]
+            fn any_line_reads_as_a_request_or_an_error(line in line()) {
+                // Neither side panics, whatever comes; what reads as a request reads back the same.
+                let reply = serde_json::from_slice::<ReplyOf<serde_json::Value>>(&line);
+                drop(reply);
+                if let Ok(request) = serde_json::from_slice::<Request>(&line) {
+                    let again = serde_json::to_vec(&request).expect("encode");
+                    prop_assert_eq!(serde_json::from_slice::<Request>(&again).ok(), Some(request));
+                }
+            }
+        }
+    }
 }

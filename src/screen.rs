@@ -222,9 +222,35 @@ struct Backlog {
     query: bool,
     /// A scroll region is set: newlines no longer push every row away.
     scroll_region: bool,
-    /// Repeat counts above this are cut down to it (keeping where the cursor ends).
-    max_repeat: u16,
-    columns: u16,
+    /// How repeat counts are cut down (see [`Repeats`]).
+    repeats: Repeats,
+}
+
+/// Repeating a character more than fills the screen and its history (`fill`) changes only
+/// where the cursor ends, which comes round every `period` repeats: a row's worth of narrow
+/// characters (`cols`) and of wide ones (`cols / 2`) both divide it.
+#[derive(Clone, Copy, Debug)]
+struct Repeats {
+    fill: u32,
+    period: u32,
+}
+
+impl Repeats {
+    fn new(size: TermSize, scrollback_rows: usize) -> Self {
+        let cols = u32::from(size.cols.max(1));
+        let rows = u32::from(size.rows) + u32::try_from(scrollback_rows).unwrap_or(u32::MAX) + 2;
+        Self {
+            fill: rows.saturating_mul(cols),
+            period: cols * (cols / 2).max(1),
+        }
+    }
+
+    /// The count that draws what `count` draws, when it is smaller.
+    fn cut(self, count: u16) -> Option<u16> {
+        let count = u32::from(count);
+        let cut = self.fill + (count.checked_sub(self.fill)? % self.period);
+        (cut < count).then(|| u16::try_from(cut).ok()).flatten()
+    }
 }
 
 /// The sequence being read, as the backlog keeps it.
@@ -259,19 +285,14 @@ impl Backlog {
             replay_marks: Vec::new(),
             query: false,
             scroll_region: false,
-            max_repeat: u16::MAX,
-            columns: size.cols,
+            repeats: Repeats::new(size, scrollback_rows),
         };
         backlog.set_size(size, scrollback_rows);
         backlog
     }
 
-    /// More repeats than fill the screen and its history change only where the cursor ends.
     fn set_size(&mut self, size: TermSize, scrollback_rows: usize) {
-        let rows = usize::from(size.rows) + scrollback_rows + 2;
-        self.max_repeat =
-            u16::try_from(rows.saturating_mul(usize::from(size.cols))).unwrap_or(u16::MAX);
-        self.columns = size.cols;
+        self.repeats = Repeats::new(size, scrollback_rows);
     }
 
     /// Whether a sequence is being read (its bytes so far are at the end).
@@ -332,20 +353,22 @@ impl Backlog {
             return;
         }
         if self.decoder.in_string() {
-            // A string control starts: drop it, its introducer included.
-            if let Some(start) = self.sequence.start.take() {
-                self.bytes.truncate(start);
-            } else {
-                // Its start went with a flush: end it for the parser, which saw the start.
-                self.bytes.push(0x18);
-            }
-            self.sequence.dropping = true;
+            // A string control starts: what it holds is dropped, and a CAN, carried out as
+            // nothing, ends what the parser has read of it (the ESC, controls carried out after
+            // it, a DCS's parameters), leaving it in the ground state as the string's end would.
+            self.bytes.push(0x18);
+            self.sequence = Sequence {
+                dropping: true,
+                ..Sequence::default()
+            };
             return;
         }
         if byte == 0x1b {
-            // A new sequence cuts the one being read short.
+            // A new sequence cuts the one being read short. A CAN ends that one for the parser
+            // (as the ESC would), so that what comes before can be parsed apart from the new one.
+            self.bytes.push(0x18);
+            self.parse_until(self.bytes.len());
             self.bytes.push(byte);
-            self.parse_until(self.bytes.len() - 1);
             self.sequence = Sequence::at(self.bytes.len() - 1);
             return;
         }
@@ -406,29 +429,19 @@ impl Backlog {
             b'h' | b'l' if csi.private && params.iter().any(|n| matches!(n, 47 | 1047 | 1049)) => {
                 self.parse_until(end);
             }
-            b'b' if !csi.private && csi.count(1) > self.max_repeat => {
-                // Repeating past the screen and its history changes only the cursor's column:
-                // repeat as far as that, keeping the column.
-                self.bytes.truncate(start);
-                let repeat = self.clamped_repeat(csi.count(1));
-                self.bytes
-                    .extend_from_slice(format!("\x1b[{repeat}b").as_bytes());
-                let end = self.bytes.len();
-                self.keep(start, end);
-            }
+            b'b' if !csi.private => match self.repeats.cut(csi.count(1)) {
+                Some(repeat) => {
+                    // A smaller count that draws the same: the parser's work stays bounded.
+                    self.bytes.truncate(start);
+                    self.bytes
+                        .extend_from_slice(format!("\x1b[{repeat}b").as_bytes());
+                    let end = self.bytes.len();
+                    self.keep(start, end);
+                }
+                None => self.keep(start, end),
+            },
             // Colors, modes, and edits or moves of rows that will scroll away.
             _ => self.keep(start, end),
-        }
-    }
-
-    fn clamped_repeat(&self, count: u16) -> u16 {
-        let cols = self.columns.max(1);
-        let top = self.max_repeat - self.max_repeat % cols;
-        let repeat = top + count % cols;
-        if repeat > self.max_repeat {
-            repeat - cols
-        } else {
-            repeat
         }
     }
 
@@ -521,6 +534,8 @@ pub struct Screen {
     backlog: Backlog,
     /// Bytes handed to the parser, replays included.
     parsed_bytes: u64,
+    /// Times the parser panicked and was started over (a bug of the parser's, never expected).
+    parser_resets: u64,
 }
 
 fn dimension(value: u16) -> NonZeroU16 {
@@ -537,6 +552,7 @@ impl Screen {
             scrollback_rows,
             backlog: Backlog::new(size, scrollback_rows),
             parsed_bytes: 0,
+            parser_resets: 0,
         }
     }
 
@@ -578,19 +594,31 @@ impl Screen {
         if parsed.is_err() {
             // A parser bug must not take oino down: start over on a blank screen.
             self.parser = Self::parser(self.size, self.scrollback_rows);
+            self.parser_resets += 1;
         }
     }
 
-    /// Parses the backlog, skipping what can only scroll out of sight.
+    /// Parses the backlog, skipping what can only scroll out of sight. A character cut short at
+    /// its end waits for the rest: the parser drops the text after a character it gets in two
+    /// reads when another character starts within three bytes (vte 0.15).
     pub fn flush(&mut self) {
         if self.backlog.bytes.is_empty() {
             return;
         }
         self.compact();
         let backlog = std::mem::take(&mut self.backlog.bytes);
-        self.parse(&backlog);
+        let whole = if self.backlog.in_sequence() {
+            backlog.len()
+        } else {
+            backlog.len() - unfinished_character(&backlog)
+        };
+        self.parse(&backlog[..whole]);
+        let mut unfinished = [0; 3];
+        let unfinished = &mut unfinished[..backlog.len() - whole];
+        unfinished.copy_from_slice(&backlog[whole..]);
         self.backlog.bytes = backlog;
         self.backlog.clear();
+        self.backlog.bytes.extend_from_slice(unfinished);
     }
 
     /// Drops from the backlog what can only scroll out of sight, keeping the sequences whose
@@ -712,6 +740,22 @@ impl Screen {
             bracketed_paste,
         }
     }
+}
+
+/// How many bytes at the end of `bytes` are a UTF-8 character not yet complete (0 to 3).
+fn unfinished_character(bytes: &[u8]) -> usize {
+    for back in 1..=bytes.len().min(3) {
+        let byte = bytes[bytes.len() - back];
+        let needed = match byte {
+            0x80..=0xbf => continue,
+            0xc2..=0xdf => 2,
+            0xe0..=0xef => 3,
+            0xf0..=0xf4 => 4,
+            _ => return 0,
+        };
+        return if back < needed { back } else { 0 };
+    }
+    0
 }
 
 fn snapshot_cell(cell: &vt100::Cell) -> Cell {
@@ -942,8 +986,9 @@ mod tests {
         let size = TermSize::new(10, 3);
         let mut screen = Screen::new(size, 0);
         screen.feed(b"ab\x1b[65535b");
-        // 5 rows of 10 (the screen, its history and two more), plus what keeps the column.
-        assert_eq!(screen.backlog.bytes, b"ab\x1b[45b");
+        // 5 rows of 10 (the screen, its history and two more), plus what keeps the column
+        // (65535 - 50 = 1297 periods of 50, and 35).
+        assert_eq!(screen.backlog.bytes, b"ab\x1b[85b");
         let mut eager = Screen::new(size, 0);
         eager.feed_eager(b"ab\x1b[65535b");
         assert_eq!(screen.snapshot(0), eager.snapshot(0));
@@ -954,11 +999,163 @@ mod tests {
     }
 
     #[test]
+    fn a_character_split_between_reads_loses_nothing_after_it() {
+        // vte 0.15 drops the space after `®` when `®` comes in two reads and `é` follows.
+        let mut screen = Screen::new(TermSize::new(20, 3), 0);
+        screen.feed(b"a\xc2");
+        assert_eq!(screen.snapshot(0).text(), "a\n\n\n");
+        screen.feed("\u{ae} é".as_bytes().get(1..).expect("bytes"));
+        assert_eq!(screen.snapshot(0).text(), "a® é\n\n\n");
+    }
+
+    #[test]
     fn tiny_sizes_are_raised_to_two_by_two() {
         let mut screen = Screen::new(TermSize { cols: 0, rows: 0 }, 0);
         screen.feed(b"hello");
         assert_eq!(screen.size(), TermSize::new(2, 2));
         screen.resize(TermSize { cols: 1, rows: 1 });
         assert_eq!(screen.snapshot(0).rows.len(), 2);
+    }
+
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::super::*;
+        use crate::screen::decode::hostile;
+
+        /// Where two screens differ, in a few words.
+        fn difference(lazy: &ScreenSnapshot, eager: &ScreenSnapshot) -> String {
+            let cell =
+                lazy.rows
+                    .iter()
+                    .zip(&eager.rows)
+                    .enumerate()
+                    .find_map(|(row, (lazy, eager))| {
+                        let col = lazy.iter().zip(eager).position(|(a, b)| a != b)?;
+                        Some(format!(
+                            "cell {row},{col}: {:?} vs {:?}",
+                            lazy[col], eager[col]
+                        ))
+                    });
+            format!(
+                "{}; cursor {:?} vs {:?}; modes {:?} vs {:?}; text\n{}vs\n{}",
+                cell.unwrap_or_default(),
+                lazy.cursor,
+                eager.cursor,
+                (
+                    lazy.alternate_screen,
+                    lazy.application_cursor,
+                    lazy.bracketed_paste,
+                    lazy.scrollback_rows
+                ),
+                (
+                    eager.alternate_screen,
+                    eager.application_cursor,
+                    eager.bracketed_paste,
+                    eager.scrollback_rows
+                ),
+                lazy.text(),
+                eager.text()
+            )
+        }
+
+        proptest! {
+            #![proptest_config(hostile::config())]
+
+            #[test]
+            fn any_stream_is_drawn_as_parsing_every_byte_would_in_bounded_memory(
+                stream in hostile::stream_of_characters(),
+                sizes in hostile::chunk_sizes(),
+                (cols, rows) in (2u16..120, 2u16..40),
+                resized in proptest::option::of((2u16..120, 2u16..40)),
+            ) {
+                let size = TermSize::new(cols, rows);
+                let mut lazy = Screen::new(size, 30);
+                let chunks = hostile::chunked(&stream, &sizes);
+                let half = chunks.len() / 2;
+                for (index, chunk) in chunks.iter().enumerate() {
+                    if index == half {
+                        if let Some((cols, rows)) = resized {
+                            lazy.resize(TermSize::new(cols, rows));
+                        }
+                    }
+                    lazy.feed(chunk);
+                    prop_assert!(lazy.backlog.bytes.len() <= MAX_BACKLOG_BYTES + chunk.len());
+                }
+                if let (true, Some((cols, rows))) = (chunks.is_empty(), resized) {
+                    lazy.resize(TermSize::new(cols, rows));
+                }
+                // The reference parses every byte, in one read (two around a resize), never
+                // splitting a character.
+                let mut eager = Screen::new(size, 30);
+                let (before, after) = stream.split_at(chunks[..half].iter().map(|chunk| chunk.len()).sum());
+                let before_whole = before.len() - unfinished_character(before);
+                eager.feed_eager(&before[..before_whole]);
+                if let Some((cols, rows)) = resized {
+                    eager.resize(TermSize::new(cols, rows));
+                }
+                eager.feed_eager(&[&before[before_whole..], after].concat());
+                for offset in [0, 7] {
+                    let (lazy, eager) = (lazy.snapshot(offset), eager.snapshot(offset));
+                    prop_assert!(lazy == eager, "{offset} back: {}", difference(&lazy, &eager));
+                }
+                prop_assert_eq!((lazy.parser_resets, eager.parser_resets), (0, 0));
+            }
+
+            /// With raw invalid bytes in the text too (where the parser itself draws differently
+            /// depending on how the bytes are split into reads), nothing panics and memory stays
+            /// bounded.
+            #[test]
+            fn any_bytes_at_all_are_taken_in_bounded_memory(
+                stream in hostile::stream(),
+                sizes in hostile::chunk_sizes(),
+                (cols, rows) in (2u16..120, 2u16..40),
+            ) {
+                let mut screen = Screen::new(TermSize::new(cols, rows), 30);
+                for chunk in hostile::chunked(&stream, &sizes) {
+                    screen.feed(chunk);
+                    prop_assert!(screen.backlog.bytes.len() <= MAX_BACKLOG_BYTES + chunk.len());
+                }
+                let snapshot = screen.snapshot(0);
+                prop_assert_eq!(snapshot.rows.len(), usize::from(rows));
+                prop_assert_eq!(screen.parser_resets, 0);
+            }
+        }
+
+        proptest! {
+            // Each case parses a flood of up to 20,000 lines twice: fewer of them.
+            #![proptest_config(ProptestConfig {
+                cases: hostile::config().cases.div_ceil(4),
+                ..hostile::config()
+            })]
+
+            /// Floods long enough to be skipped, between hostile sequences: what the lazy
+            /// screen keeps over a skip still draws what parsing every byte draws.
+            #[test]
+            fn floods_between_hostile_sequences_are_skipped_without_a_trace(
+                pieces in proptest::collection::vec(hostile::stream_of_characters(), 1..4),
+                flood_lines in 1000usize..20_000,
+                (cols, rows) in (2u16..120, 2u16..40),
+            ) {
+                let flood: Vec<u8> = (0..flood_lines)
+                    .flat_map(|n| format!("flood line {n}\r\n").into_bytes())
+                    .collect();
+                let stream: Vec<u8> = pieces
+                    .iter()
+                    .flat_map(|piece| [piece.as_slice(), &flood].concat())
+                    .collect();
+                let size = TermSize::new(cols, rows);
+                let mut lazy = Screen::new(size, 30);
+                for chunk in stream.chunks(65_536) {
+                    lazy.feed(chunk);
+                }
+                let mut eager = Screen::new(size, 30);
+                eager.feed_eager(&stream);
+                for offset in [0, 7] {
+                    let (lazy, eager) = (lazy.snapshot(offset), eager.snapshot(offset));
+                    prop_assert!(lazy == eager, "{offset} back: {}", difference(&lazy, &eager));
+                }
+            }
+        }
     }
 }

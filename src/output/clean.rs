@@ -315,4 +315,48 @@ mod tests {
         let inserted = clean_text(b"abcdef\x1b[3G\x1b[65535@\n", 10);
         assert_eq!(inserted, format!("ab{}\n", " ".repeat(8)));
     }
+
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::super::*;
+        use crate::screen::decode::hostile;
+
+        proptest! {
+            #![proptest_config(hostile::config())]
+
+            #[test]
+            fn cleaning_is_bounded_and_the_same_in_any_chunks(
+                stream in hostile::stream(),
+                sizes in hostile::chunk_sizes(),
+                width in 2u16..300,
+            ) {
+                let whole = clean_text(&stream, width);
+                let mut cleaner = TextCleaner::new(width);
+                let mut text = String::new();
+                for chunk in hostile::chunked(&stream, &sizes) {
+                    cleaner.push(chunk, &mut text);
+                    // The memory of a cleaner is one row.
+                    prop_assert!(cleaner.pending_line().count() <= usize::from(width));
+                }
+                cleaner.finish(&mut text);
+                prop_assert_eq!(&text, &whole);
+                // Each byte shows at most a row (a jump to the last column, then a character).
+                let row = usize::from(width) + 4;
+                prop_assert!(whole.len() <= row * (stream.len() + 1), "{} from {}", whole.len(), stream.len());
+            }
+
+            #[test]
+            fn plain_text_after_any_garbage_survives(
+                garbage in hostile::stream(),
+                width in 2u16..300,
+            ) {
+                let mut stream = garbage;
+                // CAN ends whatever sequence the garbage left open, as on a terminal.
+                stream.extend_from_slice(b"\x18\r\nplain words after\r\n");
+                let text = clean_text(&stream, width);
+                prop_assert!(text.ends_with("\nplain words after\n"), "{text:?}");
+            }
+        }
+    }
 }

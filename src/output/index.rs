@@ -239,4 +239,37 @@ mod tests {
             })
         );
     }
+
+    mod properties {
+        use proptest::prelude::*;
+
+        use super::super::*;
+        use crate::output::clean_text;
+        use crate::screen::decode::hostile;
+
+        proptest! {
+            #![proptest_config(hostile::config())]
+
+            #[test]
+            fn the_index_hands_out_boundaries_and_counts_the_cleaners_lines(
+                stream in hostile::stream(),
+                sizes in hostile::chunk_sizes(),
+            ) {
+                let mut index = OutputIndex::default();
+                for chunk in hostile::chunked(&stream, &sizes) {
+                    index.record(chunk);
+                    let boundary = usize::try_from(index.boundary()).unwrap_or(usize::MAX);
+                    let mut decoder = Decoder::new();
+                    for &byte in &stream[..boundary] {
+                        decoder.advance(byte, &mut |_| {});
+                    }
+                    prop_assert!(decoder.at_boundary(), "{boundary} is no boundary");
+                }
+                let newlines = clean_text(&stream, 80).matches('\n').count() as u64;
+                prop_assert_eq!(index.lines(), newlines + 1);
+                let checkpoint = index.checkpoint_before(u64::MAX);
+                prop_assert!(checkpoint.offset <= index.boundary());
+            }
+        }
+    }
 }

@@ -427,3 +427,125 @@ mod tests {
         assert_eq!(boundaries, [1, 6, 8]);
     }
 }
+
+/// Generated terminal output as a hostile program writes it, for property tests of every reader
+/// of raw bytes: text, UTF-8 split anywhere, CSI with huge and many parameters, string controls
+/// terminated every way or not at all, stray escapes and raw garbage.
+#[cfg(test)]
+pub mod hostile {
+    use proptest::prelude::*;
+
+    /// How many cases a property runs: `PROPTEST_CASES` for long runs (scripts/proptest).
+    #[must_use]
+    pub fn config() -> ProptestConfig {
+        let cases = std::env::var("PROPTEST_CASES")
+            .ok()
+            .and_then(|cases| cases.parse().ok())
+            .unwrap_or(48);
+        ProptestConfig {
+            cases,
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        }
+    }
+
+    fn csi() -> impl Strategy<Value = Vec<u8>> {
+        (
+            prop_oneof![Just(""), Just("?"), Just(">")],
+            proptest::collection::vec(
+                prop_oneof![0u32..10, 0u32..300, Just(65_535u32), Just(4_294_967_295u32)],
+                0..40,
+            ),
+            prop_oneof![Just(";"), Just(":")],
+            prop_oneof![
+                proptest::sample::select(b"ABCDGHJKLMPSTXabdmrhlnc@`su".to_vec()),
+                0x40u8..0x7f
+            ],
+        )
+            .prop_map(|(private, params, separator, action)| {
+                let params: Vec<String> = params.iter().map(u32::to_string).collect();
+                let mut bytes = format!("\x1b[{private}{}", params.join(separator)).into_bytes();
+                bytes.push(action);
+                bytes
+            })
+    }
+
+    fn string_control() -> impl Strategy<Value = Vec<u8>> {
+        (
+            proptest::sample::select(b"]PX^_".to_vec()),
+            proptest::collection::vec(any::<u8>(), 0..200),
+            prop_oneof![
+                Just(b"\x07".to_vec()),
+                Just(b"\x1b\\".to_vec()),
+                Just(b"\x18".to_vec()),
+                Just(b"\x1a".to_vec()),
+                Just(b"\x1b[0m".to_vec()),
+                Just(Vec::new()),
+            ],
+        )
+            .prop_map(|(introducer, body, end)| {
+                let mut bytes = vec![0x1b, introducer];
+                bytes.extend(body);
+                bytes.extend(end);
+                bytes
+            })
+    }
+
+    fn piece() -> impl Strategy<Value = Vec<u8>> {
+        prop_oneof![
+            4 => "[ -~]{0,60}".prop_map(String::into_bytes),
+            2 => "\\PC{0,20}".prop_map(String::into_bytes),
+            2 => proptest::sample::select(vec![&b"\r\n"[..], b"\n", b"\r", b"\x08", b"\t", b"\x0e", b"\x0f"])
+                .prop_map(<[u8]>::to_vec),
+            3 => csi(),
+            2 => string_control(),
+            1 => (any::<u8>()).prop_map(|byte| vec![0x1b, byte]),
+            1 => proptest::collection::vec(any::<u8>(), 0..30),
+            // A character cut short.
+            1 => "\\PC".prop_map(|text| {
+                let bytes = text.into_bytes();
+                bytes[..bytes.len() / 2 + usize::from(bytes.len() == 1)].to_vec()
+            }),
+        ]
+    }
+
+    /// A stream of hostile pieces.
+    pub fn stream() -> impl Strategy<Value = Vec<u8>> {
+        proptest::collection::vec(piece(), 0..80).prop_map(|pieces| pieces.concat())
+    }
+
+    /// Hostile sequences between whole characters: no raw invalid bytes in the text.
+    pub fn stream_of_characters() -> impl Strategy<Value = Vec<u8>> {
+        let piece = prop_oneof![
+            4 => "[ -~]{0,60}".prop_map(String::into_bytes),
+            2 => "\\PC{0,20}".prop_map(String::into_bytes),
+            2 => proptest::sample::select(vec![&b"\r\n"[..], b"\n", b"\r", b"\x08", b"\t", b"\x0e", b"\x0f"])
+                .prop_map(<[u8]>::to_vec),
+            3 => csi(),
+            2 => string_control(),
+            1 => (0x20u8..0x7f).prop_map(|byte| vec![0x1b, byte]),
+        ];
+        proptest::collection::vec(piece, 0..80).prop_map(|pieces| pieces.concat())
+    }
+
+    /// Where to cut a stream into chunks: sizes from 1 byte up.
+    pub fn chunk_sizes() -> impl Strategy<Value = Vec<usize>> {
+        proptest::collection::vec(1usize..300, 1..20)
+    }
+
+    /// `bytes` cut into chunks of the given sizes, cycling through them.
+    #[must_use]
+    pub fn chunked<'a>(bytes: &'a [u8], sizes: &[usize]) -> Vec<&'a [u8]> {
+        let mut chunks = Vec::new();
+        let mut rest = bytes;
+        for size in sizes.iter().cycle() {
+            if rest.is_empty() {
+                break;
+            }
+            let (chunk, after) = rest.split_at((*size).min(rest.len()));
+            chunks.push(chunk);
+            rest = after;
+        }
+        chunks
+    }
+}
