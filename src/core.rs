@@ -55,6 +55,8 @@ pub const DEFAULT_MAX_FINISHED: usize = 200;
 pub const DEFAULT_MAX_FINISHED_TASKS: usize = 1000;
 /// Forgotten entries whose logs can still be named.
 const MAX_FORGOTTEN: usize = 10_000;
+/// Finished entries whose screens keep their cells (colors, history); older ones keep text.
+const FINISHED_SCREENS_KEPT: usize = 50;
 
 impl Default for CoreConfig {
     fn default() -> Self {
@@ -699,6 +701,14 @@ impl Core {
                 .filter(|entry| finished(entry) && is_task(entry) == tasks)
                 .count()
         };
+        // The screens of older finished entries keep only their text.
+        state
+            .entries
+            .iter()
+            .rev()
+            .filter(|entry| finished(entry))
+            .skip(FINISHED_SCREENS_KEPT)
+            .for_each(|entry| entry.sink.freeze_screen());
         let config = &self.inner.config;
         let mut excess_calls = count(false).saturating_sub(config.max_finished);
         let mut excess_tasks = count(true).saturating_sub(config.max_finished_tasks);

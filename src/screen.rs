@@ -536,6 +536,8 @@ pub struct Screen {
     parsed_bytes: u64,
     /// Times the parser panicked and was started over (a bug of the parser's, never expected).
     parser_resets: u64,
+    /// The screen's last text, once frozen (see [`Screen::freeze`]).
+    frozen: Option<Vec<String>>,
 }
 
 fn dimension(value: u16) -> NonZeroU16 {
@@ -553,6 +555,7 @@ impl Screen {
             backlog: Backlog::new(size, scrollback_rows),
             parsed_bytes: 0,
             parser_resets: 0,
+            frozen: None,
         }
     }
 
@@ -573,6 +576,9 @@ impl Screen {
     /// Takes a chunk of output; returns the bytes to write back to the process (answers to its
     /// queries), usually none.
     pub fn feed(&mut self, bytes: &[u8]) -> Vec<u8> {
+        if self.frozen.is_some() {
+            return Vec::new();
+        }
         self.backlog.push(bytes);
         // A full backlog is compacted; one that cannot be is parsed.
         let full = self.backlog.bytes.len() >= MAX_BACKLOG_BYTES;
@@ -596,6 +602,28 @@ impl Screen {
             self.parser = Self::parser(self.size, self.scrollback_rows);
             self.parser_resets += 1;
         }
+    }
+
+    /// Keeps only the screen's text (no colors, no history) and lets the model go: an old
+    /// finished call kept in a list then costs a few rows of text, not a grid of cells.
+    pub fn freeze(&mut self) {
+        if self.frozen.is_some() {
+            return;
+        }
+        let text = self.snapshot(0).text();
+        self.frozen = Some(text.lines().map(str::to_owned).collect());
+        self.parser = Self::parser(TermSize::new(2, 2), 0);
+        self.backlog = Backlog::new(TermSize::new(2, 2), 0);
+    }
+
+    /// The output has ended: parses what waits and gives back the backlog's memory, so that a
+    /// finished call kept in a list costs its screen and nothing more.
+    pub fn settle(&mut self) {
+        self.flush();
+        let backlog = &mut self.backlog;
+        backlog.bytes.shrink_to_fit();
+        backlog.replay = Vec::new();
+        backlog.replay_marks = Vec::new();
     }
 
     /// Parses the backlog, skipping what can only scroll out of sight. A character cut short at
@@ -689,6 +717,10 @@ impl Screen {
     /// Resizes the model (the PTY is resized by its owner).
     pub fn resize(&mut self, size: TermSize) {
         let size = TermSize::new(size.cols, size.rows);
+        if self.frozen.is_some() {
+            self.size = size;
+            return;
+        }
         if size != self.size {
             // What was written before the resize was laid out at the old size.
             self.flush();
@@ -702,6 +734,9 @@ impl Screen {
     /// The screen as it is now, scrolled back by `scroll_offset` rows (clamped to the history).
     #[must_use]
     pub fn snapshot(&mut self, scroll_offset: usize) -> ScreenSnapshot {
+        if let Some(lines) = &self.frozen {
+            return ScreenSnapshot::from_lines(self.size, lines, 0);
+        }
         self.flush();
         let screen = self.parser.screen_mut();
         screen.set_scrollback(scroll_offset);
@@ -1006,6 +1041,16 @@ mod tests {
         assert_eq!(screen.snapshot(0).text(), "a\n\n\n");
         screen.feed("\u{ae} é".as_bytes().get(1..).expect("bytes"));
         assert_eq!(screen.snapshot(0).text(), "a® é\n\n\n");
+    }
+
+    #[test]
+    fn a_frozen_screen_keeps_its_text() {
+        let mut screen = Screen::new(TermSize::new(20, 3), 10);
+        screen.feed(b"\x1b[31mred\x1b[0m\r\nsecond");
+        screen.freeze();
+        assert_eq!(screen.snapshot(0).text(), "red\nsecond\n\n");
+        screen.resize(TermSize::new(4, 2));
+        assert_eq!(screen.snapshot(0).text(), "red\nseco\n");
     }
 
     #[test]

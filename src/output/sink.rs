@@ -208,7 +208,15 @@ impl OutputSink {
         self.screen
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .flush();
+            .settle();
+    }
+
+    /// Keeps only the screen's text: for an old finished call (see [`Screen::freeze`]).
+    pub fn freeze_screen(&self) {
+        self.screen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .freeze();
     }
 
     /// Resizes the screen model (the PTY is resized by the caller).
