@@ -79,8 +79,9 @@ impl TextCleaner {
                     } else {
                         usize::from(after.first() == Some(&b'\n'))
                     };
-                    if ending > 0 {
-                        out.extend(plain.iter().map(|byte| char::from(*byte)));
+                    // Printable ASCII is UTF-8 as it stands.
+                    if let (true, Ok(line)) = (ending > 0, std::str::from_utf8(plain)) {
+                        out.push_str(line);
                         out.push('\n');
                         index += run + ending;
                         continue;

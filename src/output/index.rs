@@ -68,8 +68,19 @@ impl OutputIndex {
             if self.decoder.at_boundary() {
                 // Plain bytes below 0x80 other than ESC leave the ground as it is.
                 let start = index;
-                while index < chunk.len() && chunk[index] < 0x80 && chunk[index] != 0x1b {
-                    if chunk[index] == b'\n' {
+                while index < chunk.len() {
+                    // Eight plain bytes at once when none of them needs a look.
+                    if let Some(word) = chunk.get(index..index + 8) {
+                        if !needs_a_look(word) {
+                            index += 8;
+                            continue;
+                        }
+                    }
+                    let byte = chunk[index];
+                    if byte >= 0x80 || byte == 0x1b {
+                        break;
+                    }
+                    if byte == b'\n' {
                         self.newlines += 1;
                         self.line_started(base + index as u64 + 1);
                     }
@@ -180,6 +191,16 @@ impl OutputIndex {
             });
         }
     }
+}
+
+/// Whether any of eight bytes is a newline, an ESC or above 0x7f (a false alarm now and then is
+/// harmless: the bytes are then looked at one by one).
+fn needs_a_look(word: &[u8]) -> bool {
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    let word = u64::from_le_bytes(word.try_into().unwrap_or([0x80; 8]));
+    let has_zero = |x: u64| x.wrapping_sub(ONES) & !x & HIGH != 0;
+    word & HIGH != 0 || has_zero(word ^ (ONES * 0x1b)) || has_zero(word ^ (ONES * u64::from(b'\n')))
 }
 
 #[cfg(test)]

@@ -138,7 +138,18 @@ impl RawLog {
     /// memory that says why, so that the call still runs (to free space, say).
     #[must_use]
     pub fn create(dir: &Path, call_id: &str) -> Self {
-        match create_log_file(dir, call_id) {
+        let created = create_log_file(dir, call_id).or_else(|err| {
+            // The folder was removed while oino ran: make it again.
+            if err.kind() != std::io::ErrorKind::NotFound {
+                return Err(err);
+            }
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)?;
+            create_log_file(dir, call_id)
+        });
+        match created {
             Ok((file, path)) => Self::over(file, path, MEMORY_TAIL_BYTES),
             Err(err) => Self {
                 failure: Some(format!("creating a log in {}: {err}", dir.display())),
@@ -375,6 +386,15 @@ mod tests {
         assert_eq!(prune_logs(&dir, std::time::Duration::ZERO), 1);
         assert!(!log.path().exists());
         assert!(other.exists());
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_log_folder_removed_meanwhile_is_made_again() {
+        let dir = std::env::temp_dir().join(format!("oino-removed-{}", std::process::id()));
+        let log = RawLog::create(&dir.join("logs"), "again");
+        assert!(log.failure().is_none(), "{:?}", log.failure());
+        assert!(log.path().exists());
         std::fs::remove_dir_all(dir).unwrap();
     }
 
