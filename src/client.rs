@@ -61,7 +61,10 @@ impl Client {
             Err(err) if !nobody_listens(&err) => return Err(err),
             Err(_) => {}
         }
-        start_server(socket)?;
+        // A live server whose socket was just removed makes it again by itself.
+        if crate::server::lock_holder(socket).is_none() {
+            start_server(socket)?;
+        }
         let deadline = tokio::time::Instant::now() + START_DEADLINE;
         loop {
             match Self::connect(socket).await {

@@ -701,14 +701,20 @@ impl Core {
                 .filter(|entry| finished(entry) && is_task(entry) == tasks)
                 .count()
         };
-        // The screens of older finished entries keep only their text.
-        state
+        // The screens of entries that ended longer ago keep only their text.
+        let mut ended: Vec<(Option<SystemTime>, &Arc<Entry>)> = state
             .entries
             .iter()
-            .rev()
-            .filter(|entry| finished(entry))
-            .skip(FINISHED_SCREENS_KEPT)
-            .for_each(|entry| entry.sink.freeze_screen());
+            .filter(|entry| !entry.is_running())
+            .map(|entry| (entry.status.borrow().ended_at, entry))
+            .collect();
+        ended.sort_by_key(|(ended_at, _)| std::cmp::Reverse(*ended_at));
+        for (_, entry) in ended
+            .into_iter()
+            .skip(FINISHED_SCREENS_KEPT.saturating_sub(1))
+        {
+            entry.sink.retire();
+        }
         let config = &self.inner.config;
         let mut excess_calls = count(false).saturating_sub(config.max_finished);
         let mut excess_tasks = count(true).saturating_sub(config.max_finished_tasks);

@@ -2,7 +2,8 @@
 //!
 //! Data flow: one reader thread reads the master side 64 KiB at a time into a bounded channel
 //! ([`SpawnedProcess::output`]); whoever owns that receiver (a call, later a task) consumes every
-//! chunk exactly once. A waiter thread reaps the shell and publishes its exit on a watch channel.
+//! chunk exactly once. A waiter thread publishes the shell's exit on a watch channel (and reaps
+//! it once released, below).
 //! A writer thread takes input from a bounded channel, so a child that stops reading its stdin
 //! never blocks the runtime. [`ProcessControl`] is the cloneable side (pid, exit, input, resize,
 //! kill) that front ends use while someone else consumes the output.
@@ -59,12 +60,20 @@ impl TermSize {
     /// The classic 80x24.
     pub const DEFAULT: Self = Self { cols: 80, rows: 24 };
 
-    /// A size of at least 2x2: smaller sizes break full-screen programs and the vt100 model.
+    /// The largest size taken: wider than any terminal on a screen, small enough that a
+    /// client's request for a screen of that size cannot exhaust memory.
+    pub const MAX: Self = Self {
+        cols: 1000,
+        rows: 500,
+    };
+
+    /// A size of at least 2x2 (smaller sizes break full-screen programs and the vt100 model)
+    /// and at most [`Self::MAX`].
     #[must_use]
     pub fn new(cols: u16, rows: u16) -> Self {
         Self {
-            cols: cols.max(2),
-            rows: rows.max(2),
+            cols: cols.clamp(2, Self::MAX.cols),
+            rows: rows.clamp(2, Self::MAX.rows),
         }
     }
 }
@@ -535,7 +544,8 @@ impl ProcessControl {
         // means the group is already empty.
         let group = Pid::from_raw(pid_as_i32(self.inner.pid));
         let _ = killpg(group, signal);
-        for member in self.tree_members() {
+        // The lock is held already: taking it again could wait behind the reaper for ever.
+        for member in self.scan_tree() {
             self.signal_member(member, signal);
         }
     }
@@ -611,9 +621,20 @@ impl ProcessControl {
 
     /// Live processes of the tree (none once the shell is reaped: its pid proves nothing then).
     fn tree_members(&self) -> Vec<proc_scan::ProcessStat> {
-        if self.is_reaped() {
+        let reaped = self
+            .inner
+            .reaped
+            .read()
+            .unwrap_or_else(PoisonError::into_inner);
+        if *reaped {
             return Vec::new();
         }
+        self.scan_tree()
+    }
+
+    /// Live processes in the shell's group or session, or carrying this spawn's key: call with
+    /// the reap lock held, the shell not reaped.
+    fn scan_tree(&self) -> Vec<proc_scan::ProcessStat> {
         let leader = pid_as_i32(self.inner.pid);
         let key = format!("{TREE_KEY_ENV}={}", self.inner.tree_key);
         let since = self.inner.spawned_ticks;

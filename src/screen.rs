@@ -353,10 +353,15 @@ impl Backlog {
             return;
         }
         if self.decoder.in_string() {
-            // A string control starts: what it holds is dropped, and a CAN, carried out as
-            // nothing, ends what the parser has read of it (the ESC, controls carried out after
-            // it, a DCS's parameters), leaving it in the ground state as the string's end would.
-            self.bytes.push(0x18);
+            // A string control starts: what it holds is dropped. What the backlog kept of its
+            // start (its ESC, a DCS's parameters) goes too; when the parser has read some of it
+            // already (before a flush) or controls were carried out after the ESC, a CAN, carried
+            // out as nothing, ends it instead, leaving the parser in the ground state as the
+            // string's end would.
+            match self.sequence.start {
+                Some(start) if !self.sequence.controls => self.bytes.truncate(start),
+                _ => self.bytes.push(0x18),
+            }
             self.sequence = Sequence {
                 dropping: true,
                 ..Sequence::default()
@@ -382,15 +387,53 @@ impl Backlog {
         let Sequence {
             start, controls, ..
         } = std::mem::take(&mut self.sequence);
+        if let Some(csi) = csi.filter(|csi| csi.action == b'b' && !csi.private && !csi.intermediate)
+        {
+            if let Some(repeat) = self.repeats.cut(csi.count(1)) {
+                self.cut_repeat(start, controls, repeat);
+                return;
+            }
+        }
         match (start, csi) {
             (Some(start), Some(csi)) if !controls => self.csi(start, end, &csi),
             (Some(start), None) if !controls && end == start + 2 && matches!(byte, b'=' | b'>') => {
                 // Keypad modes have no effect on rows: replay them.
                 self.keep(start, end);
             }
+            (Some(start), None) if !controls && end == start + 2 && byte == b'\\' => {
+                // The ST that ended a dropped string: nothing to the parser.
+                self.bytes.truncate(start);
+            }
             // Save/restore cursor, reset, index moves, charsets, a sequence cancelled or with
             // controls within, one whose start was flushed: parse.
             _ => self.parse_until(end),
+        }
+    }
+
+    /// Replaces the repeat just read (from `start`, or from the backlog's start when its start
+    /// went with a flush) by one of `repeat`, which draws the same: a smaller count keeps the
+    /// parser's work bounded. Controls carried out within it still are, before it.
+    fn cut_repeat(&mut self, start: Option<usize>, controls: bool, repeat: u16) {
+        let begin = start.unwrap_or(0);
+        let carried_out: Vec<u8> = self.bytes[begin..]
+            .iter()
+            .copied()
+            .filter(|byte| *byte < 0x20 && !matches!(byte, 0x18 | 0x1a | 0x1b))
+            .collect();
+        self.bytes.truncate(begin);
+        if start.is_none() {
+            // The parser has read the start: end it.
+            self.bytes.push(0x18);
+        }
+        self.bytes.extend_from_slice(&carried_out);
+        let sequence = self.bytes.len();
+        self.bytes
+            .extend_from_slice(format!("\x1b[{repeat}b").as_bytes());
+        let end = self.bytes.len();
+        if start.is_some() && !controls {
+            self.keep(sequence, end);
+        } else {
+            self.parse_until(end);
         }
     }
 
@@ -429,17 +472,6 @@ impl Backlog {
             b'h' | b'l' if csi.private && params.iter().any(|n| matches!(n, 47 | 1047 | 1049)) => {
                 self.parse_until(end);
             }
-            b'b' if !csi.private => match self.repeats.cut(csi.count(1)) {
-                Some(repeat) => {
-                    // A smaller count that draws the same: the parser's work stays bounded.
-                    self.bytes.truncate(start);
-                    self.bytes
-                        .extend_from_slice(format!("\x1b[{repeat}b").as_bytes());
-                    let end = self.bytes.len();
-                    self.keep(start, end);
-                }
-                None => self.keep(start, end),
-            },
             // Colors, modes, and edits or moves of rows that will scroll away.
             _ => self.keep(start, end),
         }
@@ -1031,6 +1063,39 @@ mod tests {
             screen.snapshot(0).cursor,
             Some(CursorPos { row: 2, col: 7 })
         );
+    }
+
+    #[test]
+    fn a_repeat_with_a_control_within_or_an_intermediate_is_no_way_around_the_cut() {
+        let size = TermSize::new(10, 3);
+        let mut screen = Screen::new(size, 0);
+        screen.feed(&b"x\x1b[65535\x00b".repeat(3));
+        assert!(
+            !screen
+                .backlog
+                .bytes
+                .windows(5)
+                .any(|window| window == b"65535")
+        );
+        // Its start flushed away, a repeat is still cut.
+        let mut screen = Screen::new(size, 0);
+        screen.feed(b"x\x1b[655");
+        screen.flush();
+        screen.feed(b"35b");
+        assert!(
+            !screen
+                .backlog
+                .bytes
+                .windows(2)
+                .any(|window| window == b"35")
+        );
+        let mut eager = Screen::new(size, 0);
+        eager.feed_eager(b"x\x1b[65535b");
+        assert_eq!(screen.snapshot(0), eager.snapshot(0));
+        // With an intermediate, `b` is not a repeat: nothing is drawn.
+        let mut screen = Screen::new(size, 0);
+        screen.feed(b"x\x1b[65535 b");
+        assert_eq!(screen.snapshot(0).text(), "x\n\n\n");
     }
 
     #[test]

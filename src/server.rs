@@ -112,16 +112,34 @@ pub fn lock_path(socket: &Path) -> PathBuf {
     socket.with_extension("lock")
 }
 
-/// The pid a server wrote into the lock of `socket`, if a live one holds it.
+/// The pid of a live oino server of `socket` other than this process: the one its lock names,
+/// else one found among the processes (its lock may have been removed with its folder). Looked at
+/// without touching the lock, which a server starting meanwhile may be taking.
 #[must_use]
 pub fn lock_holder(socket: &Path) -> Option<u32> {
-    let path = lock_path(socket);
-    let file = File::options().read(true).write(true).open(&path).ok()?;
-    // Taking the lock means nobody held it.
-    if Flock::lock(file, FlockArg::LockSharedNonblock).is_ok() {
-        return None;
+    let named = std::fs::read_to_string(lock_path(socket))
+        .ok()
+        .and_then(|text| text.trim().parse::<u32>().ok())
+        .filter(|pid| serves(*pid, socket));
+    named.or_else(|| {
+        std::fs::read_dir("/proc")
+            .ok()?
+            .flatten()
+            .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+            .find(|pid| serves(*pid, socket))
+    })
+}
+
+/// Whether process `pid` (not this one) is `oino server` for `socket`.
+fn serves(pid: u32, socket: &Path) -> bool {
+    if pid == std::process::id() {
+        return false;
     }
-    std::fs::read_to_string(&path).ok()?.trim().parse().ok()
+    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+        return false;
+    };
+    let args: Vec<&[u8]> = cmdline.split(|byte| *byte == 0).collect();
+    args.get(1) == Some(&&b"server"[..]) && args.contains(&socket.as_os_str().as_encoded_bytes())
 }
 
 /// A file's identity: a path removed and made again is another file.
@@ -308,6 +326,8 @@ impl Listening {
 struct SocketWatch {
     dir: PathBuf,
     changes: Option<tokio::sync::mpsc::Receiver<()>>,
+    /// Without inotify, when to look next (kept across the server loop's turns).
+    next_look: tokio::time::Instant,
 }
 
 /// How often the socket is looked at when inotify cannot tell.
@@ -318,6 +338,7 @@ impl SocketWatch {
         let mut watch = Self {
             dir: socket.parent().map(Path::to_owned).unwrap_or_default(),
             changes: None,
+            next_look: tokio::time::Instant::now() + SOCKET_POLL,
         };
         watch.rewatch();
         watch
@@ -368,7 +389,8 @@ impl SocketWatch {
     /// Waits until something in the folder changed (or the next look, without inotify).
     async fn changed(&mut self) {
         let Some(changes) = &mut self.changes else {
-            tokio::time::sleep(SOCKET_POLL).await;
+            tokio::time::sleep_until(self.next_look).await;
+            self.next_look = tokio::time::Instant::now() + SOCKET_POLL;
             return;
         };
         if changes.recv().await.is_none() {
@@ -385,6 +407,13 @@ pub async fn serve(socket: &Path, idle_exit: Duration) -> anyhow::Result<Served>
         .context("the socket path has no folder")?
         .to_owned();
     prepare_dir(&dir)?;
+    // A server whose socket (or folder) was just removed makes it again at once: it keeps its
+    // processes, so it goes first even when its lock went with the folder.
+    if let Some(holder) = lock_holder(socket) {
+        return Ok(Served::AlreadyRunning {
+            holder: Some(holder),
+        });
+    }
     let Some(lock) = ServerLock::take(socket)? else {
         return Ok(Served::AlreadyRunning {
             holder: lock_holder(socket),

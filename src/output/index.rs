@@ -37,6 +37,8 @@ pub struct OutputIndex {
     recorded: u64,
     boundary: u64,
     newlines: u64,
+    /// Newlines before the boundary: the lines readers can read.
+    readable_newlines: u64,
     last_line_start: u64,
     checkpoints: Vec<Checkpoint>,
 }
@@ -48,6 +50,7 @@ impl Default for OutputIndex {
             recorded: 0,
             boundary: 0,
             newlines: 0,
+            readable_newlines: 0,
             last_line_start: 0,
             checkpoints: vec![Checkpoint {
                 offset: 0,
@@ -88,6 +91,7 @@ impl OutputIndex {
                 }
                 if index > start {
                     self.boundary = base + index as u64;
+                    self.readable_newlines = self.newlines;
                     first.get_or_insert_with(|| self.here(self.boundary));
                 }
                 if index == chunk.len() {
@@ -104,6 +108,7 @@ impl OutputIndex {
             }
             if self.decoder.at_boundary() {
                 self.boundary = base + index as u64;
+                self.readable_newlines = self.newlines;
                 if newline {
                     self.line_started(self.boundary);
                 }
@@ -123,6 +128,7 @@ impl OutputIndex {
     /// unfinished sequence) becomes readable too; readers end it as the cleaner does.
     pub fn finish(&mut self) {
         self.boundary = self.recorded;
+        self.readable_newlines = self.newlines;
     }
 
     /// Raw bytes recorded.
@@ -137,10 +143,10 @@ impl OutputIndex {
         self.boundary
     }
 
-    /// Lines so far, the unfinished last one included.
+    /// Lines readers can read so far (up to the boundary), the unfinished last one included.
     #[must_use]
     pub fn lines(&self) -> u64 {
-        self.newlines + 1
+        self.readable_newlines + 1
     }
 
     /// The last checkpoint at or before `offset`.
@@ -286,6 +292,7 @@ mod tests {
                     }
                     prop_assert!(decoder.at_boundary(), "{boundary} is no boundary");
                 }
+                index.finish();
                 let newlines = clean_text(&stream, 80).matches('\n').count() as u64;
                 prop_assert_eq!(index.lines(), newlines + 1);
                 let checkpoint = index.checkpoint_before(u64::MAX);

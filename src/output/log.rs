@@ -15,8 +15,15 @@ use std::sync::Arc;
 
 use super::index::{Checkpoint, ChunkStart};
 
-/// Raw output kept in memory per call once its log cannot be written.
+/// Raw output kept in memory per call once its log cannot be written, while it runs…
 pub const MEMORY_TAIL_BYTES: usize = 8 * 1024 * 1024;
+/// …once it has ended…
+pub const ENDED_MEMORY_TAIL_BYTES: usize = 1024 * 1024;
+/// …and once it is an old one in a long list.
+pub const OLD_MEMORY_TAIL_BYTES: usize = 64 * 1024;
+/// Small chunks kept in memory are joined up to this size (or an eighth of the limit), so that a
+/// program writing a byte at a time costs bytes, not a chunk each.
+const MEMORY_CHUNK_BYTES: usize = 64 * 1024;
 
 /// How long call logs are kept.
 pub const LOG_RETENTION: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
@@ -113,7 +120,8 @@ pub fn create_log_file(dir: &Path, call_id: &str) -> std::io::Result<(File, Path
 #[derive(Clone, Debug)]
 struct MemoryChunk {
     offset: u64,
-    bytes: Arc<[u8]>,
+    /// Shared with readers' views; copied on write only while one holds it.
+    bytes: Arc<Vec<u8>>,
     start: ChunkStart,
 }
 
@@ -218,7 +226,7 @@ impl RawLog {
                         // What the file did not get starts exactly where it stops.
                         self.keep(MemoryChunk {
                             offset: offset + written as u64,
-                            bytes: chunk[written..].into(),
+                            bytes: Arc::new(chunk[written..].to_vec()),
                             start: ChunkStart { boundary: None },
                         });
                         return;
@@ -226,10 +234,14 @@ impl RawLog {
                 }
             }
         }
+        debug_assert!(
+            self.failure.is_some(),
+            "output written to a closed log would be lost"
+        );
         if self.failure.is_some() {
             self.keep(MemoryChunk {
                 offset,
-                bytes: chunk.into(),
+                bytes: Arc::new(chunk.to_vec()),
                 start,
             });
         }
@@ -237,7 +249,20 @@ impl RawLog {
 
     fn keep(&mut self, chunk: MemoryChunk) {
         self.memory_bytes += chunk.bytes.len();
-        self.memory.push_back(chunk);
+        match self.memory.back_mut() {
+            Some(last)
+                if last.bytes.len() < MEMORY_CHUNK_BYTES.min(self.memory_limit / 8)
+                    && last.offset + last.bytes.len() as u64 == chunk.offset =>
+            {
+                Arc::make_mut(&mut last.bytes).extend_from_slice(&chunk.bytes);
+            }
+            _ => self.memory.push_back(chunk),
+        }
+        self.trim();
+    }
+
+    /// Keeps memory to its limit, dropping the oldest chunks.
+    fn trim(&mut self) {
         while self.memory_bytes > self.memory_limit && self.memory.len() > 1 {
             if let Some(oldest) = self.memory.pop_front() {
                 self.memory_bytes -= oldest.bytes.len();
@@ -258,9 +283,17 @@ impl RawLog {
         }
     }
 
-    /// The call has ended: the file is closed (readers open it by its path).
+    /// The call has ended: the file is closed (readers open it by its path), and what memory
+    /// holds is cut to [`ENDED_MEMORY_TAIL_BYTES`].
     pub fn close(&mut self) {
         self.file = None;
+        self.limit_memory(ENDED_MEMORY_TAIL_BYTES);
+    }
+
+    /// Keeps at most `limit` bytes in memory from now on (the newest).
+    pub fn limit_memory(&mut self, limit: usize) {
+        self.memory_limit = self.memory_limit.min(limit);
+        self.trim();
     }
 
     /// What a reader needs, taken quickly under the owner's lock and read without it.
@@ -396,6 +429,28 @@ mod tests {
         assert!(log.failure().is_none(), "{:?}", log.failure());
         assert!(log.path().exists());
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_byte_at_a_time_is_kept_in_few_chunks_and_an_ended_call_keeps_less() {
+        let full = OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let mut log = RawLog::over(full, PathBuf::from("/dev/full"), MEMORY_TAIL_BYTES);
+        for (offset, n) in (0..200_000u32).enumerate() {
+            let offset = offset as u64;
+            let byte = [b'a' + u8::try_from(n % 26).unwrap()];
+            let start = ChunkStart {
+                boundary: Some(Checkpoint {
+                    offset,
+                    line: 0,
+                    line_start: false,
+                }),
+            };
+            log.append(offset, &byte, start);
+        }
+        assert!(log.memory.len() <= 4, "{} chunks", log.memory.len());
+        assert_eq!(read_all(&log.view(), 0).0.len(), 200_000);
+        log.close();
+        assert!(log.memory_bytes <= ENDED_MEMORY_TAIL_BYTES);
     }
 
     #[test]

@@ -228,8 +228,8 @@ pub fn read_lines(
     width: u16,
 ) -> io::Result<Vec<String>> {
     let mut lines = Vec::with_capacity(count.min(1024));
-    let mut walker = LineWalker::new(checkpoint);
     let wanted = first..first.saturating_add(count as u64);
+    let mut walker = LineWalker::new(checkpoint, wanted.clone());
     clean_range(view, checkpoint.offset, end, width, |cleaned| {
         walker.take(cleaned, &mut |number, line| {
             if wanted.contains(&number) {
@@ -262,7 +262,8 @@ pub fn find_line(
         line: 0,
         line_start: true,
     };
-    let mut walker = LineWalker::new(start);
+    // Lost lines hold nothing to find.
+    let mut walker = LineWalker::new(start, 0..0);
     let mut found = None;
     let mut look = |number: u64, line: &str| {
         let wanted = if newer { number > from } else { number < from };
@@ -292,15 +293,18 @@ struct LineWalker {
     chars: usize,
     /// The first line read is a tail of a line (the checkpoint is within it): not shown.
     partial: bool,
+    /// Lines lost in a gap are told one by one only within these (however many were lost).
+    told: std::ops::Range<u64>,
 }
 
 impl LineWalker {
-    fn new(checkpoint: Checkpoint) -> Self {
+    fn new(checkpoint: Checkpoint, told: std::ops::Range<u64>) -> Self {
         Self {
             number: checkpoint.line,
             line: String::new(),
             chars: 0,
             partial: !checkpoint.line_start,
+            told,
         }
     }
 
@@ -326,15 +330,17 @@ impl LineWalker {
                 true
             }
             Cleaned::Gap { lost, resume } => {
-                // The lost lines read as one notice each, so that numbers stay those of the output.
+                // The lost lines read as a notice each, so that numbers stay those of the output;
+                // only those wanted are told.
                 let notice = gap_notice(lost);
                 let notice = notice.trim_end();
-                while self.number < resume.line {
-                    if !each(self.number, notice) {
+                let told = self.number.max(self.told.start)..resume.line.min(self.told.end);
+                for number in told {
+                    if !each(number, notice) {
                         return false;
                     }
-                    self.number += 1;
                 }
+                self.number = self.number.max(resume.line);
                 self.line.clear();
                 self.chars = 0;
                 self.partial = !resume.line_start;
@@ -455,6 +461,35 @@ mod tests {
             ]
         );
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn lines_lost_to_a_full_disk_read_as_notices_and_the_rest_keeps_its_numbers() {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let mut log = RawLog::over(full, "/dev/full".into(), 64);
+        let mut index = OutputIndex::default();
+        for n in 0..100 {
+            let line = format!("line {n}\n");
+            let offset = index.recorded();
+            let start = index.record(line.as_bytes());
+            log.append(offset, line.as_bytes(), start);
+        }
+        let view = log.view();
+        let end = index.boundary();
+        let lost = read_lines(&view, index.checkpoint_for_line(0), 0, 2, end, 80).unwrap();
+        assert_eq!(lost.len(), 2);
+        assert!(
+            lost.iter()
+                .all(|line| line.contains("bytes of output lost")),
+            "{lost:?}"
+        );
+        let kept = read_lines(&view, index.checkpoint_for_line(98), 98, 5, end, 80).unwrap();
+        assert_eq!(kept, ["line 98", "line 99", ""]);
+        let found = find_line(&view, end, 0, true, 80, |line| line == "line 97").unwrap();
+        assert_eq!(found, Some(97));
     }
 
     #[test]

@@ -13,7 +13,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use tokio::sync::watch;
 
 use super::index::{Checkpoint, OutputIndex};
-use super::log::{LogView, MEMORY_TAIL_BYTES, RawLog};
+use super::log::{LogView, MEMORY_TAIL_BYTES, OLD_MEMORY_TAIL_BYTES, RawLog};
 use super::read::{self, OutputSlice};
 use crate::pty::TermSize;
 use crate::screen::{Screen, ScreenSnapshot};
@@ -118,7 +118,8 @@ impl OutputSink {
     pub fn log_error(&self) -> Option<String> {
         self.recorded().log.failure().map(|failure| {
             format!(
-                "{failure}: the output from there on is kept in memory only, the newest {} MiB",
+                "{failure}: the output from there on is kept in memory only, the newest {} MiB \
+                 while it runs",
                 MEMORY_TAIL_BYTES / (1024 * 1024)
             )
         })
@@ -211,8 +212,11 @@ impl OutputSink {
             .settle();
     }
 
-    /// Keeps only the screen's text: for an old finished call (see [`Screen::freeze`]).
-    pub fn freeze_screen(&self) {
+    /// An old finished call in a long list: its screen keeps only its text (see
+    /// [`Screen::freeze`]) and memory only the newest [`OLD_MEMORY_TAIL_BYTES`] of a log that
+    /// could not be written.
+    pub fn retire(&self) {
+        self.recorded().log.limit_memory(OLD_MEMORY_TAIL_BYTES);
         self.screen
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

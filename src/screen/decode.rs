@@ -457,14 +457,21 @@ pub mod hostile {
                 0..40,
             ),
             prop_oneof![Just(";"), Just(":")],
+            // Now and then a control within (carried out as it comes) or an intermediate.
+            prop_oneof![
+                6 => Just(Vec::new()),
+                1 => proptest::sample::select(vec![0u8, 7, 8, 9, 10, 13]).prop_map(|byte| vec![byte]),
+                1 => (0x20u8..0x30).prop_map(|byte| vec![byte]),
+            ],
             prop_oneof![
                 proptest::sample::select(b"ABCDGHJKLMPSTXabdmrhlnc@`su".to_vec()),
                 0x40u8..0x7f
             ],
         )
-            .prop_map(|(private, params, separator, action)| {
+            .prop_map(|(private, params, separator, before_final, action)| {
                 let params: Vec<String> = params.iter().map(u32::to_string).collect();
                 let mut bytes = format!("\x1b[{private}{}", params.join(separator)).into_bytes();
+                bytes.extend(before_final);
                 bytes.push(action);
                 bytes
             })

@@ -421,7 +421,9 @@ fn a_deleted_socket_is_made_again_and_kill_server_fails_when_none_answers() {
         |socket: &std::path::Path| std::fs::remove_file(socket),
         |socket: &std::path::Path| std::fs::remove_dir_all(socket.parent().expect("folder")),
     ] {
-        remove(&server.socket).expect("remove");
+        // The server may make its socket again before the whole folder is gone: a removal
+        // all the same.
+        let _ = remove(&server.socket);
         let ran = server
             .oino(&["run", "--", "echo back"])
             .output()
@@ -466,16 +468,15 @@ fn out_of_descriptors_a_server_refuses_clearly_logs_once_and_recovers() {
             .output()
             .is_ok_and(|listed| listed.status.success())
     });
-    let held: Vec<_> = (0..100)
-        .filter_map(|_| std::os::unix::net::UnixStream::connect(&server.socket).ok())
-        .collect();
-    let refused = server.oino(&["ls"]).output().expect("oino ls");
-    assert!(!refused.status.success());
-    assert!(
-        stderr(&refused).contains("run out of file descriptors"),
-        "{}",
-        stderr(&refused)
-    );
+    // Clients that connect and say nothing, until a new one is refused for want of descriptors.
+    let mut held = Vec::new();
+    crate::support::wait_until_blocking("a client to be refused", || {
+        held.extend(
+            (0..20).filter_map(|_| std::os::unix::net::UnixStream::connect(&server.socket).ok()),
+        );
+        let probe = server.oino(&["ls"]).output().expect("oino ls");
+        !probe.status.success() && stderr(&probe).contains("run out of file descriptors")
+    });
     let refused_again = server.oino(&["ls"]).output().expect("oino ls");
     assert!(!refused_again.status.success());
     let log = std::fs::read_to_string(&log_path).expect("log");
