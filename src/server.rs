@@ -24,6 +24,7 @@ use tokio::sync::watch;
 use crate::call::{CallOptions, TimeoutPolicy};
 use crate::core::{CallRequest, Core, CoreConfig, CoreEvent};
 use crate::protocol::{ErrorCode, Hello, MAX_REQUEST_BYTES, PROTOCOL_VERSION, Reply, Request};
+use crate::pty::proc_scan;
 
 /// How long an idle server (no process, no client) stays.
 pub const DEFAULT_IDLE_EXIT: Duration = Duration::from_secs(60);
@@ -117,6 +118,22 @@ pub fn lock_path(socket: &Path) -> PathBuf {
 /// without touching the lock, which a server starting meanwhile may be taking.
 #[must_use]
 pub fn lock_holder(socket: &Path) -> Option<u32> {
+    server_of(socket, |_| true)
+}
+
+/// Like [`lock_holder`], but a server found among the processes counts only if it started before
+/// this one: of servers starting together, exactly one (the eldest) goes on to take the lock.
+fn elder_server(socket: &Path) -> Option<u32> {
+    let age = |pid: u32| {
+        let pid = i32::try_from(pid).ok()?;
+        Some((proc_scan::stat(pid)?.started, pid))
+    };
+    let mine = age(std::process::id());
+    server_of(socket, |pid| age(pid) < mine)
+}
+
+/// The server named in the lock, else the first server among the processes that `counts`.
+fn server_of(socket: &Path, counts: impl Fn(u32) -> bool) -> Option<u32> {
     let named = std::fs::read_to_string(lock_path(socket))
         .ok()
         .and_then(|text| text.trim().parse::<u32>().ok())
@@ -126,7 +143,7 @@ pub fn lock_holder(socket: &Path) -> Option<u32> {
             .ok()?
             .flatten()
             .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
-            .find(|pid| serves(*pid, socket))
+            .find(|pid| serves(*pid, socket) && counts(*pid))
     })
 }
 
@@ -409,7 +426,7 @@ pub async fn serve(socket: &Path, idle_exit: Duration) -> anyhow::Result<Served>
     prepare_dir(&dir)?;
     // A server whose socket (or folder) was just removed makes it again at once: it keeps its
     // processes, so it goes first even when its lock went with the folder.
-    if let Some(holder) = lock_holder(socket) {
+    if let Some(holder) = elder_server(socket) {
         return Ok(Served::AlreadyRunning {
             holder: Some(holder),
         });

@@ -250,6 +250,47 @@ fn two_clients_racing_to_start_the_server_end_with_one() {
 }
 
 #[test]
+fn servers_started_together_leave_exactly_one_serving() {
+    // Each round starts servers at the same moment; each sees the others starting. Repeated
+    // because the race is narrow: once in about twenty rounds all of them gave way.
+    for round in 0..6 {
+        let server = ServerGuard::new(&format!("together-{round}"));
+        let socket = server.socket.display().to_string();
+        const RACERS: usize = 3;
+        let mut racers: Vec<_> = (0..RACERS)
+            .map(|_| {
+                server
+                    .oino(&["server", "--socket", &socket, "--foreground"])
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .spawn()
+                    .expect("oino server")
+            })
+            .collect();
+        let mut ended = 0;
+        wait_until_blocking("all but one racing server ended", || {
+            ended = racers
+                .iter_mut()
+                .filter_map(|racer| racer.try_wait().expect("try_wait"))
+                .count();
+            ended + 1 >= RACERS
+        });
+        assert_eq!(ended + 1, RACERS, "round {round}: no server stayed");
+        let ls = server.oino(&["ls"]).output().expect("oino ls");
+        assert!(
+            ls.status.success(),
+            "round {round}: {}",
+            String::from_utf8_lossy(&ls.stderr)
+        );
+        assert_eq!(servers_of(&server), 1, "round {round}");
+        drop(server);
+        for mut racer in racers {
+            racer.wait().expect("racer ends with kill-server");
+        }
+    }
+}
+
+#[test]
 fn kill_server_ends_every_call_and_task() {
     let server = ServerGuard::new("kill-server");
     let run = server
