@@ -251,12 +251,12 @@ fn two_clients_racing_to_start_the_server_end_with_one() {
 
 #[test]
 fn servers_started_together_leave_exactly_one_serving() {
+    const RACERS: usize = 3;
     // Each round starts servers at the same moment; each sees the others starting. Repeated
     // because the race is narrow: once in about twenty rounds all of them gave way.
     for round in 0..6 {
         let server = ServerGuard::new(&format!("together-{round}"));
         let socket = server.socket.display().to_string();
-        const RACERS: usize = 3;
         let mut racers: Vec<_> = (0..RACERS)
             .map(|_| {
                 server
