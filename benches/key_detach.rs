@@ -5,8 +5,8 @@
 use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use oino::app::{App, Input};
 use oino::core::{CallRequest, Core, CoreConfig};
+use oino::interface::app::{App, Input};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tokio::sync::{mpsc, watch};
@@ -85,7 +85,7 @@ async fn main() -> anyhow::Result<()> {
             anyhow::Ok(latencies)
         })
     };
-    oino::tui::run_loop(
+    oino::interface::tui::run_loop(
         &mut terminal,
         &mut app,
         &link,

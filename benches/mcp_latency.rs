@@ -6,9 +6,9 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use oino::client::Client;
 use oino::core::{CallRequest, Core, CoreConfig};
-use oino::protocol::Request;
+use oino::remote::client::Client;
+use oino::remote::protocol::Request;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::TokioChildProcess;

@@ -3,9 +3,9 @@
 
 use std::time::{Duration, Instant};
 
-use oino::client::Client;
 use oino::core::{Core, CoreConfig, EntryInfo};
-use oino::protocol::Request;
+use oino::remote::client::Client;
+use oino::remote::protocol::Request;
 
 #[path = "support/percentiles.rs"]
 mod percentiles;
@@ -28,7 +28,9 @@ async fn main() -> anyhow::Result<()> {
     let socket = dir.join("sock/bench.sock");
     let serving = {
         let socket = socket.clone();
-        tokio::spawn(async move { oino::server::serve(&socket, Duration::from_secs(600)).await })
+        tokio::spawn(
+            async move { oino::remote::server::serve(&socket, Duration::from_secs(600)).await },
+        )
     };
     let mut client = loop {
         if let Ok(client) = Client::connect(&socket).await {

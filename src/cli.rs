@@ -104,7 +104,7 @@ pub struct ServerChoice {
 impl ServerChoice {
     #[must_use]
     pub fn path(&self) -> PathBuf {
-        crate::server::choose_socket(self.socket.clone(), self.session.as_deref())
+        crate::remote::server::choose_socket(self.socket.clone(), self.session.as_deref())
     }
 }
 
@@ -127,7 +127,7 @@ pub struct HeadlessArgs {
     #[command(flatten)]
     pub choice: ServerChoice,
     /// The size of the pretend terminal.
-    #[arg(long, value_name = "COLSxROWS", default_value = "120x40", value_parser = crate::headless::parse_size)]
+    #[arg(long, value_name = "COLSxROWS", default_value = "120x40", value_parser = crate::interface::headless::parse_size)]
     pub size: TermSize,
     /// The script (default: standard input).
     #[arg(long, value_name = "FILE")]
@@ -307,7 +307,7 @@ pub fn main() -> ExitCode {
             if let Command::Server(args) = &command {
                 if args.foreground {
                     // Before the runtime opens any: a server holds none of its starter's.
-                    crate::server::close_inherited_descriptors();
+                    crate::remote::server::close_inherited_descriptors();
                 }
             }
             match runtime() {
@@ -331,7 +331,7 @@ pub fn main() -> ExitCode {
                 } else {
                     crate::link::Link::remote(&cli.server.path()).await?
                 };
-                crate::tui::run(link, commands, demo_commands()).await
+                crate::interface::tui::run(link, commands, demo_commands()).await
             };
             match runtime.block_on(interface) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -379,7 +379,7 @@ fn headless(args: &HeadlessArgs) -> ExitCode {
         } else {
             crate::link::Link::Local(Core::new(CoreConfig::default())?)
         };
-        crate::headless::run(args.size, script, link, &mut stdout).await
+        crate::interface::headless::run(args.size, script, link, &mut stdout).await
     });
     match played {
         Ok(()) => ExitCode::SUCCESS,

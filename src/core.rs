@@ -8,6 +8,8 @@
 //! The entry table is a small map behind a mutex that is never held across an await, like the
 //! registry's; everything slow (process I/O, kills, waits) happens outside it.
 
+pub mod tasks;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -25,7 +27,7 @@ use crate::pty::{
 };
 use crate::registry::BashDetachRegistry;
 use crate::screen::{DEFAULT_SCROLLBACK_ROWS, Screen, ScreenSnapshot};
-use crate::tasks::{self, TaskBook, TaskError};
+use tasks::{TaskBook, TaskError};
 
 /// Events a core reports.
 const EVENT_BUFFER: usize = 1024;

@@ -16,11 +16,11 @@ use tokio::io::AsyncBufReadExt;
 use tokio::sync::{Mutex, broadcast, mpsc};
 
 use crate::call::{CallResult, TimeoutPolicy};
-use crate::client::Client;
 use crate::core::{CallRequest, Core, CoreEvent, EntryInfo, EntryState, HistoryPage};
 use crate::output::OutputSlice;
-use crate::protocol::{Hello, PROTOCOL_VERSION, Request};
 use crate::pty::TermSize;
+use crate::remote::client::Client;
+use crate::remote::protocol::{Hello, PROTOCOL_VERSION, Request};
 use crate::screen::ScreenSnapshot;
 
 /// When a run becomes a task if it still runs: after `after` (at once if zero), named `name`
@@ -220,7 +220,7 @@ impl Link {
     ) -> anyhow::Result<Option<u64>> {
         match self {
             Self::Local(core) => Ok(core.find_line(key, from, newer, |line| {
-                crate::app::matches_query(line, query)
+                crate::interface::app::matches_query(line, query)
             })?),
             Self::Remote(remote) => {
                 remote

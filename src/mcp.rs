@@ -22,9 +22,9 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use crate::call::{CallOptions, CallResult};
-use crate::client::Refused;
 use crate::core::{CallRequest, EntryInfo, EntryKind, EntryState, ErrorCode};
 use crate::link::{DetachAfter, Link};
+use crate::remote::client::Refused;
 
 /// A bash call's timeout when the agent gives none.
 const DEFAULT_TIMEOUT_MS: u64 = 10 * 60 * 1000;

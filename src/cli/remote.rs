@@ -10,10 +10,10 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{Command, EXIT_USAGE, ServerChoice, exit_byte, print_raw};
-use crate::client::{Client, Refused};
 use crate::core::{EntryInfo, EntryState};
 use crate::link::Link;
-use crate::protocol::Request;
+use crate::remote::client::{Client, Refused};
+use crate::remote::protocol::Request;
 
 #[derive(Debug, Args)]
 pub struct ServerArgs {
@@ -26,7 +26,7 @@ pub struct ServerArgs {
     #[arg(long, hide = true)]
     pub detached: bool,
     /// End after this many seconds with no process and no client.
-    #[arg(long, value_name = "SECS", default_value_t = crate::server::DEFAULT_IDLE_EXIT.as_secs())]
+    #[arg(long, value_name = "SECS", default_value_t = crate::remote::server::DEFAULT_IDLE_EXIT.as_secs())]
     pub idle_exit: u64,
 }
 
@@ -160,14 +160,14 @@ async fn server(args: &ServerArgs) -> anyhow::Result<ExitCode> {
         // group leader, which a process spawned by a client is not.
         let _ = nix::unistd::setsid();
     }
-    let served = crate::server::serve(&socket, Duration::from_secs(args.idle_exit)).await?;
-    if let crate::server::Served::AlreadyRunning { holder } = served {
+    let served = crate::remote::server::serve(&socket, Duration::from_secs(args.idle_exit)).await?;
+    if let crate::remote::server::Served::AlreadyRunning { holder } = served {
         eprintln!(
             "oino server: another server{} holds {}: it serves {}",
             holder
                 .map(|pid| format!(" (pid {pid})"))
                 .unwrap_or_default(),
-            crate::server::lock_path(&socket).display(),
+            crate::remote::server::lock_path(&socket).display(),
             socket.display()
         );
     }
@@ -196,7 +196,7 @@ async fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
             EntryState::Exited { code } => format!("exited {code}"),
             EntryState::Killed { signal } => format!("killed {signal}"),
         };
-        let elapsed = crate::ui::format_elapsed(crate::ui::shown_elapsed_ms(
+        let elapsed = crate::interface::ui::format_elapsed(crate::interface::ui::shown_elapsed_ms(
             entry.started_ms,
             entry.ended_ms.unwrap_or(now),
         ));
@@ -310,10 +310,10 @@ async fn send(args: SendArgs) -> anyhow::Result<ExitCode> {
 async fn kill_server(args: &KillServerArgs) -> anyhow::Result<ExitCode> {
     let socket = args.server.path();
     let Ok(mut client) = Client::connect(&socket).await else {
-        let why = match crate::server::lock_holder(&socket) {
+        let why = match crate::remote::server::lock_holder(&socket) {
             Some(pid) => format!(
                 "a server (pid {pid}) holds {} but does not answer at {}",
-                crate::server::lock_path(&socket).display(),
+                crate::remote::server::lock_path(&socket).display(),
                 socket.display()
             ),
             None => format!("no server answers at {}", socket.display()),

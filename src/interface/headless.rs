@@ -15,9 +15,9 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::app::{App, Input};
 use crate::call::CallResult;
 use crate::core::CallRequest;
+use crate::interface::app::{App, Input};
 use crate::link::Link;
 use crate::pty::TermSize;
 use tokio::task::JoinHandle;
@@ -242,7 +242,7 @@ pub async fn run(
 
     let mut terminal = Terminal::new(TestBackend::new(size.cols, size.rows))
         .context("creating the test backend")?;
-    let mut app = App::new((size.cols, size.rows), !crate::tui::no_color());
+    let mut app = App::new((size.cols, size.rows), !crate::interface::tui::no_color());
     let (input_tx, mut inputs) = mpsc::channel(64);
     let (frames_tx, frames) = watch::channel(String::new());
 
@@ -255,7 +255,7 @@ pub async fn run(
         frames,
         printed_tx,
     ));
-    let looped = crate::tui::run_loop(
+    let looped = crate::interface::tui::run_loop(
         &mut terminal,
         &mut app,
         &link,
@@ -321,8 +321,9 @@ impl Player {
         match command {
             Command::Run { id, command } => {
                 // Started at the pane's size, as the interface starts its own calls.
-                let pane = crate::app::Layout::new(self.size.cols, self.size.rows, false)
-                    .map(|layout| layout.pane_size());
+                let pane =
+                    crate::interface::app::Layout::new(self.size.cols, self.size.rows, false)
+                        .map(|layout| layout.pane_size());
                 let (id, result) = self
                     .link
                     .run(CallRequest {

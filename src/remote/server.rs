@@ -23,8 +23,10 @@ use tokio::sync::watch;
 
 use crate::call::{CallOptions, TimeoutPolicy};
 use crate::core::{CallRequest, Core, CoreConfig, CoreEvent};
-use crate::protocol::{ErrorCode, Hello, MAX_REQUEST_BYTES, PROTOCOL_VERSION, Reply, Request};
 use crate::pty::proc_scan;
+use crate::remote::protocol::{
+    ErrorCode, Hello, MAX_REQUEST_BYTES, PROTOCOL_VERSION, Reply, Request,
+};
 
 /// How long an idle server (no process, no client) stays.
 pub const DEFAULT_IDLE_EXIT: Duration = Duration::from_secs(60);
@@ -818,7 +820,7 @@ async fn handle(core: &Core, request: Request) -> Reply {
             query,
         } => core
             .find_line(&key, from, newer, |line| {
-                crate::app::matches_query(line, &query)
+                crate::interface::app::matches_query(line, &query)
             })
             .map_or_else(failed, Reply::success),
         // Answered by the connection itself.

@@ -506,7 +506,7 @@ impl App {
             .entries
             .iter()
             .filter(|entry| entry.state.is_running())
-            .map(|entry| crate::ui::until_elapsed_changes(entry.started_ms, now_ms))
+            .map(|entry| crate::interface::ui::until_elapsed_changes(entry.started_ms, now_ms))
             .min()
             .map(Duration::from_millis);
         let notice = self
@@ -736,7 +736,7 @@ impl App {
         if at_once {
             return vec![Effect::Detach { id, name: None }];
         }
-        let text = crate::tasks::derive_name(&entry.command);
+        let text = crate::core::tasks::derive_name(&entry.command);
         self.mode = Mode::Prompt(Prompt {
             purpose: PromptPurpose::DetachName { id },
             text,
@@ -859,7 +859,7 @@ impl App {
                         .list
                         .contains(ratatui::layout::Position::new(mouse.column, mouse.row)) =>
             {
-                if let Some(index) = crate::ui::list_row_entry(self, layout, mouse.row) {
+                if let Some(index) = crate::interface::ui::list_row_entry(self, layout, mouse.row) {
                     self.select_index(index);
                 }
             }

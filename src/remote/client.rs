@@ -11,7 +11,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
-use crate::protocol::{ErrorCode, Hello, PROTOCOL_VERSION, ReplyOf, Request};
+use crate::remote::protocol::{ErrorCode, Hello, PROTOCOL_VERSION, ReplyOf, Request};
 
 /// How long a client waits for a server it started to answer.
 const START_DEADLINE: Duration = Duration::from_secs(10);
@@ -62,7 +62,7 @@ impl Client {
             Err(_) => {}
         }
         // A live server whose socket was just removed makes it again by itself.
-        if crate::server::lock_holder(socket).is_none() {
+        if crate::remote::server::lock_holder(socket).is_none() {
             start_server(socket)?;
         }
         let deadline = tokio::time::Instant::now() + START_DEADLINE;
@@ -70,10 +70,10 @@ impl Client {
             match Self::connect(socket).await {
                 Ok(client) => return Ok(client),
                 Err(err) if tokio::time::Instant::now() >= deadline => {
-                    let why = match crate::server::lock_holder(socket) {
+                    let why = match crate::remote::server::lock_holder(socket) {
                         Some(pid) => format!(
                             "a server (pid {pid}) holds {} but does not answer at {}",
-                            crate::server::lock_path(socket).display(),
+                            crate::remote::server::lock_path(socket).display(),
                             socket.display()
                         ),
                         None => format!(
@@ -180,7 +180,7 @@ pub fn server_log(socket: &Path) -> PathBuf {
 
 /// Starts `oino server` for `socket` in the background, detached from this terminal.
 fn start_server(socket: &Path) -> anyhow::Result<()> {
-    crate::server::prepare_dir(socket.parent().context("the socket path has no folder")?)?;
+    crate::remote::server::prepare_dir(socket.parent().context("the socket path has no folder")?)?;
     let log = std::fs::File::options()
         .create(true)
         .append(true)

@@ -24,8 +24,8 @@ use ratatui::Terminal;
 use ratatui::backend::{Backend, CrosstermBackend, TestBackend};
 use tokio::sync::{mpsc, watch};
 
-use crate::app::{App, DETACH_REASON, Effect, Input, Outcome, PaneRequest};
 use crate::core::{CallRequest, CoreEvent};
+use crate::interface::app::{App, DETACH_REASON, Effect, Input, Outcome, PaneRequest};
 use crate::link::{Link, LinkEvent};
 
 /// The shortest time between two frames (60 a second).
@@ -86,10 +86,10 @@ pub async fn run_loop<B: ResizeBackend>(
             refresh(app, link).await;
             let now = now_ms();
             let frame = terminal
-                .draw(|frame| crate::ui::render(app, now, frame))
+                .draw(|frame| crate::interface::ui::render(app, now, frame))
                 .map_err(|err| anyhow::anyhow!("drawing the screen: {err}"))?;
             if let Some(frames) = frames {
-                frames.send_replace(crate::ui::buffer_text(frame.buffer));
+                frames.send_replace(crate::interface::ui::buffer_text(frame.buffer));
             }
             dirty = false;
             last_frame = Some(Instant::now());

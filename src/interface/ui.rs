@@ -11,10 +11,10 @@ use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
-use crate::app::{
+use crate::core::{EntryInfo, EntryKind, EntryState};
+use crate::interface::app::{
     App, Confirm, Layout, MIN_COLS, MIN_ROWS, Mode, PromptPurpose, Section, match_ranges,
 };
-use crate::core::{EntryInfo, EntryKind, EntryState};
 use crate::screen::{Cell as ScreenCell, CellColor, ScreenSnapshot};
 
 /// The colors of oino's own chrome, or none at all under `NO_COLOR`.
@@ -472,7 +472,7 @@ fn hints(app: &App, theme: &Theme) -> Line<'static> {
         let Some(hint) = binding.hint else {
             continue;
         };
-        if app.search.is_some() && binding.action == crate::app::Action::NewCall {
+        if app.search.is_some() && binding.action == crate::interface::app::Action::NewCall {
             continue;
         }
         let key = binding.label.split(' ').next().unwrap_or(binding.label);
@@ -569,7 +569,7 @@ mod tests {
     use ratatui::backend::TestBackend;
 
     use super::*;
-    use crate::app::{Action, Prompt};
+    use crate::interface::app::{Action, Prompt};
     use crate::pty::TermSize;
     use crate::screen::Screen;
 

@@ -1,0 +1,6 @@
+//! The per-user server that keeps processes alive across windows: the [`protocol`] on its socket,
+//! the [`server`] and the [`client`].
+
+pub mod client;
+pub mod protocol;
+pub mod server;
