@@ -359,7 +359,7 @@ impl Backlog {
             // out as nothing, ends it instead, leaving the parser in the ground state as the
             // string's end would.
             match self.sequence.start {
-                Some(start) if !self.sequence.controls => self.bytes.truncate(start),
+                Some(start) if !self.sequence.controls => self.drop_sequence(start),
                 _ => self.bytes.push(0x18),
             }
             self.sequence = Sequence {
@@ -402,12 +402,20 @@ impl Backlog {
             }
             (Some(start), None) if !controls && end == start + 2 && byte == b'\\' => {
                 // The ST that ended a dropped string: nothing to the parser.
-                self.bytes.truncate(start);
+                self.drop_sequence(start);
             }
             // Save/restore cursor, reset, index moves, charsets, a sequence cancelled or with
             // controls within, one whose start was flushed: parse.
             _ => self.parse_until(end),
         }
+    }
+
+    /// Drops the sequence that starts at `start`. A character cut short by its ESC goes too:
+    /// the parser drops it at the ESC, and it must not join the bytes after the sequence.
+    fn drop_sequence(&mut self, start: usize) {
+        self.bytes.truncate(start);
+        let unfinished = unfinished_character(&self.bytes);
+        self.bytes.truncate(start - unfinished);
     }
 
     /// Replaces the repeat just read (from `start`, or from the backlog's start when its start
@@ -1106,6 +1114,23 @@ mod tests {
         assert_eq!(screen.snapshot(0).text(), "a\n\n\n");
         screen.feed("\u{ae} é".as_bytes().get(1..).expect("bytes"));
         assert_eq!(screen.snapshot(0).text(), "a® é\n\n\n");
+    }
+
+    #[test]
+    fn a_character_cut_by_a_dropped_string_does_not_join_what_follows() {
+        // The parser drops `\xc2` at the ESC; dropping the string must not make `\xc2\xa0`.
+        for stream in [&b"a\xc2\x1b]0;t\x1a\xa0b"[..], b"a\xc2\x1b\\\xa0b"] {
+            let size = TermSize::new(20, 3);
+            let mut eager = Screen::new(size, 0);
+            eager.feed_eager(stream);
+            for chunk in [1, stream.len()] {
+                let mut screen = Screen::new(size, 0);
+                for part in stream.chunks(chunk) {
+                    screen.feed(part);
+                }
+                assert_eq!(screen.snapshot(0), eager.snapshot(0), "{stream:?} by {chunk}");
+            }
+        }
     }
 
     #[test]

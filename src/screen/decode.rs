@@ -521,7 +521,8 @@ pub mod hostile {
         proptest::collection::vec(piece(), 0..80).prop_map(|pieces| pieces.concat())
     }
 
-    /// Hostile sequences between whole characters: no raw invalid bytes in the text.
+    /// Hostile sequences between whole characters: no raw invalid bytes in the text, but for what
+    /// a string control cut short leaves of its body.
     pub fn stream_of_characters() -> impl Strategy<Value = Vec<u8>> {
         let piece = prop_oneof![
             4 => "[ -~]{0,60}".prop_map(String::into_bytes),
