@@ -85,7 +85,7 @@ async fn main() -> anyhow::Result<()> {
             anyhow::Ok(latencies)
         })
     };
-    oino::interface::tui::run_loop(
+    oino::interface::event_loop::run_loop(
         &mut terminal,
         &mut app,
         &link,

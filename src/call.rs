@@ -14,9 +14,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
 
 use crate::output::{CappedText, OutputSink, TextCleaner};
-use crate::pty::{
-    ProcessControl, ProcessExit, ProcessStream, SpawnedProcess, StreamEvent, sleep_until_opt,
-};
+use crate::pty::{ProcessControl, ProcessExit, ProcessStream, SpawnedProcess, StreamEvent};
 use crate::registry::{CallMessage, DetachRequest, DetachedProcess, Registration};
 
 /// How long a call waits for the PTY's end of file after the shell exited.
@@ -193,7 +191,7 @@ impl CallRunner {
                     StreamEvent::Output(chunk) => self.consume(&chunk).await,
                     StreamEvent::Ended(exit) => return CallEnd::Finished(self.finish(exit, false)),
                 },
-                () = sleep_until_opt(deadline), if deadline.is_some() => {
+                () = crate::time::sleep_until_opt(deadline), if deadline.is_some() => {
                     return self.time_out().await;
                 }
             }

@@ -104,7 +104,7 @@ pub struct ServerChoice {
 impl ServerChoice {
     #[must_use]
     pub fn path(&self) -> PathBuf {
-        crate::remote::server::choose_socket(self.socket.clone(), self.session.as_deref())
+        crate::remote::socket::choose_socket(self.socket.clone(), self.session.as_deref())
     }
 }
 
@@ -331,7 +331,7 @@ pub fn main() -> ExitCode {
                 } else {
                     crate::link::Link::remote(&cli.server.path()).await?
                 };
-                crate::interface::tui::run(link, commands, demo_commands()).await
+                crate::interface::terminal::run(link, commands, demo_commands()).await
             };
             match runtime.block_on(interface) {
                 Ok(()) => ExitCode::SUCCESS,

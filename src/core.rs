@@ -13,7 +13,9 @@ pub mod tasks;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
+
+use crate::time::unix_ms;
 
 use serde::{Deserialize, Serialize};
 use tokio::sync::{broadcast, oneshot, watch};
@@ -433,14 +435,6 @@ async fn wait_for_end(entry: &Entry, timeout: Option<Duration>) -> EntryState {
             .unwrap_or(EntryState::Running),
         None => ended.await,
     }
-}
-
-/// Milliseconds since the Unix epoch.
-#[must_use]
-pub fn unix_ms(time: SystemTime) -> u64 {
-    time.duration_since(UNIX_EPOCH).map_or(0, |since| {
-        u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
-    })
 }
 
 /// What is kept of an entry that left the list: enough to say where its output is.

@@ -1,7 +1,8 @@
-//! The full-screen interface: [`app`] state, [`ui`] drawing, [`tui`] the terminal and its event
-//! loop, [`headless`] the same loop driven by a script.
+//! The full-screen interface, bottom up: [`app`] state (keymap, layout, keys), [`ui`] drawing,
+//! the [`event_loop`] shared by the [`terminal`] and [`headless`] mode.
 
 pub mod app;
+pub mod event_loop;
 pub mod headless;
-pub mod tui;
+pub mod terminal;
 pub mod ui;

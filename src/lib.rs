@@ -18,3 +18,4 @@ pub mod pty;
 pub mod registry;
 pub mod remote;
 pub mod screen;
+pub mod time;

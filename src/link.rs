@@ -220,7 +220,7 @@ impl Link {
     ) -> anyhow::Result<Option<u64>> {
         match self {
             Self::Local(core) => Ok(core.find_line(key, from, newer, |line| {
-                crate::interface::app::matches_query(line, query)
+                crate::output::matches_query(line, query)
             })?),
             Self::Remote(remote) => {
                 remote

@@ -374,7 +374,7 @@ impl Bridge {
             .entries()
             .await
             .map_err(|err| Self::failure("listing the tasks failed", &err))?;
-        let now = crate::core::unix_ms(std::time::SystemTime::now());
+        let now = crate::time::now_ms();
         let lines: Vec<String> = entries
             .iter()
             .filter(|entry| entry.kind == EntryKind::Task)

@@ -11,10 +11,12 @@ pub mod clean;
 pub mod index;
 pub mod log;
 pub mod read;
+pub mod search;
 pub mod sink;
 
 pub use cap::{CappedText, DEFAULT_MAX_RESULT_BYTES};
 pub use clean::{TextCleaner, clean_text};
 pub use log::{LOG_RETENTION, RawLog, log_dir, prune_logs};
 pub use read::OutputSlice;
+pub use search::{match_ranges, matches_query};
 pub use sink::OutputSink;

@@ -821,21 +821,13 @@ impl ProcessStream {
                         self.grace_deadline = Some(tokio::time::Instant::now() + self.exit_grace);
                     }
                 }
-                () = sleep_until_opt(grace), if grace.is_some() && !self.end_of_file => {
+                () = crate::time::sleep_until_opt(grace), if grace.is_some() && !self.end_of_file => {
                     // Take what is already buffered, then stop waiting for an end of file that
                     // a grandchild holds back.
                     self.drain_after_grace = Some(OUTPUT_CHANNEL_CHUNKS);
                 }
             }
         }
-    }
-}
-
-/// Sleeps until `deadline`, or forever without one (a disabled timer in a `select!`).
-pub(crate) async fn sleep_until_opt(deadline: Option<tokio::time::Instant>) {
-    match deadline {
-        Some(deadline) => tokio::time::sleep_until(deadline).await,
-        None => std::future::pending().await,
     }
 }
 

@@ -4,3 +4,4 @@
 pub mod client;
 pub mod protocol;
 pub mod server;
+pub mod socket;

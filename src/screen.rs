@@ -1128,7 +1128,11 @@ mod tests {
                 for part in stream.chunks(chunk) {
                     screen.feed(part);
                 }
-                assert_eq!(screen.snapshot(0), eager.snapshot(0), "{stream:?} by {chunk}");
+                assert_eq!(
+                    screen.snapshot(0),
+                    eager.snapshot(0),
+                    "{stream:?} by {chunk}"
+                );
             }
         }
     }

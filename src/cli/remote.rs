@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 use std::io::Write;
 use std::process::ExitCode;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use clap::Args;
 use serde::Serialize;
@@ -167,7 +167,7 @@ async fn server(args: &ServerArgs) -> anyhow::Result<ExitCode> {
             holder
                 .map(|pid| format!(" (pid {pid})"))
                 .unwrap_or_default(),
-            crate::remote::server::lock_path(&socket).display(),
+            crate::remote::socket::lock_path(&socket).display(),
             socket.display()
         );
     }
@@ -181,11 +181,7 @@ async fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
         print_json(&entries)?;
         return Ok(ExitCode::SUCCESS);
     }
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| {
-            u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
-        });
+    let now = crate::time::now_ms();
     let mut out = format!(
         "{:<14} {:<5} {:<18} {:<12} {:>7} {:>7}  COMMAND\n",
         "ID", "TASK", "NAME", "STATE", "PID", "TIME"
@@ -196,7 +192,7 @@ async fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
             EntryState::Exited { code } => format!("exited {code}"),
             EntryState::Killed { signal } => format!("killed {signal}"),
         };
-        let elapsed = crate::interface::ui::format_elapsed(crate::interface::ui::shown_elapsed_ms(
+        let elapsed = crate::time::format_elapsed(crate::time::shown_elapsed_ms(
             entry.started_ms,
             entry.ended_ms.unwrap_or(now),
         ));
@@ -310,10 +306,10 @@ async fn send(args: SendArgs) -> anyhow::Result<ExitCode> {
 async fn kill_server(args: &KillServerArgs) -> anyhow::Result<ExitCode> {
     let socket = args.server.path();
     let Ok(mut client) = Client::connect(&socket).await else {
-        let why = match crate::remote::server::lock_holder(&socket) {
+        let why = match crate::remote::socket::lock_holder(&socket) {
             Some(pid) => format!(
                 "a server (pid {pid}) holds {} but does not answer at {}",
-                crate::remote::server::lock_path(&socket).display(),
+                crate::remote::socket::lock_path(&socket).display(),
                 socket.display()
             ),
             None => format!("no server answers at {}", socket.display()),

@@ -12,9 +12,19 @@ use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
 
-use crate::core::{CoreEvent, EntryInfo, EntryKind, EntryState, HistoryPage};
+use crate::core::{CoreEvent, EntryInfo, EntryKind, HistoryPage};
 use crate::pty::TermSize;
 use crate::screen::ScreenSnapshot;
+
+mod keymap;
+mod keys;
+mod layout;
+
+pub use keymap::{Action, Binding, default_keymap};
+pub use keys::encode_key;
+pub use layout::{
+    Layout, ListLine, MIN_COLS, MIN_ROWS, Section, list_lines, list_offset, list_row_entry,
+};
 
 /// The reason given for a detach from this interface.
 pub const DETACH_REASON: &str = "detached from the TUI";
@@ -22,140 +32,6 @@ pub const DETACH_REASON: &str = "detached from the TUI";
 const WHEEL_ROWS: usize = 3;
 /// How long a notice stays in the bar.
 const NOTICE_TIME: Duration = Duration::from_secs(8);
-/// The smallest terminal the layout works in.
-pub const MIN_COLS: u16 = 40;
-pub const MIN_ROWS: u16 = 8;
-
-/// What a key can do.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Action {
-    SelectNext,
-    SelectPrevious,
-    SelectFirst,
-    SelectLast,
-    Detach,
-    DetachNow,
-    NewCall,
-    Kill,
-    Focus,
-    PageUp,
-    PageDown,
-    Live,
-    Search,
-    NextMatch,
-    PreviousMatch,
-    Zoom,
-    Help,
-    Quit,
-}
-
-impl Action {
-    /// What the action does, for the help.
-    #[must_use]
-    pub fn describe(self) -> &'static str {
-        match self {
-            Self::SelectNext => "select the next call or task",
-            Self::SelectPrevious => "select the previous call or task",
-            Self::SelectFirst => "select the first",
-            Self::SelectLast => "select the last",
-            Self::Detach => "detach the selected call into a named background task",
-            Self::DetachNow => "detach at once, with a name made from the command",
-            Self::NewCall => "start a new call",
-            Self::Kill => "kill the selected call or task (asks first)",
-            Self::Focus => "type into the selected process (Ctrl-A to come back)",
-            Self::PageUp => "scroll back through the output",
-            Self::PageDown => "scroll forward",
-            Self::Live => "back to the live output",
-            Self::Search => "search the output, history included",
-            Self::NextMatch => "next match (while searching)",
-            Self::PreviousMatch => "previous match (while searching)",
-            Self::Zoom => "zoom the pane to the whole screen and back",
-            Self::Help => "this help",
-            Self::Quit => "quit (asks first while processes run)",
-        }
-    }
-}
-
-/// Keys bound to one action, and how the hints show them.
-#[derive(Clone, Debug)]
-pub struct Binding {
-    pub keys: Vec<(KeyCode, KeyModifiers)>,
-    pub label: &'static str,
-    /// The word in the bar, or `None` to leave it to the help.
-    pub hint: Option<&'static str>,
-    pub action: Action,
-}
-
-fn plain(code: KeyCode) -> (KeyCode, KeyModifiers) {
-    (code, KeyModifiers::NONE)
-}
-
-/// The default keys.
-#[must_use]
-pub fn default_keymap() -> Vec<Binding> {
-    use KeyCode::{Char, Down, End, Enter, Home, PageDown, PageUp, Up};
-    let bind = |keys: Vec<(KeyCode, KeyModifiers)>, label, hint, action| Binding {
-        keys,
-        label,
-        hint,
-        action,
-    };
-    vec![
-        bind(
-            vec![plain(Char('j')), plain(Down)],
-            "j ↓",
-            None,
-            Action::SelectNext,
-        ),
-        bind(
-            vec![plain(Char('k')), plain(Up)],
-            "k ↑",
-            None,
-            Action::SelectPrevious,
-        ),
-        bind(
-            vec![plain(Char('g')), plain(Home)],
-            "g",
-            None,
-            Action::SelectFirst,
-        ),
-        bind(
-            vec![plain(Char('G')), (Char('G'), KeyModifiers::SHIFT)],
-            "G",
-            None,
-            Action::SelectLast,
-        ),
-        bind(vec![plain(Char('d'))], "d", Some("detach"), Action::Detach),
-        bind(
-            vec![(Char('b'), KeyModifiers::CONTROL)],
-            "Ctrl-B",
-            None,
-            Action::DetachNow,
-        ),
-        bind(vec![plain(Char('n'))], "n", Some("new"), Action::NewCall),
-        bind(vec![plain(Char('x'))], "x", Some("kill"), Action::Kill),
-        bind(
-            vec![plain(Enter), plain(Char('i'))],
-            "Enter i",
-            Some("type"),
-            Action::Focus,
-        ),
-        bind(vec![plain(PageUp)], "PgUp", None, Action::PageUp),
-        bind(vec![plain(PageDown)], "PgDn", None, Action::PageDown),
-        bind(vec![plain(End)], "End", None, Action::Live),
-        bind(vec![plain(Char('/'))], "/", Some("search"), Action::Search),
-        bind(vec![plain(Char('n'))], "n", None, Action::NextMatch),
-        bind(
-            vec![plain(Char('N')), (Char('N'), KeyModifiers::SHIFT)],
-            "N",
-            None,
-            Action::PreviousMatch,
-        ),
-        bind(vec![plain(Char('z'))], "z", Some("zoom"), Action::Zoom),
-        bind(vec![plain(Char('?'))], "?", Some("help"), Action::Help),
-        bind(vec![plain(Char('q'))], "q", Some("quit"), Action::Quit),
-    ]
-}
 
 /// What the pane needs fetched.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -271,70 +147,6 @@ pub struct Notice {
     pub shown_at: Instant,
 }
 
-/// Where things go on the screen, computed from its size alone.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Layout {
-    pub list: ratatui::layout::Rect,
-    pub header: ratatui::layout::Rect,
-    pub pane: ratatui::layout::Rect,
-    pub bar: ratatui::layout::Rect,
-}
-
-impl Layout {
-    /// The layout for a terminal of `cols` x `rows`, or `None` when it is too small.
-    #[must_use]
-    pub fn new(cols: u16, rows: u16, zoom: bool) -> Option<Self> {
-        use ratatui::layout::Rect;
-        if cols < MIN_COLS || rows < MIN_ROWS {
-            return None;
-        }
-        let list_cols = if zoom { 0 } else { (cols / 4).clamp(24, 40) };
-        // The list has a one-column rule on its right.
-        let pane_x = if zoom { 0 } else { list_cols + 1 };
-        let body_rows = rows - 1;
-        Some(Self {
-            list: Rect::new(0, 0, list_cols, body_rows),
-            header: Rect::new(pane_x, 0, cols - pane_x, 1),
-            pane: Rect::new(pane_x, 1, cols - pane_x, body_rows - 1),
-            bar: Rect::new(0, rows - 1, cols, 1),
-        })
-    }
-
-    /// The size of the PTYs: the pane's.
-    #[must_use]
-    pub fn pane_size(&self) -> TermSize {
-        TermSize::new(self.pane.width, self.pane.height)
-    }
-}
-
-/// The section of the list an entry is in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Section {
-    Running,
-    Tasks,
-    Finished,
-}
-
-impl Section {
-    #[must_use]
-    pub fn of(entry: &EntryInfo) -> Self {
-        match (entry.state, entry.kind) {
-            (EntryState::Running, EntryKind::Call) => Self::Running,
-            (EntryState::Running, EntryKind::Task) => Self::Tasks,
-            _ => Self::Finished,
-        }
-    }
-
-    #[must_use]
-    pub fn title(self) -> &'static str {
-        match self {
-            Self::Running => "Running",
-            Self::Tasks => "Tasks",
-            Self::Finished => "Finished",
-        }
-    }
-}
-
 /// The state of the interface.
 #[allow(clippy::struct_excessive_bools)] // Independent switches of the view.
 pub struct App {
@@ -352,9 +164,11 @@ pub struct App {
     /// The selected entry's screen, as last fetched.
     pub pane: Option<ScreenSnapshot>,
     /// The pane must be fetched again before the next frame.
-    pub pane_stale: bool,
+    pane_stale: bool,
     /// The entries must be listed again before the next frame.
-    pub entries_stale: bool,
+    entries_stale: bool,
+    /// Something shown changed: a frame is wanted.
+    frame_wanted: bool,
     /// The processes live in a server, so quitting leaves them running.
     pub processes_outlive: bool,
     pub term_size: (u16, u16),
@@ -379,6 +193,7 @@ impl App {
             pane: None,
             pane_stale: true,
             entries_stale: true,
+            frame_wanted: true,
             processes_outlive: false,
             term_size,
             color,
@@ -506,7 +321,7 @@ impl App {
             .entries
             .iter()
             .filter(|entry| entry.state.is_running())
-            .map(|entry| crate::interface::ui::until_elapsed_changes(entry.started_ms, now_ms))
+            .map(|entry| crate::time::until_elapsed_changes(entry.started_ms, now_ms))
             .min()
             .map(Duration::from_millis);
         let notice = self
@@ -518,6 +333,12 @@ impl App {
 
     /// A core event. Returns effects (new entries get the pane's size).
     pub fn handle_core_event(&mut self, event: &CoreEvent) -> Vec<Effect> {
+        let shown = match event {
+            CoreEvent::OutputChanged { id } => self.selected.as_deref() == Some(id.as_str()),
+            _ => true,
+        };
+        self.pane_stale |= shown;
+        self.frame_wanted |= shown;
         match event {
             CoreEvent::OutputChanged { .. } => Vec::new(),
             CoreEvent::Started { id } => {
@@ -553,10 +374,42 @@ impl App {
             Outcome::Scroll(scroll) => self.scroll = scroll,
         }
         self.entries_stale = true;
+        self.pane_stale = true;
+        self.frame_wanted = true;
+    }
+
+    /// Whether a frame was asked for since the last time this was called.
+    pub fn take_frame_request(&mut self) -> bool {
+        std::mem::take(&mut self.frame_wanted)
+    }
+
+    /// Whether the entries must be listed again before the next frame.
+    #[must_use]
+    pub fn entries_stale(&self) -> bool {
+        self.entries_stale
+    }
+
+    /// Everything on screen may have changed unseen (events were lost): fetch it all again.
+    pub fn mark_stale(&mut self) {
+        self.entries_stale = true;
+        self.pane_stale = true;
+        self.frame_wanted = true;
+    }
+
+    /// Whether the processes outlive this interface (they live in a server).
+    pub fn set_processes_outlive(&mut self, outlive: bool) {
+        self.processes_outlive = outlive;
+    }
+
+    /// The selected entry's screen as fetched, or `None` when it could not be.
+    pub fn set_pane(&mut self, pane: Option<ScreenSnapshot>) {
+        self.pane = pane;
     }
 
     /// Input from the terminal.
     pub fn handle_input(&mut self, input: Input) -> Vec<Effect> {
+        self.pane_stale = true;
+        self.frame_wanted = true;
         match input {
             Input::Key(key) if key.kind != KeyEventKind::Release => self.handle_key(key),
             Input::Paste(text) => self.handle_paste(&text),
@@ -859,7 +712,7 @@ impl App {
                         .list
                         .contains(ratatui::layout::Position::new(mouse.column, mouse.row)) =>
             {
-                if let Some(index) = crate::interface::ui::list_row_entry(self, layout, mouse.row) {
+                if let Some(index) = list_row_entry(self, layout, mouse.row) {
                     self.select_index(index);
                 }
             }
@@ -882,145 +735,13 @@ impl App {
     }
 }
 
-/// Whether `line` contains `query`: case-insensitive unless the query has capitals.
-#[must_use]
-pub fn matches_query(line: &str, query: &str) -> bool {
-    match_ranges(line, query).next().is_some()
-}
-
-/// Where `query` occurs in `line`, as char ranges (smart case).
-pub fn match_ranges<'a>(
-    line: &'a str,
-    query: &'a str,
-) -> impl Iterator<Item = std::ops::Range<usize>> + 'a {
-    let fold = !query.chars().any(char::is_uppercase);
-    let haystack: Vec<char> = if fold {
-        line.chars().flat_map(char::to_lowercase).collect()
-    } else {
-        line.chars().collect()
-    };
-    let needle: Vec<char> = query.chars().collect();
-    let width = needle.len();
-    (0..haystack.len().saturating_sub(width.saturating_sub(1)))
-        .filter(move |&start| width > 0 && haystack[start..start + width] == needle[..])
-        .map(move |start| start..start + width)
-}
-
-/// The bytes a terminal sends for a key.
-#[must_use]
-pub fn encode_key(key: KeyEvent, application_cursor: bool) -> Option<Vec<u8>> {
-    let alt = key.modifiers.contains(KeyModifiers::ALT);
-    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
-    let cursor = |letter: u8| {
-        if application_cursor {
-            vec![0x1b, b'O', letter]
-        } else {
-            vec![0x1b, b'[', letter]
-        }
-    };
-    let mut bytes = match key.code {
-        KeyCode::Char(c) if ctrl => {
-            let lower = c.to_ascii_lowercase();
-            match lower {
-                'a'..='z' => vec![lower as u8 - b'a' + 1],
-                ' ' | '@' | '2' => vec![0],
-                '[' | '3' => vec![0x1b],
-                '\\' | '4' => vec![0x1c],
-                ']' | '5' => vec![0x1d],
-                '^' | '6' => vec![0x1e],
-                '_' | '7' | '/' => vec![0x1f],
-                _ => return None,
-            }
-        }
-        KeyCode::Char(c) => c.to_string().into_bytes(),
-        KeyCode::Enter => vec![b'\r'],
-        KeyCode::Tab => vec![b'\t'],
-        KeyCode::BackTab => b"\x1b[Z".to_vec(),
-        KeyCode::Backspace => vec![0x7f],
-        KeyCode::Esc => vec![0x1b],
-        KeyCode::Up => cursor(b'A'),
-        KeyCode::Down => cursor(b'B'),
-        KeyCode::Right => cursor(b'C'),
-        KeyCode::Left => cursor(b'D'),
-        KeyCode::Home => cursor(b'H'),
-        KeyCode::End => cursor(b'F'),
-        KeyCode::PageUp => b"\x1b[5~".to_vec(),
-        KeyCode::PageDown => b"\x1b[6~".to_vec(),
-        KeyCode::Insert => b"\x1b[2~".to_vec(),
-        KeyCode::Delete => b"\x1b[3~".to_vec(),
-        KeyCode::F(n) => match n {
-            1 => b"\x1bOP".to_vec(),
-            2 => b"\x1bOQ".to_vec(),
-            3 => b"\x1bOR".to_vec(),
-            4 => b"\x1bOS".to_vec(),
-            5 => b"\x1b[15~".to_vec(),
-            6 => b"\x1b[17~".to_vec(),
-            7 => b"\x1b[18~".to_vec(),
-            8 => b"\x1b[19~".to_vec(),
-            9 => b"\x1b[20~".to_vec(),
-            10 => b"\x1b[21~".to_vec(),
-            11 => b"\x1b[23~".to_vec(),
-            12 => b"\x1b[24~".to_vec(),
-            _ => return None,
-        },
-        _ => return None,
-    };
-    if alt {
-        bytes.insert(0, 0x1b);
-    }
-    Some(bytes)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::EntryState;
 
     fn key(code: KeyCode, modifiers: KeyModifiers) -> KeyEvent {
         KeyEvent::new(code, modifiers)
-    }
-
-    #[test]
-    fn keys_become_the_bytes_a_terminal_sends() {
-        let none = KeyModifiers::NONE;
-        assert_eq!(
-            encode_key(key(KeyCode::Char('a'), none), false),
-            Some(b"a".to_vec())
-        );
-        assert_eq!(
-            encode_key(key(KeyCode::Char('c'), KeyModifiers::CONTROL), false),
-            Some(vec![3])
-        );
-        assert_eq!(
-            encode_key(key(KeyCode::Up, none), false),
-            Some(b"\x1b[A".to_vec())
-        );
-        assert_eq!(
-            encode_key(key(KeyCode::Up, none), true),
-            Some(b"\x1bOA".to_vec())
-        );
-        assert_eq!(
-            encode_key(key(KeyCode::Char('x'), KeyModifiers::ALT), false),
-            Some(b"\x1bx".to_vec())
-        );
-        assert_eq!(
-            encode_key(key(KeyCode::F(5), none), false),
-            Some(b"\x1b[15~".to_vec())
-        );
-        assert_eq!(
-            encode_key(key(KeyCode::Enter, none), false),
-            Some(b"\r".to_vec())
-        );
-    }
-
-    #[test]
-    fn search_is_smart_case() {
-        assert!(matches_query("Error: disk full", "error"));
-        assert!(!matches_query("error: disk full", "Error"));
-        assert_eq!(
-            match_ranges("abcabc", "bc").collect::<Vec<_>>(),
-            vec![1..3, 4..6]
-        );
-        assert_eq!(match_ranges("ab", "abc").count(), 0);
     }
 
     fn test_app() -> App {

@@ -242,7 +242,7 @@ pub async fn run(
 
     let mut terminal = Terminal::new(TestBackend::new(size.cols, size.rows))
         .context("creating the test backend")?;
-    let mut app = App::new((size.cols, size.rows), !crate::interface::tui::no_color());
+    let mut app = App::new((size.cols, size.rows), !crate::interface::ui::no_color());
     let (input_tx, mut inputs) = mpsc::channel(64);
     let (frames_tx, frames) = watch::channel(String::new());
 
@@ -255,7 +255,7 @@ pub async fn run(
         frames,
         printed_tx,
     ));
-    let looped = crate::interface::tui::run_loop(
+    let looped = crate::interface::event_loop::run_loop(
         &mut terminal,
         &mut app,
         &link,
@@ -326,12 +326,15 @@ impl Player {
                         .map(|layout| layout.pane_size());
                 let (id, result) = self
                     .link
-                    .run(CallRequest {
-                        id,
-                        size: pane,
-                        cwd: std::env::current_dir().ok(),
-                        ..CallRequest::new(command)
-                    })
+                    .run(
+                        CallRequest {
+                            id,
+                            size: pane,
+                            ..CallRequest::new(command)
+                        }
+                        .from_here()
+                        .map_err(|err| format!("reading this folder: {err}"))?,
+                    )
                     .await
                     .map_err(|err| format!("{err:#}"))?;
                 self.calls.insert(id, result);

@@ -13,9 +13,12 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
 
 use crate::core::{EntryInfo, EntryKind, EntryState};
 use crate::interface::app::{
-    App, Confirm, Layout, MIN_COLS, MIN_ROWS, Mode, PromptPurpose, Section, match_ranges,
+    App, Confirm, Layout, ListLine, MIN_COLS, MIN_ROWS, Mode, PromptPurpose, list_lines,
+    list_offset,
 };
+use crate::output::match_ranges;
 use crate::screen::{Cell as ScreenCell, CellColor, ScreenSnapshot};
+use crate::time::format_elapsed;
 
 /// The colors of oino's own chrome, or none at all under `NO_COLOR`.
 struct Theme {
@@ -77,38 +80,6 @@ pub fn state_symbol(entry: &EntryInfo) -> &'static str {
     }
 }
 
-/// `12s`, `3m`, `2h05m`: seconds only in the first minute, so that an idle screen changes
-/// once a minute.
-#[must_use]
-pub fn format_elapsed(ms: u64) -> String {
-    let seconds = ms / 1000;
-    match seconds {
-        0..60 => format!("{seconds}s"),
-        60..3600 => format!("{}m", seconds / 60),
-        _ => format!("{}h{:02}m", seconds / 3600, seconds % 3600 / 60),
-    }
-}
-
-/// The elapsed time shown for something that started at `started_ms`: whole seconds counted on
-/// the wall clock, so that every elapsed time on screen changes at the same moment.
-#[must_use]
-pub fn shown_elapsed_ms(started_ms: u64, now_ms: u64) -> u64 {
-    (now_ms / 1000).saturating_sub(started_ms / 1000) * 1000
-}
-
-/// Milliseconds until the elapsed time shown for `started_ms` changes.
-#[must_use]
-pub fn until_elapsed_changes(started_ms: u64, now_ms: u64) -> u64 {
-    let to_next_second = 1000 - now_ms % 1000;
-    let seconds = shown_elapsed_ms(started_ms, now_ms) / 1000;
-    if seconds < 59 {
-        to_next_second
-    } else {
-        // Minutes only from here: the next change is at a whole minute of age.
-        (59 - seconds % 60) * 1000 + to_next_second
-    }
-}
-
 fn elapsed_ms(entry: &EntryInfo, now_ms: u64) -> u64 {
     entry
         .ended_ms
@@ -116,52 +87,10 @@ fn elapsed_ms(entry: &EntryInfo, now_ms: u64) -> u64 {
         .saturating_sub(entry.started_ms)
 }
 
-/// One line of the list: a section's title or an entry (by index in `app.entries`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum ListLine {
-    Title(Section),
-    Entry(usize),
-}
-
-fn list_lines(app: &App) -> Vec<ListLine> {
-    let mut lines = Vec::with_capacity(app.entries.len() + 3);
-    let mut section = None;
-    for (index, entry) in app.entries.iter().enumerate() {
-        let this = Section::of(entry);
-        if section != Some(this) {
-            lines.push(ListLine::Title(this));
-            section = Some(this);
-        }
-        lines.push(ListLine::Entry(index));
-    }
-    lines
-}
-
-/// The first list line shown, so that the selected entry is in view.
-fn list_offset(app: &App, lines: &[ListLine], height: usize) -> usize {
-    let selected = app
-        .selected
-        .as_deref()
-        .and_then(|id| app.entries.iter().position(|entry| entry.id == id))
-        .and_then(|index| {
-            lines
-                .iter()
-                .position(|line| *line == ListLine::Entry(index))
-        })
-        .unwrap_or(0);
-    (selected + 1).saturating_sub(height)
-}
-
-/// The entry shown on screen row `row` of the list, if any.
+/// Whether oino's own colors are off (<https://no-color.org>).
 #[must_use]
-pub fn list_row_entry(app: &App, layout: Layout, row: u16) -> Option<usize> {
-    let lines = list_lines(app);
-    let offset = list_offset(app, &lines, usize::from(layout.list.height));
-    let index = usize::from(row.checked_sub(layout.list.y)?) + offset;
-    match lines.get(index)? {
-        ListLine::Entry(entry) => Some(*entry),
-        ListLine::Title(_) => None,
-    }
+pub fn no_color() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty())
 }
 
 /// Draws the whole interface.
@@ -790,24 +719,6 @@ mod tests {
                 .expect("cell")
                 .fg,
             Color::Indexed(2)
-        );
-    }
-
-    #[test]
-    fn elapsed_times_change_together_once_a_second_then_once_a_minute() {
-        let started = 1_000_500;
-        assert_eq!(shown_elapsed_ms(started, 1_012_400), 12_000);
-        assert_eq!(until_elapsed_changes(started, 1_012_400), 600);
-        assert_eq!(format_elapsed(shown_elapsed_ms(started, 1_075_000)), "1m");
-        // At 75 s of age, "1m" lasts until 120 s.
-        assert_eq!(until_elapsed_changes(started, 1_075_000), 45_000);
-        assert_eq!(
-            format_elapsed(shown_elapsed_ms(started, 1_075_000 + 45_000)),
-            "2m"
-        );
-        assert_eq!(
-            format_elapsed(shown_elapsed_ms(started, 1_075_000 + 44_999)),
-            "1m"
         );
     }
 

@@ -95,9 +95,7 @@ pub fn create_log_file(dir: &Path, call_id: &str) -> std::io::Result<(File, Path
         })
         .take(64)
         .collect();
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |since| since.as_millis());
+    let stamp = crate::time::now_ms();
     let mut attempt = 0u32;
     loop {
         let path = dir.join(format!("{safe_id}-{stamp}-{attempt}.log"));

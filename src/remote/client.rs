@@ -62,7 +62,7 @@ impl Client {
             Err(_) => {}
         }
         // A live server whose socket was just removed makes it again by itself.
-        if crate::remote::server::lock_holder(socket).is_none() {
+        if crate::remote::socket::lock_holder(socket).is_none() {
             start_server(socket)?;
         }
         let deadline = tokio::time::Instant::now() + START_DEADLINE;
@@ -70,10 +70,10 @@ impl Client {
             match Self::connect(socket).await {
                 Ok(client) => return Ok(client),
                 Err(err) if tokio::time::Instant::now() >= deadline => {
-                    let why = match crate::remote::server::lock_holder(socket) {
+                    let why = match crate::remote::socket::lock_holder(socket) {
                         Some(pid) => format!(
                             "a server (pid {pid}) holds {} but does not answer at {}",
-                            crate::remote::server::lock_path(socket).display(),
+                            crate::remote::socket::lock_path(socket).display(),
                             socket.display()
                         ),
                         None => format!(
@@ -83,7 +83,7 @@ impl Client {
                     };
                     return Err(err.context(format!(
                         "{why}; its log is {}",
-                        server_log(socket).display()
+                        crate::remote::socket::server_log(socket).display()
                     )));
                 }
                 Err(_) => tokio::time::sleep(START_POLL).await,
@@ -161,30 +161,13 @@ fn nobody_listens(err: &anyhow::Error) -> bool {
     })
 }
 
-/// Where a server started in the background writes its log.
-#[must_use]
-pub fn server_log(socket: &Path) -> PathBuf {
-    let name = socket.file_stem().map_or_else(
-        || "default".into(),
-        |stem| stem.to_string_lossy().into_owned(),
-    );
-    // Beside the call logs (the state dir), else beside the socket.
-    crate::output::log_dir()
-        .ok()
-        .and_then(|logs| {
-            logs.parent()
-                .map(|state| state.join(format!("server-{name}.log")))
-        })
-        .unwrap_or_else(|| socket.with_extension("log"))
-}
-
 /// Starts `oino server` for `socket` in the background, detached from this terminal.
 fn start_server(socket: &Path) -> anyhow::Result<()> {
-    crate::remote::server::prepare_dir(socket.parent().context("the socket path has no folder")?)?;
+    crate::remote::socket::prepare_dir(socket.parent().context("the socket path has no folder")?)?;
     let log = std::fs::File::options()
         .create(true)
         .append(true)
-        .open(server_log(socket))
+        .open(crate::remote::socket::server_log(socket))
         .context("opening the server's log")?;
     let exe = std::env::current_exe().context("finding the oino program")?;
     std::process::Command::new(exe)

@@ -8,7 +8,7 @@
 
 use std::fs::File;
 use std::io::Write as _;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,64 +23,15 @@ use tokio::sync::watch;
 
 use crate::call::{CallOptions, TimeoutPolicy};
 use crate::core::{CallRequest, Core, CoreConfig, CoreEvent};
-use crate::pty::proc_scan;
 use crate::remote::protocol::{
     ErrorCode, Hello, MAX_REQUEST_BYTES, PROTOCOL_VERSION, Reply, Request,
 };
+use crate::remote::socket::{elder_server, lock_holder, lock_path, prepare_dir};
 
 /// How long an idle server (no process, no client) stays.
 pub const DEFAULT_IDLE_EXIT: Duration = Duration::from_secs(60);
 /// Raw bytes an `output` request returns unless it says otherwise.
 const DEFAULT_OUTPUT_BYTES: usize = 64 * 1024;
-
-/// Where the socket of session `name` lives: `$XDG_RUNTIME_DIR/oino/NAME.sock`, else
-/// `/tmp/oino-UID/NAME.sock`.
-#[must_use]
-pub fn session_socket(name: &str) -> PathBuf {
-    let dir = std::env::var_os("XDG_RUNTIME_DIR")
-        .filter(|value| !value.is_empty())
-        .map_or_else(
-            || std::env::temp_dir().join(format!("oino-{}", nix::unistd::getuid())),
-            |runtime| PathBuf::from(runtime).join("oino"),
-        );
-    dir.join(format!("{name}.sock"))
-}
-
-/// The socket a command uses: `--socket`, else `OINO_SOCKET`, else the session's.
-#[must_use]
-pub fn choose_socket(socket: Option<PathBuf>, session: Option<&str>) -> PathBuf {
-    socket
-        .or_else(|| {
-            std::env::var_os("OINO_SOCKET")
-                .filter(|value| !value.is_empty())
-                .map(PathBuf::from)
-        })
-        .unwrap_or_else(|| session_socket(session.unwrap_or("default")))
-}
-
-/// Makes the socket's folder (0700), or checks that an existing one is ours and private.
-pub fn prepare_dir(dir: &Path) -> anyhow::Result<()> {
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .with_context(|| format!("creating the socket folder {}", dir.display()))?;
-    let meta = std::fs::metadata(dir)?;
-    let uid = nix::unistd::getuid().as_raw();
-    if meta.uid() != uid {
-        anyhow::bail!(
-            "the socket folder {} belongs to uid {}, not to you (uid {uid}): choose another \
-             with --socket",
-            dir.display(),
-            meta.uid()
-        );
-    }
-    if meta.mode() & 0o077 != 0 {
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .with_context(|| format!("making {} private", dir.display()))?;
-    }
-    Ok(())
-}
 
 /// Closes every descriptor but standard input, output and error, so that a server started by a
 /// client holds none of the client's (a pipe a harness waits on, make's jobserver, bats' fd 3).
@@ -107,58 +58,6 @@ pub enum Served {
         holder: Option<u32>,
     },
     Stopped,
-}
-
-/// Where the lock of the server at `socket` is.
-#[must_use]
-pub fn lock_path(socket: &Path) -> PathBuf {
-    socket.with_extension("lock")
-}
-
-/// The pid of a live oino server of `socket` other than this process: the one its lock names,
-/// else one found among the processes (its lock may have been removed with its folder). Looked at
-/// without touching the lock, which a server starting meanwhile may be taking.
-#[must_use]
-pub fn lock_holder(socket: &Path) -> Option<u32> {
-    server_of(socket, |_| true)
-}
-
-/// Like [`lock_holder`], but a server found among the processes counts only if it started before
-/// this one: of servers starting together, exactly one (the eldest) goes on to take the lock.
-fn elder_server(socket: &Path) -> Option<u32> {
-    let age = |pid: u32| {
-        let pid = i32::try_from(pid).ok()?;
-        Some((proc_scan::stat(pid)?.started, pid))
-    };
-    let mine = age(std::process::id());
-    server_of(socket, |pid| age(pid) < mine)
-}
-
-/// The server named in the lock, else the first server among the processes that `counts`.
-fn server_of(socket: &Path, counts: impl Fn(u32) -> bool) -> Option<u32> {
-    let named = std::fs::read_to_string(lock_path(socket))
-        .ok()
-        .and_then(|text| text.trim().parse::<u32>().ok())
-        .filter(|pid| serves(*pid, socket));
-    named.or_else(|| {
-        std::fs::read_dir("/proc")
-            .ok()?
-            .flatten()
-            .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
-            .find(|pid| serves(*pid, socket) && counts(*pid))
-    })
-}
-
-/// Whether process `pid` (not this one) is `oino server` for `socket`.
-fn serves(pid: u32, socket: &Path) -> bool {
-    if pid == std::process::id() {
-        return false;
-    }
-    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
-        return false;
-    };
-    let args: Vec<&[u8]> = cmdline.split(|byte| *byte == 0).collect();
-    args.get(1) == Some(&&b"server"[..]) && args.contains(&socket.as_os_str().as_encoded_bytes())
 }
 
 /// A file's identity: a path removed and made again is another file.
@@ -490,7 +389,7 @@ pub async fn serve(socket: &Path, idle_exit: Duration) -> anyhow::Result<Served>
                     continue;
                 }
             }
-            () = crate::pty::sleep_until_opt(idle_deadline) => break,
+            () = crate::time::sleep_until_opt(idle_deadline) => break,
             _ = stop.changed() => break,
             _ = terminate.recv() => break,
             _ = interrupt.recv() => break,
@@ -820,7 +719,7 @@ async fn handle(core: &Core, request: Request) -> Reply {
             query,
         } => core
             .find_line(&key, from, newer, |line| {
-                crate::interface::app::matches_query(line, &query)
+                crate::output::matches_query(line, &query)
             })
             .map_or_else(failed, Reply::success),
         // Answered by the connection itself.

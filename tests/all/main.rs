@@ -8,6 +8,7 @@ mod cli;
 mod detach;
 mod e2e;
 mod headless;
+mod layers;
 mod mcp;
 mod server;
 mod support;

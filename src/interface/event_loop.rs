@@ -1,42 +1,28 @@
-//! The full-screen interface on a real terminal, and the event loop it shares with headless mode.
+//! The event loop the interface runs on a real terminal and in headless mode alike.
 //!
 //! [`run_loop`] is one `select!` over input, core events, effect outcomes, the frame timer and a
 //! clock that wakes when a shown elapsed time changes (each second in a call's first minute, then
-//! each minute). Frames are requested by marking the state dirty
-//! and drawn at most 60 times a second; with nothing happening, nothing wakes up. The loop is
-//! generic over the backend and fed by a channel of [`Input`], so headless mode runs the very
-//! same code on a test backend with a script as its keyboard.
+//! each minute). Anything may ask for a frame; the [`FrameScheduler`] draws them at most 60 times
+//! a second, and with nothing happening nothing wakes up. The loop is generic over the backend
+//! and fed by a channel of [`Input`], so headless mode runs the very same code on a test backend
+//! with a script as its keyboard. [`execute`] carries out the app's effects on the link.
 
-use std::io::{IsTerminal, Stdout, Write};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::io::Write;
+use std::time::{Duration, Instant};
 
-use anyhow::Context;
-use crossterm::event::{
-    self, DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
-    Event,
-};
-use crossterm::terminal::{
-    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
-};
 use ratatui::Terminal;
 use ratatui::backend::{Backend, CrosstermBackend, TestBackend};
 use tokio::sync::{mpsc, watch};
 
-use crate::core::{CallRequest, CoreEvent};
+use crate::core::CallRequest;
 use crate::interface::app::{App, DETACH_REASON, Effect, Input, Outcome, PaneRequest};
 use crate::link::{Link, LinkEvent};
+use crate::time::now_ms;
 
 /// The shortest time between two frames (60 a second).
 const FRAME: Duration = Duration::from_millis(16);
 /// Past the moment an elapsed time changes, so that the frame shows the new value.
 const CLOCK_SLACK: Duration = Duration::from_millis(5);
-/// How often the input thread looks up from the terminal to see whether to stop: seldom, as
-/// every look costs an idle interface a wakeup.
-const INPUT_POLL: Duration = Duration::from_secs(2);
-/// Input events buffered between the input thread and the loop.
-const INPUT_BUFFER: usize = 256;
 /// Writes buffered for the processes.
 const WRITE_BUFFER: usize = 256;
 
@@ -55,12 +41,59 @@ impl ResizeBackend for TestBackend {
     }
 }
 
-fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| {
-            u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
-        })
+/// When to draw. Frames are asked for, not drawn at once: asks are coalesced into at most one
+/// frame per `interval`, and a forced frame (a headless script's barrier) is drawn at once.
+#[derive(Debug)]
+pub struct FrameScheduler {
+    interval: Duration,
+    wanted: bool,
+    forced: bool,
+    last: Option<Instant>,
+}
+
+impl FrameScheduler {
+    /// A scheduler whose first frame is wanted.
+    #[must_use]
+    pub fn new(interval: Duration) -> Self {
+        Self {
+            interval,
+            wanted: true,
+            forced: false,
+            last: None,
+        }
+    }
+
+    /// Asks for a frame, drawn when the interval since the last one has passed.
+    pub fn schedule(&mut self) {
+        self.wanted = true;
+    }
+
+    /// Asks for a frame drawn at once.
+    pub fn force(&mut self) {
+        self.wanted = true;
+        self.forced = true;
+    }
+
+    /// Whether a frame is to be drawn at `now`.
+    #[must_use]
+    pub fn due(&self, now: Instant) -> bool {
+        self.wanted && (self.forced || self.last.is_none_or(|last| now >= last + self.interval))
+    }
+
+    /// A frame was drawn at `now`.
+    pub fn drawn(&mut self, now: Instant) {
+        self.wanted = false;
+        self.forced = false;
+        self.last = Some(now);
+    }
+
+    /// When to wake for a frame asked for but not yet due; `None` when none waits.
+    #[must_use]
+    pub fn wake_at(&self, now: Instant) -> Option<Instant> {
+        (self.wanted && !self.due(now))
+            .then(|| self.last.map(|last| last + self.interval))
+            .flatten()
+    }
 }
 
 /// Runs the interface until the app quits or the inputs end. After each frame its text goes to
@@ -73,16 +106,16 @@ pub async fn run_loop<B: ResizeBackend>(
     frames: Option<&watch::Sender<String>>,
 ) -> anyhow::Result<()> {
     let mut events = link.events().await?;
-    app.processes_outlive = link.is_remote();
+    app.set_processes_outlive(link.is_remote());
     let (outcome_tx, mut outcomes) = mpsc::unbounded_channel();
     let writes = spawn_writer(link.clone(), outcome_tx.clone());
-    let mut dirty = true;
-    let mut last_frame: Option<Instant> = None;
+    let mut scheduler = FrameScheduler::new(FRAME);
     let mut barriers: Vec<tokio::sync::oneshot::Sender<()>> = Vec::new();
     loop {
-        let frame_due =
-            !barriers.is_empty() || last_frame.is_none_or(|last| last.elapsed() >= FRAME);
-        if dirty && frame_due {
+        if app.take_frame_request() {
+            scheduler.schedule();
+        }
+        if scheduler.due(Instant::now()) {
             refresh(app, link).await;
             let now = now_ms();
             let frame = terminal
@@ -91,8 +124,9 @@ pub async fn run_loop<B: ResizeBackend>(
             if let Some(frames) = frames {
                 frames.send_replace(crate::interface::ui::buffer_text(frame.buffer));
             }
-            dirty = false;
-            last_frame = Some(Instant::now());
+            // What the refresh itself asked for is on this frame.
+            app.take_frame_request();
+            scheduler.drawn(Instant::now());
             for barrier in barriers.drain(..) {
                 let _ = barrier.send(());
             }
@@ -100,9 +134,9 @@ pub async fn run_loop<B: ResizeBackend>(
         if app.quit {
             return Ok(());
         }
-        let next_frame = (dirty && !frame_due)
-            .then(|| last_frame.map(|last| tokio::time::Instant::from_std(last + FRAME)))
-            .flatten();
+        let next_frame = scheduler
+            .wake_at(Instant::now())
+            .map(tokio::time::Instant::from_std);
         // Woken only when an elapsed time or a notice on screen changes.
         let next_tick = app
             .next_tick(now_ms())
@@ -116,46 +150,28 @@ pub async fn run_loop<B: ResizeBackend>(
                     Input::Resize { cols, rows } => terminal.backend_mut().resize_to(cols, rows),
                     Input::Barrier(reply) => {
                         barriers.push(reply);
-                        dirty = true;
+                        scheduler.force();
                         continue;
                     }
                     _ => {}
                 }
                 let effects = app.handle_input(input);
                 execute(link, app, effects, &outcome_tx, &writes);
-                dirty = true;
-                app.pane_stale = true;
             }
             event = events.recv() => match event {
                 LinkEvent::Core(event) => {
-                    let shown = match &event {
-                        CoreEvent::OutputChanged { id } => {
-                            app.selected.as_deref() == Some(id.as_str())
-                        }
-                        _ => true,
-                    };
-                    dirty |= shown;
-                    app.pane_stale |= shown;
                     let effects = app.handle_core_event(&event);
                     execute(link, app, effects, &outcome_tx, &writes);
                 }
-                LinkEvent::Lagged => {
-                    app.entries_stale = true;
-                    app.pane_stale = true;
-                    dirty = true;
-                }
+                LinkEvent::Lagged => app.mark_stale(),
                 LinkEvent::Closed => {
                     anyhow::bail!("the oino server went away; run `oino` again to start it anew")
                 }
             },
-            Some(outcome) = outcomes.recv() => {
-                app.handle_outcome(outcome);
-                dirty = true;
-                app.pane_stale = true;
-            }
-            () = crate::pty::sleep_until_opt(next_frame) => {}
+            Some(outcome) = outcomes.recv() => app.handle_outcome(outcome),
+            () = crate::time::sleep_until_opt(next_frame) => {}
             // Only elapsed times change: the pane stays as fetched.
-            () = crate::pty::sleep_until_opt(next_tick) => dirty = true,
+            () = crate::time::sleep_until_opt(next_tick) => scheduler.schedule(),
         }
     }
 }
@@ -163,7 +179,7 @@ pub async fn run_loop<B: ResizeBackend>(
 /// Fetches what the next frame shows and is stale: the entries, the pane.
 async fn refresh(app: &mut App, link: &Link) {
     app.expire_notice();
-    if app.entries_stale {
+    if app.entries_stale() {
         match link.entries().await {
             Ok(entries) => app.set_entries(entries),
             Err(err) => app.say(format!("cannot list the calls: {err:#}"), true),
@@ -171,9 +187,9 @@ async fn refresh(app: &mut App, link: &Link) {
     }
     match app.pane_request() {
         Some(PaneRequest::Live { id, size }) => match link.snapshot(&id, size).await {
-            Ok(snapshot) => app.pane = Some(snapshot),
+            Ok(snapshot) => app.set_pane(Some(snapshot)),
             // The entry went (a server restarted): the list will say so.
-            Err(_) => app.pane = None,
+            Err(_) => app.set_pane(None),
         },
         Some(PaneRequest::History {
             id,
@@ -250,12 +266,15 @@ fn execute(
                 // As typed in this shell: its folder, its environment.
                 let request = CallRequest {
                     size: Some(size),
-                    cwd: std::env::current_dir().ok(),
-                    env: std::env::vars().collect(),
                     ..CallRequest::new(command.clone())
-                };
+                }
+                .from_here();
                 tokio::spawn(async move {
-                    if let Err(err) = link.start(request).await {
+                    let started = match request {
+                        Ok(request) => link.start(request).await.map(drop),
+                        Err(err) => Err(anyhow::Error::new(err).context("reading this folder")),
+                    };
+                    if let Err(err) = started {
                         let _ = outcomes
                             .send(Outcome::Failed(format!("cannot run `{command}`: {err:#}")));
                     }
@@ -321,146 +340,33 @@ fn execute(
     }
 }
 
-/// Puts the terminal in raw mode on the alternate screen; puts it back on drop and on panic.
-pub struct TerminalGuard {
-    _private: (),
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-fn restore_terminal() {
-    let _ = disable_raw_mode();
-    let _ = crossterm::execute!(
-        std::io::stdout(),
-        DisableMouseCapture,
-        DisableBracketedPaste,
-        LeaveAlternateScreen,
-        crossterm::cursor::Show
-    );
-}
-
-impl TerminalGuard {
-    pub fn enter() -> anyhow::Result<Self> {
-        let previous = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            restore_terminal();
-            previous(info);
-        }));
-        enable_raw_mode().context("putting the terminal in raw mode")?;
-        let guard = Self { _private: () };
-        crossterm::execute!(
-            std::io::stdout(),
-            EnterAlternateScreen,
-            EnableBracketedPaste,
-            EnableMouseCapture
-        )
-        .context("setting up the terminal")?;
-        Ok(guard)
+    #[test]
+    fn frames_are_coalesced_to_one_an_interval_and_forced_ones_come_at_once() {
+        let start = Instant::now();
+        let interval = Duration::from_millis(16);
+        let mut frames = FrameScheduler::new(interval);
+        // The first frame is wanted and due at once.
+        assert!(frames.due(start));
+        frames.drawn(start);
+        assert!(!frames.due(start + interval));
+        assert_eq!(frames.wake_at(start), None);
+        // Many asks within the interval make one frame, at its end.
+        frames.schedule();
+        frames.schedule();
+        let soon = start + Duration::from_millis(5);
+        assert!(!frames.due(soon));
+        assert_eq!(frames.wake_at(soon), Some(start + interval));
+        assert!(frames.due(start + interval));
+        frames.drawn(start + interval);
+        assert!(!frames.due(start + interval * 3));
+        // A forced frame does not wait for the interval.
+        frames.force();
+        assert!(frames.due(start + interval + Duration::from_millis(1)));
+        frames.drawn(start + interval + Duration::from_millis(1));
+        assert!(!frames.due(start + interval * 4));
     }
-}
-
-impl Drop for TerminalGuard {
-    fn drop(&mut self) {
-        restore_terminal();
-    }
-}
-
-/// Reads terminal events on a thread of its own (reads block) into the loop's channel.
-fn spawn_input_thread(inputs: mpsc::Sender<Input>, stop: Arc<AtomicBool>) -> anyhow::Result<()> {
-    std::thread::Builder::new()
-        .name("oino-input".into())
-        .spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                match event::poll(INPUT_POLL) {
-                    Ok(true) => {}
-                    Ok(false) => continue,
-                    Err(_) => break,
-                }
-                let input = match event::read() {
-                    Ok(Event::Key(key)) => Input::Key(key),
-                    Ok(Event::Paste(text)) => Input::Paste(text),
-                    Ok(Event::Mouse(mouse)) => Input::Mouse(mouse),
-                    Ok(Event::Resize(cols, rows)) => Input::Resize { cols, rows },
-                    Ok(_) => continue,
-                    Err(_) => break,
-                };
-                if inputs.blocking_send(input).is_err() {
-                    break;
-                }
-            }
-        })
-        .context("starting the input thread")?;
-    Ok(())
-}
-
-/// Sends `Input::Stop` on SIGTERM or SIGHUP.
-fn forward_stop_signals(inputs: mpsc::Sender<Input>) -> anyhow::Result<()> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut terminate = signal(SignalKind::terminate())?;
-    let mut hangup = signal(SignalKind::hangup())?;
-    tokio::spawn(async move {
-        tokio::select! {
-            _ = terminate.recv() => {}
-            _ = hangup.recv() => {}
-        }
-        let _ = inputs.send(Input::Stop).await;
-    });
-    Ok(())
-}
-
-/// Whether oino's own colors are off (<https://no-color.org>).
-#[must_use]
-pub fn no_color() -> bool {
-    std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty())
-}
-
-/// The full-screen interface on this terminal, on `link`, with `commands` (title, command)
-/// started as calls; with none given, the demo's when there is nothing to show yet.
-pub async fn run(
-    link: Link,
-    commands: Vec<(Option<String>, String)>,
-    demo: Vec<(Option<String>, String)>,
-) -> anyhow::Result<()> {
-    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
-        anyhow::bail!(
-            "the interface needs a terminal: run oino in one, or use `oino run -- COMMAND` or \
-             `oino headless`"
-        );
-    }
-    let (cols, rows) = crossterm::terminal::size().context("reading the terminal size")?;
-    let mut app = App::new((cols, rows), !no_color());
-    let commands = if commands.is_empty() && link.entries().await?.is_empty() {
-        demo
-    } else {
-        commands
-    };
-    let cwd = std::env::current_dir().ok();
-    let env: Vec<(String, String)> = std::env::vars().collect();
-    for (title, command) in commands {
-        link.start(CallRequest {
-            size: app.pane_size(),
-            title,
-            cwd: cwd.clone(),
-            env: env.clone(),
-            ..CallRequest::new(command)
-        })
-        .await?;
-    }
-
-    let guard = TerminalGuard::enter()?;
-    let outcome = async {
-        let mut terminal: Terminal<CrosstermBackend<Stdout>> =
-            Terminal::new(CrosstermBackend::new(std::io::stdout()))
-                .context("opening the terminal")?;
-        let (input_tx, mut inputs) = mpsc::channel(INPUT_BUFFER);
-        let stop = Arc::new(AtomicBool::new(false));
-        spawn_input_thread(input_tx.clone(), Arc::clone(&stop))?;
-        forward_stop_signals(input_tx)?;
-        let result = run_loop(&mut terminal, &mut app, &link, &mut inputs, None).await;
-        stop.store(true, Ordering::Relaxed);
-        result
-    }
-    .await;
-    drop(guard);
-    // An interface of its own ends its processes; a server keeps them.
-    link.close().await;
-    outcome
 }

@@ -1,0 +1,125 @@
+//! Where things go on the screen, and which list line each row shows: computed from the state
+//! alone, so that drawing and mouse clicks agree.
+
+use crate::core::{EntryInfo, EntryKind, EntryState};
+use crate::pty::TermSize;
+
+use super::App;
+
+/// The smallest terminal the layout works in.
+pub const MIN_COLS: u16 = 40;
+pub const MIN_ROWS: u16 = 8;
+
+/// Where things go on the screen, computed from its size alone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layout {
+    pub list: ratatui::layout::Rect,
+    pub header: ratatui::layout::Rect,
+    pub pane: ratatui::layout::Rect,
+    pub bar: ratatui::layout::Rect,
+}
+
+impl Layout {
+    /// The layout for a terminal of `cols` x `rows`, or `None` when it is too small.
+    #[must_use]
+    pub fn new(cols: u16, rows: u16, zoom: bool) -> Option<Self> {
+        use ratatui::layout::Rect;
+        if cols < MIN_COLS || rows < MIN_ROWS {
+            return None;
+        }
+        let list_cols = if zoom { 0 } else { (cols / 4).clamp(24, 40) };
+        // The list has a one-column rule on its right.
+        let pane_x = if zoom { 0 } else { list_cols + 1 };
+        let body_rows = rows - 1;
+        Some(Self {
+            list: Rect::new(0, 0, list_cols, body_rows),
+            header: Rect::new(pane_x, 0, cols - pane_x, 1),
+            pane: Rect::new(pane_x, 1, cols - pane_x, body_rows - 1),
+            bar: Rect::new(0, rows - 1, cols, 1),
+        })
+    }
+
+    /// The size of the PTYs: the pane's.
+    #[must_use]
+    pub fn pane_size(&self) -> TermSize {
+        TermSize::new(self.pane.width, self.pane.height)
+    }
+}
+
+/// The section of the list an entry is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Section {
+    Running,
+    Tasks,
+    Finished,
+}
+
+impl Section {
+    #[must_use]
+    pub fn of(entry: &EntryInfo) -> Self {
+        match (entry.state, entry.kind) {
+            (EntryState::Running, EntryKind::Call) => Self::Running,
+            (EntryState::Running, EntryKind::Task) => Self::Tasks,
+            _ => Self::Finished,
+        }
+    }
+
+    #[must_use]
+    pub fn title(self) -> &'static str {
+        match self {
+            Self::Running => "Running",
+            Self::Tasks => "Tasks",
+            Self::Finished => "Finished",
+        }
+    }
+}
+
+/// One line of the list: a section's title or an entry (by index in `app.entries`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ListLine {
+    Title(Section),
+    Entry(usize),
+}
+
+#[must_use]
+pub fn list_lines(app: &App) -> Vec<ListLine> {
+    let mut lines = Vec::with_capacity(app.entries.len() + 3);
+    let mut section = None;
+    for (index, entry) in app.entries.iter().enumerate() {
+        let this = Section::of(entry);
+        if section != Some(this) {
+            lines.push(ListLine::Title(this));
+            section = Some(this);
+        }
+        lines.push(ListLine::Entry(index));
+    }
+    lines
+}
+
+/// The first list line shown, so that the selected entry is in view.
+#[must_use]
+pub fn list_offset(app: &App, lines: &[ListLine], height: usize) -> usize {
+    let selected = app
+        .selected
+        .as_deref()
+        .and_then(|id| app.entries.iter().position(|entry| entry.id == id))
+        .and_then(|index| {
+            lines
+                .iter()
+                .position(|line| *line == ListLine::Entry(index))
+        })
+        .unwrap_or(0);
+    (selected + 1).saturating_sub(height)
+}
+
+/// The entry shown on screen row `row` of the list, if any.
+#[must_use]
+pub fn list_row_entry(app: &App, layout: Layout, row: u16) -> Option<usize> {
+    let lines = list_lines(app);
+    let offset = list_offset(app, &lines, usize::from(layout.list.height));
+    let index = usize::from(row.checked_sub(layout.list.y)?) + offset;
+    match lines.get(index)? {
+        ListLine::Entry(entry) => Some(*entry),
+        ListLine::Title(_) => None,
+    }
+}

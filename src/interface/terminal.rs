@@ -1,0 +1,168 @@
+//! The interface on a real terminal: the guard that puts the terminal back however oino ends,
+//! the thread that reads keys, the signals that stop it, and [`run`], which starts it all around
+//! the shared [`run_loop`](crate::interface::event_loop::run_loop).
+
+use std::io::{IsTerminal, Stdout};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use anyhow::Context;
+use crossterm::event::{
+    self, DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    Event,
+};
+use crossterm::terminal::{
+    EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
+};
+use ratatui::Terminal;
+use ratatui::backend::CrosstermBackend;
+use tokio::sync::mpsc;
+
+use crate::core::CallRequest;
+use crate::interface::app::{App, Input};
+use crate::interface::event_loop::run_loop;
+use crate::interface::ui::no_color;
+use crate::link::Link;
+
+/// How often the input thread looks up from the terminal to see whether to stop: seldom, as
+/// every look costs an idle interface a wakeup.
+const INPUT_POLL: Duration = Duration::from_secs(2);
+/// Input events buffered between the input thread and the loop.
+const INPUT_BUFFER: usize = 256;
+
+/// Puts the terminal in raw mode on the alternate screen; puts it back on drop and on panic.
+pub struct TerminalGuard {
+    _private: (),
+}
+
+fn restore_terminal() {
+    let _ = disable_raw_mode();
+    let _ = crossterm::execute!(
+        std::io::stdout(),
+        DisableMouseCapture,
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
+}
+
+impl TerminalGuard {
+    pub fn enter() -> anyhow::Result<Self> {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            restore_terminal();
+            previous(info);
+        }));
+        enable_raw_mode().context("putting the terminal in raw mode")?;
+        let guard = Self { _private: () };
+        crossterm::execute!(
+            std::io::stdout(),
+            EnterAlternateScreen,
+            EnableBracketedPaste,
+            EnableMouseCapture
+        )
+        .context("setting up the terminal")?;
+        Ok(guard)
+    }
+}
+
+impl Drop for TerminalGuard {
+    fn drop(&mut self) {
+        restore_terminal();
+    }
+}
+
+/// Reads terminal events on a thread of its own (reads block) into the loop's channel.
+fn spawn_input_thread(inputs: mpsc::Sender<Input>, stop: Arc<AtomicBool>) -> anyhow::Result<()> {
+    std::thread::Builder::new()
+        .name("oino-input".into())
+        .spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                match event::poll(INPUT_POLL) {
+                    Ok(true) => {}
+                    Ok(false) => continue,
+                    Err(_) => break,
+                }
+                let input = match event::read() {
+                    Ok(Event::Key(key)) => Input::Key(key),
+                    Ok(Event::Paste(text)) => Input::Paste(text),
+                    Ok(Event::Mouse(mouse)) => Input::Mouse(mouse),
+                    Ok(Event::Resize(cols, rows)) => Input::Resize { cols, rows },
+                    Ok(_) => continue,
+                    Err(_) => break,
+                };
+                if inputs.blocking_send(input).is_err() {
+                    break;
+                }
+            }
+        })
+        .context("starting the input thread")?;
+    Ok(())
+}
+
+/// Sends `Input::Stop` on SIGTERM or SIGHUP.
+fn forward_stop_signals(inputs: mpsc::Sender<Input>) -> anyhow::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut terminate = signal(SignalKind::terminate())?;
+    let mut hangup = signal(SignalKind::hangup())?;
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = terminate.recv() => {}
+            _ = hangup.recv() => {}
+        }
+        let _ = inputs.send(Input::Stop).await;
+    });
+    Ok(())
+}
+
+/// The full-screen interface on this terminal, on `link`, with `commands` (title, command)
+/// started as calls; with none given, the demo's when there is nothing to show yet.
+pub async fn run(
+    link: Link,
+    commands: Vec<(Option<String>, String)>,
+    demo: Vec<(Option<String>, String)>,
+) -> anyhow::Result<()> {
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        anyhow::bail!(
+            "the interface needs a terminal: run oino in one, or use `oino run -- COMMAND` or \
+             `oino headless`"
+        );
+    }
+    let (cols, rows) = crossterm::terminal::size().context("reading the terminal size")?;
+    let mut app = App::new((cols, rows), !no_color());
+    let commands = if commands.is_empty() && link.entries().await?.is_empty() {
+        demo
+    } else {
+        commands
+    };
+    for (title, command) in commands {
+        let request = CallRequest {
+            size: app.pane_size(),
+            title,
+            ..CallRequest::new(command)
+        }
+        .from_here()
+        .context("reading this folder")?;
+        link.start(request).await?;
+    }
+
+    let guard = TerminalGuard::enter()?;
+    let outcome = async {
+        let mut terminal: Terminal<CrosstermBackend<Stdout>> =
+            Terminal::new(CrosstermBackend::new(std::io::stdout()))
+                .context("opening the terminal")?;
+        let (input_tx, mut inputs) = mpsc::channel(INPUT_BUFFER);
+        let stop = Arc::new(AtomicBool::new(false));
+        spawn_input_thread(input_tx.clone(), Arc::clone(&stop))?;
+        forward_stop_signals(input_tx)?;
+        let result = run_loop(&mut terminal, &mut app, &link, &mut inputs, None).await;
+        stop.store(true, Ordering::Relaxed);
+        result
+    }
+    .await;
+    drop(guard);
+    // An interface of its own ends its processes; a server keeps them.
+    link.close().await;
+    outcome
+}

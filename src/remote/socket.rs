@@ -1,0 +1,128 @@
+//! Where a server lives and who serves there: the socket's path, its private folder, the lock
+//! beside it, and the log of a server started in the background. Shared by the server and its
+//! clients.
+
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+use crate::pty::proc_scan;
+
+/// Where the socket of session `name` lives: `$XDG_RUNTIME_DIR/oino/NAME.sock`, else
+/// `/tmp/oino-UID/NAME.sock`.
+#[must_use]
+pub fn session_socket(name: &str) -> PathBuf {
+    let dir = std::env::var_os("XDG_RUNTIME_DIR")
+        .filter(|value| !value.is_empty())
+        .map_or_else(
+            || std::env::temp_dir().join(format!("oino-{}", nix::unistd::getuid())),
+            |runtime| PathBuf::from(runtime).join("oino"),
+        );
+    dir.join(format!("{name}.sock"))
+}
+
+/// The socket a command uses: `--socket`, else `OINO_SOCKET`, else the session's.
+#[must_use]
+pub fn choose_socket(socket: Option<PathBuf>, session: Option<&str>) -> PathBuf {
+    socket
+        .or_else(|| {
+            std::env::var_os("OINO_SOCKET")
+                .filter(|value| !value.is_empty())
+                .map(PathBuf::from)
+        })
+        .unwrap_or_else(|| session_socket(session.unwrap_or("default")))
+}
+
+/// Makes the socket's folder (0700), or checks that an existing one is ours and private.
+pub fn prepare_dir(dir: &Path) -> anyhow::Result<()> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .with_context(|| format!("creating the socket folder {}", dir.display()))?;
+    let meta = std::fs::metadata(dir)?;
+    let uid = nix::unistd::getuid().as_raw();
+    if meta.uid() != uid {
+        anyhow::bail!(
+            "the socket folder {} belongs to uid {}, not to you (uid {uid}): choose another \
+             with --socket",
+            dir.display(),
+            meta.uid()
+        );
+    }
+    if meta.mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+            .with_context(|| format!("making {} private", dir.display()))?;
+    }
+    Ok(())
+}
+
+/// Where the lock of the server at `socket` is.
+#[must_use]
+pub fn lock_path(socket: &Path) -> PathBuf {
+    socket.with_extension("lock")
+}
+
+/// The pid of a live oino server of `socket` other than this process: the one its lock names,
+/// else one found among the processes (its lock may have been removed with its folder). Looked at
+/// without touching the lock, which a server starting meanwhile may be taking.
+#[must_use]
+pub fn lock_holder(socket: &Path) -> Option<u32> {
+    server_of(socket, |_| true)
+}
+
+/// Like [`lock_holder`], but a server found among the processes counts only if it started before
+/// this one: of servers starting together, exactly one (the eldest) goes on to take the lock.
+pub(super) fn elder_server(socket: &Path) -> Option<u32> {
+    let age = |pid: u32| {
+        let pid = i32::try_from(pid).ok()?;
+        Some((proc_scan::stat(pid)?.started, pid))
+    };
+    let mine = age(std::process::id());
+    server_of(socket, |pid| age(pid) < mine)
+}
+
+/// The server named in the lock, else the first server among the processes that `counts`.
+fn server_of(socket: &Path, counts: impl Fn(u32) -> bool) -> Option<u32> {
+    let named = std::fs::read_to_string(lock_path(socket))
+        .ok()
+        .and_then(|text| text.trim().parse::<u32>().ok())
+        .filter(|pid| serves(*pid, socket));
+    named.or_else(|| {
+        std::fs::read_dir("/proc")
+            .ok()?
+            .flatten()
+            .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+            .find(|pid| serves(*pid, socket) && counts(*pid))
+    })
+}
+
+/// Whether process `pid` (not this one) is `oino server` for `socket`.
+fn serves(pid: u32, socket: &Path) -> bool {
+    if pid == std::process::id() {
+        return false;
+    }
+    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+        return false;
+    };
+    let args: Vec<&[u8]> = cmdline.split(|byte| *byte == 0).collect();
+    args.get(1) == Some(&&b"server"[..]) && args.contains(&socket.as_os_str().as_encoded_bytes())
+}
+
+/// Where a server started in the background writes its log.
+#[must_use]
+pub fn server_log(socket: &Path) -> PathBuf {
+    let name = socket.file_stem().map_or_else(
+        || "default".into(),
+        |stem| stem.to_string_lossy().into_owned(),
+    );
+    // Beside the call logs (the state dir), else beside the socket.
+    crate::output::log_dir()
+        .ok()
+        .and_then(|logs| {
+            logs.parent()
+                .map(|state| state.join(format!("server-{name}.log")))
+        })
+        .unwrap_or_else(|| socket.with_extension("log"))
+}
