@@ -1,332 +1,48 @@
 //! The core: the one owner of the registry, the running calls, the tasks and their screens.
 //!
-//! Front ends (the CLI, later the TUI, the server and the agent bridge) hold a cloneable [`Core`]
+//! Front ends (the CLI, the interface, the server and the agent bridge) hold a cloneable [`Core`]
 //! and get owned values back: [`EntryInfo`] lists, [`ScreenSnapshot`]s, [`OutputSlice`]s, plus a
 //! stream of [`CoreEvent`]s. Each call runs in a task of its own (a [`CallRunner`]); a detached
 //! call's process is adopted by a task loop that keeps feeding the same log and screen.
 //!
 //! The entry table is a small map behind a mutex that is never held across an await, like the
 //! registry's; everything slow (process I/O, kills, waits) happens outside it.
+//!
+//! Its parts: [`types`] (what front ends send and get), [`error`] (failures and their wire
+//! codes), `entries` (the table), [`tasks`] (detaching a call into a task and following it).
 
+mod entries;
+pub mod error;
 pub mod tasks;
+pub mod types;
+
+pub use error::{CoreError, ErrorCode};
+pub use types::{
+    CallRequest, CoreConfig, CoreEvent, DEFAULT_MAX_FINISHED, DEFAULT_MAX_FINISHED_TASKS,
+    EntryInfo, EntryKind, EntryState, HistoryPage, MAX_COMMAND_BYTES,
+};
+
+use entries::{CoreState, Entry, EntryStatus, Forgotten, wait_for_end};
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
-use crate::time::unix_ms;
-
-use serde::{Deserialize, Serialize};
 use tokio::sync::{broadcast, oneshot, watch};
 
-use crate::call::{
-    CallEnd, CallOptions, CallResult, CallRunner, DetachedTo, detach_marker, end_leftovers,
-};
+use crate::call::{CallEnd, CallResult, CallRunner, DetachedTo, detach_marker};
 use crate::output::{OutputSink, OutputSlice, RawLog};
-use crate::pty::{
-    self, ProcessControl, ProcessExit, ProcessStream, PtyError, SpawnSpec, SpawnedProcess, TermSize,
-};
+use crate::pty::{self, ProcessExit, PtyError, SpawnSpec, TermSize};
 use crate::registry::BashDetachRegistry;
-use crate::screen::{DEFAULT_SCROLLBACK_ROWS, Screen, ScreenSnapshot};
-use tasks::{TaskBook, TaskError};
+use crate::screen::{Screen, ScreenSnapshot};
 
-/// Events a core reports.
-const EVENT_BUFFER: usize = 1024;
-
-/// Settings of a core.
-#[derive(Clone, Debug)]
-pub struct CoreConfig {
-    /// Where call logs go; `None` for the user's state dir.
-    pub log_dir: Option<PathBuf>,
-    pub default_size: TermSize,
-    pub scrollback_rows: usize,
-    pub kill_grace: Duration,
-    pub exit_grace: Duration,
-    /// Finished calls kept in the list (each keeps a screen); older ones are forgotten, their
-    /// logs stay on disk.
-    pub max_finished: usize,
-    /// Finished tasks kept, apart from calls: someone may still read a task's output.
-    pub max_finished_tasks: usize,
-}
-
-/// The longest command: Linux takes no longer single argument (`MAX_ARG_STRLEN`, 32 pages).
-pub const MAX_COMMAND_BYTES: usize = 128 * 1024 - 1;
-
-/// Finished calls kept by default.
-pub const DEFAULT_MAX_FINISHED: usize = 200;
-/// Finished tasks kept by default.
-pub const DEFAULT_MAX_FINISHED_TASKS: usize = 1000;
 /// Forgotten entries whose logs can still be named.
 const MAX_FORGOTTEN: usize = 10_000;
 /// Finished entries whose screens keep their cells (colors, history); older ones keep text.
 const FINISHED_SCREENS_KEPT: usize = 50;
-
-impl Default for CoreConfig {
-    fn default() -> Self {
-        Self {
-            log_dir: None,
-            default_size: TermSize::DEFAULT,
-            scrollback_rows: DEFAULT_SCROLLBACK_ROWS,
-            kill_grace: pty::DEFAULT_KILL_GRACE,
-            exit_grace: crate::call::DEFAULT_EXIT_GRACE,
-            max_finished: DEFAULT_MAX_FINISHED,
-            max_finished_tasks: DEFAULT_MAX_FINISHED_TASKS,
-        }
-    }
-}
-
-/// A call to start.
-#[derive(Clone, Debug, Default)]
-pub struct CallRequest {
-    /// The call id (an agent's tool-call id); `None` to let the core make one (`c1`, `c2`, …).
-    pub id: Option<String>,
-    pub command: String,
-    /// `None` for oino's own working directory.
-    pub cwd: Option<PathBuf>,
-    pub env: Vec<(String, String)>,
-    pub size: Option<TermSize>,
-    /// A title to show instead of the command.
-    pub title: Option<String>,
-    pub options: CallOptions,
-    /// A program (the default) or a person: who reads what it writes.
-    pub waiter: pty::Waiter,
-}
-
-impl CallRequest {
-    #[must_use]
-    pub fn new(command: impl Into<String>) -> Self {
-        Self {
-            command: command.into(),
-            ..Self::default()
-        }
-    }
-
-    /// Runs where, and with what, it would in this process: its folder (unless one is given, a
-    /// relative one being taken from here) and its environment, not the server's.
-    pub fn from_here(mut self) -> std::io::Result<Self> {
-        let here = std::env::current_dir()?;
-        self.cwd = Some(match self.cwd {
-            Some(cwd) => here.join(cwd),
-            None => here,
-        });
-        self.env = std::env::vars()
-            .filter(|(name, _)| name != "OINO_SOCKET")
-            .collect();
-        Ok(self)
-    }
-}
-
-/// Whether an entry is still a call (someone waits for it) or a background task.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum EntryKind {
-    Call,
-    Task,
-}
-
-/// Where an entry's process stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "state")]
-pub enum EntryState {
-    Running,
-    Exited { code: i32 },
-    Killed { signal: i32 },
-}
-
-impl EntryState {
-    #[must_use]
-    pub fn is_running(self) -> bool {
-        self == Self::Running
-    }
-
-    /// The status a shell would report for it: the code, or 128 + the signal (0 while running).
-    #[must_use]
-    pub fn shell_status(self) -> i32 {
-        match self {
-            Self::Exited { code } => code,
-            Self::Killed { signal } => 128 + signal,
-            Self::Running => 0,
-        }
-    }
-}
-
-impl From<ProcessExit> for EntryState {
-    fn from(exit: ProcessExit) -> Self {
-        match exit {
-            ProcessExit::Code(code) => Self::Exited { code },
-            ProcessExit::Signal(signal) => Self::Killed { signal },
-        }
-    }
-}
-
-/// One call or task, as front ends list it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EntryInfo {
-    /// The call id.
-    pub id: String,
-    pub kind: EntryKind,
-    pub task_id: Option<String>,
-    pub name: Option<String>,
-    pub title: Option<String>,
-    pub command: String,
-    pub cwd: PathBuf,
-    pub pid: u32,
-    /// Milliseconds since the Unix epoch.
-    pub started_ms: u64,
-    pub detached_ms: Option<u64>,
-    pub ended_ms: Option<u64>,
-    #[serde(flatten)]
-    pub state: EntryState,
-    pub timed_out: bool,
-    /// Raw bytes of output readable so far: a boundary, never within a character or a sequence.
-    pub bytes: u64,
-    /// Raw offset where the task's own output starts (0 for a call).
-    pub detach_offset: u64,
-    pub log_path: PathBuf,
-    /// Why the log could not be written, if it could not.
-    pub log_error: Option<String>,
-}
-
-impl EntryInfo {
-    /// The name shown for the entry: task name, title, or command.
-    #[must_use]
-    pub fn label(&self) -> &str {
-        self.name
-            .as_deref()
-            .or(self.title.as_deref())
-            .unwrap_or(&self.command)
-    }
-}
-
-/// A page of an entry's whole output, as clean lines.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HistoryPage {
-    pub lines: Vec<String>,
-    /// The number of the first line (0 is the oldest).
-    pub first_line: u64,
-    /// Lines between the page's end and the last line (clamped).
-    pub lines_back: u64,
-    pub total_lines: u64,
-}
-
-/// What the core reports.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "event")]
-pub enum CoreEvent {
-    Started {
-        id: String,
-    },
-    /// New output since the entry's last snapshot: a notice, not the bytes.
-    OutputChanged {
-        id: String,
-    },
-    Detached {
-        id: String,
-        task_id: String,
-        name: String,
-    },
-    Ended {
-        id: String,
-        state: EntryState,
-    },
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum CoreError {
-    #[error(transparent)]
-    Pty(#[from] PtyError),
-    #[error(transparent)]
-    Task(#[from] TaskError),
-    #[error("no call or task `{0}`: list them with `oino ls`")]
-    NotFound(String),
-    #[error("call `{0}` is not running: only a running call can be detached")]
-    NotRunning(String),
-    #[error("`{0}` is already a background task")]
-    AlreadyTask(String),
-    #[error("a call with id `{0}` already exists: choose another id")]
-    DuplicateId(String),
-    #[error("the command is empty: give a command to run")]
-    EmptyCommand,
-    #[error(
-        "the command is {0} bytes, more than `bash -c` takes ({MAX_COMMAND_BYTES}): write it to a \
-         file and run the file"
-    )]
-    CommandTooLong(usize),
-    #[error("cannot keep a log in {dir}: {message}")]
-    Log { dir: PathBuf, message: String },
-    #[error("cannot read the log of `{id}`: {message}")]
-    ReadLog { id: String, message: String },
-    #[error(
-        "`{key}` ended and is no longer kept (only the newest {kept} ended ones are): its output \
-         is in {}",
-        log_path.display()
-    )]
-    Forgotten {
-        key: String,
-        kept: usize,
-        log_path: PathBuf,
-    },
-}
-
-/// What kind of failure an error is, as clients decide on it. Sent over the socket beside the
-/// message (docs/protocol.md): wire API, never renamed or reused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorCode {
-    /// No call or task has that id or name.
-    NoSuchEntry,
-    /// It ended long ago and is no longer listed; its log is still on disk.
-    Forgotten,
-    /// A call with that id exists.
-    DuplicateId,
-    /// A task with that name exists.
-    DuplicateName,
-    /// The name breaks a rule of names.
-    InvalidName,
-    /// It is not running (it cannot be detached, or typed into).
-    NotRunning,
-    /// It is a task already.
-    AlreadyTask,
-    /// Something is too large (a command, a request).
-    TooLarge,
-    /// The request cannot be done as asked (bad JSON, a missing field, an empty command, a
-    /// missing folder).
-    BadRequest,
-    /// Client and server speak different protocol versions.
-    Version,
-    /// The server belongs to another user.
-    Forbidden,
-    /// The server is out of a resource (file descriptors) for now.
-    Busy,
-    /// The server could not do it (a PTY, a log).
-    Failed,
-    /// A code this client does not know (a newer server).
-    #[serde(other)]
-    Unknown,
-}
-
-impl CoreError {
-    /// The kind of failure, for clients to decide on.
-    #[must_use]
-    pub fn code(&self) -> ErrorCode {
-        match self {
-            Self::Pty(PtyError::MissingCwd(_) | PtyError::CwdNotADirectory(_))
-            | Self::EmptyCommand => ErrorCode::BadRequest,
-            Self::Pty(PtyError::InputClosed) | Self::NotRunning(_) => ErrorCode::NotRunning,
-            Self::Pty(PtyError::Open(_) | PtyError::Spawn(_) | PtyError::Resize(_))
-            | Self::Log { .. }
-            | Self::ReadLog { .. } => ErrorCode::Failed,
-            Self::Task(TaskError::DuplicateName(_)) => ErrorCode::DuplicateName,
-            Self::Task(TaskError::InvalidName { .. }) => ErrorCode::InvalidName,
-            Self::NotFound(_) => ErrorCode::NoSuchEntry,
-            Self::Forgotten { .. } => ErrorCode::Forgotten,
-            Self::AlreadyTask(_) => ErrorCode::AlreadyTask,
-            Self::DuplicateId(_) => ErrorCode::DuplicateId,
-            Self::CommandTooLong(_) => ErrorCode::TooLarge,
-        }
-    }
-}
+/// Events a core reports.
+const EVENT_BUFFER: usize = 1024;
 
 /// A started call: its id, and its result once it ends or is detached.
 #[derive(Debug)]
@@ -349,107 +65,6 @@ impl CallHandle {
             log_error: None,
         })
     }
-}
-
-#[derive(Clone, Debug)]
-struct TaskStatus {
-    task_id: String,
-    name: String,
-    detached_at: SystemTime,
-    detach_offset: u64,
-}
-
-#[derive(Clone, Debug)]
-struct EntryStatus {
-    task: Option<TaskStatus>,
-    state: EntryState,
-    timed_out: bool,
-    ended_at: Option<SystemTime>,
-}
-
-struct Entry {
-    id: String,
-    command: String,
-    cwd: PathBuf,
-    title: Option<String>,
-    started: SystemTime,
-    control: ProcessControl,
-    sink: Arc<OutputSink>,
-    status: watch::Sender<EntryStatus>,
-}
-
-impl Entry {
-    fn info(&self) -> EntryInfo {
-        let status = self.status.borrow().clone();
-        EntryInfo {
-            id: self.id.clone(),
-            kind: if status.task.is_some() {
-                EntryKind::Task
-            } else {
-                EntryKind::Call
-            },
-            task_id: status.task.as_ref().map(|task| task.task_id.clone()),
-            name: status.task.as_ref().map(|task| task.name.clone()),
-            title: self.title.clone(),
-            command: self.command.clone(),
-            cwd: self.cwd.clone(),
-            pid: self.control.pid(),
-            started_ms: unix_ms(self.started),
-            detached_ms: status.task.as_ref().map(|task| unix_ms(task.detached_at)),
-            ended_ms: status.ended_at.map(unix_ms),
-            state: status.state,
-            timed_out: status.timed_out,
-            bytes: self.sink.readable(),
-            detach_offset: status.task.as_ref().map_or(0, |task| task.detach_offset),
-            log_path: self.sink.log_path().to_owned(),
-            log_error: self.sink.log_error(),
-        }
-    }
-
-    fn matches(&self, key: &str) -> bool {
-        let status = self.status.borrow();
-        self.id == key
-            || status
-                .task
-                .as_ref()
-                .is_some_and(|task| task.task_id == key || task.name == key)
-    }
-
-    fn is_running(&self) -> bool {
-        self.status.borrow().state.is_running()
-    }
-}
-
-/// Waits until `entry` ends, at most `timeout`; its state then.
-async fn wait_for_end(entry: &Entry, timeout: Option<Duration>) -> EntryState {
-    let mut status = entry.status.subscribe();
-    let ended = async {
-        match status.wait_for(|status| !status.state.is_running()).await {
-            Ok(status) => status.state,
-            Err(_) => EntryState::Running,
-        }
-    };
-    match timeout {
-        Some(timeout) => tokio::time::timeout(timeout, ended)
-            .await
-            .unwrap_or(EntryState::Running),
-        None => ended.await,
-    }
-}
-
-/// What is kept of an entry that left the list: enough to say where its output is.
-struct Forgotten {
-    id: String,
-    task: Option<(String, String)>,
-    log_path: PathBuf,
-}
-
-#[derive(Default)]
-struct CoreState {
-    entries: Vec<Arc<Entry>>,
-    forgotten: std::collections::VecDeque<Forgotten>,
-    next_call_number: u64,
-    tasks: TaskBook,
 }
 
 struct CoreInner {
@@ -753,73 +368,6 @@ impl Core {
         while state.forgotten.len() > MAX_FORGOTTEN {
             state.forgotten.pop_front();
         }
-    }
-
-    /// Makes `entry` a task and keeps reading its process.
-    fn adopt(&self, entry: &Arc<Entry>, task_id: &str, name: &str, process: SpawnedProcess) {
-        // The call stopped consuming at a chunk boundary, and its text covers the output up to
-        // the last boundary: the task's own output starts there (with any sequence or character
-        // the last chunk left unfinished).
-        let detach_offset = entry.sink.readable();
-        entry.status.send_modify(|status| {
-            status.task = Some(TaskStatus {
-                task_id: task_id.to_owned(),
-                name: name.to_owned(),
-                detached_at: SystemTime::now(),
-                detach_offset,
-            });
-        });
-        self.emit(CoreEvent::Detached {
-            id: entry.id.clone(),
-            task_id: task_id.to_owned(),
-            name: name.to_owned(),
-        });
-        let core = self.clone();
-        let entry = Arc::clone(entry);
-        let stream = ProcessStream::new(process, self.inner.config.exit_grace);
-        tokio::spawn(async move {
-            let control = stream.control().clone();
-            let exit = tasks::follow(stream, &entry.sink).await;
-            end_leftovers(&control, core.inner.config.kill_grace);
-            core.mark_ended(&entry, exit, false);
-        });
-    }
-
-    /// Detaches the running call `key` into a new background task named `name` (or a name
-    /// derived from its command). Any front end detaches this way.
-    pub async fn detach(
-        &self,
-        key: &str,
-        name: Option<&str>,
-        reason: &str,
-    ) -> Result<EntryInfo, CoreError> {
-        let entry = self.find(key)?;
-        if entry.status.borrow().task.is_some() {
-            return Err(CoreError::AlreadyTask(key.to_owned()));
-        }
-        if !self.inner.registry.is_running(&entry.id) {
-            return Err(CoreError::NotRunning(key.to_owned()));
-        }
-        let (task_id, name) = self.lock().tasks.allocate(name, &entry.command)?;
-        let core = self.clone();
-        let reason = reason.to_owned();
-        // Run to the end even if the caller stops waiting: a process handed over must be adopted.
-        let adopted = tokio::spawn(async move {
-            let detached = core
-                .inner
-                .registry
-                .detach(&entry.id, task_id.clone(), reason)
-                .await;
-            if let Some(detached) = detached {
-                core.adopt(&entry, &task_id, &name, detached.process);
-                Ok(entry.info())
-            } else {
-                core.lock().tasks.release(&name);
-                Err(CoreError::NotRunning(entry.id.clone()))
-            }
-        })
-        .await;
-        adopted.unwrap_or_else(|_| Err(CoreError::NotRunning(key.to_owned())))
     }
 
     fn find(&self, key: &str) -> Result<Arc<Entry>, CoreError> {

@@ -22,7 +22,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use crate::call::{CallOptions, CallResult};
-use crate::core::{CallRequest, EntryInfo, EntryKind, EntryState, ErrorCode};
+use crate::core::{CallRequest, EntryInfo, EntryKind, ErrorCode};
 use crate::link::{DetachAfter, Link};
 use crate::remote::client::Refused;
 
@@ -384,7 +384,7 @@ impl Bridge {
                     "{} {:?}: {} · {} s · pid {} · {} of output{} · $ {}",
                     entry.task_id.as_deref().unwrap_or(&entry.id),
                     entry.name.as_deref().unwrap_or_default(),
-                    state_words(entry.state),
+                    entry.state,
                     end.saturating_sub(entry.started_ms) / 1000,
                     entry.pid,
                     byte_size(entry.bytes.saturating_sub(entry.detach_offset)),
@@ -415,7 +415,7 @@ impl Bridge {
         if !entry.state.is_running() {
             return Ok(CallToolResult::success(vec![ContentBlock::text(format!(
                 "{label} had already ended ({}).",
-                state_words(entry.state)
+                entry.state
             ))]));
         }
         let state = link
@@ -425,10 +425,7 @@ impl Bridge {
         let text = if state.is_running() {
             format!("{label} was sent SIGKILL but has not ended yet: check with task_list.")
         } else {
-            format!(
-                "{label} ended, with everything it started ({}).",
-                state_words(state)
-            )
+            format!("{label} ended, with everything it started ({state}).")
         };
         Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
     }
@@ -450,7 +447,7 @@ impl Bridge {
         if !entry.state.is_running() {
             return Err(format!(
                 "{label} has ended ({}): it reads no more input",
-                state_words(entry.state)
+                entry.state
             )
             .into());
         }
@@ -647,7 +644,7 @@ impl OutputReader {
         notes.push(format!(
             "[{}: {}{more} · next since={}]",
             task_label(entry),
-            state_words(entry.state),
+            entry.state,
             self.next_offset
         ));
         let mut content = Vec::new();
@@ -664,19 +661,6 @@ fn task_label(entry: &EntryInfo) -> String {
     match &entry.name {
         Some(name) => format!("task {id} ({name:?})"),
         None => format!("task {id}"),
-    }
-}
-
-/// How an entry stands, in words.
-fn state_words(state: EntryState) -> String {
-    match state {
-        EntryState::Running => "running".to_owned(),
-        EntryState::Exited { code } => format!("exited with code {code}"),
-        EntryState::Killed { signal } => {
-            let name = nix::sys::signal::Signal::try_from(signal)
-                .map_or_else(|_| String::new(), |signal| format!(" ({signal})"));
-            format!("killed by signal {signal}{name}")
-        }
     }
 }
 
@@ -787,6 +771,7 @@ impl ServerHandler for Bridge {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::EntryState;
     use crate::output::OutputSlice;
 
     fn slice(from: u64, text: &str) -> OutputSlice {

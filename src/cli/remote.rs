@@ -187,11 +187,7 @@ async fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
         "ID", "TASK", "NAME", "STATE", "PID", "TIME"
     );
     for entry in &entries {
-        let state = match entry.state {
-            EntryState::Running => "running".to_owned(),
-            EntryState::Exited { code } => format!("exited {code}"),
-            EntryState::Killed { signal } => format!("killed {signal}"),
-        };
+        let state = format!("{:#}", entry.state);
         let elapsed = crate::time::format_elapsed(crate::time::shown_elapsed_ms(
             entry.started_ms,
             entry.ended_ms.unwrap_or(now),

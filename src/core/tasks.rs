@@ -1,4 +1,6 @@
-//! Background tasks: the ids and names of detached calls, and the loop that keeps reading them.
+//! Background tasks: detaching a call (on a key, a request or its timeout) through the
+//! registry, adopting its process, the ids and names of tasks, and the loop that keeps reading
+//! them.
 //!
 //! A detached process keeps its PTY, its log and its screen: [`follow`] goes on routing its
 //! chunks into the same [`OutputSink`] the call used, from the exact chunk where the call
@@ -6,10 +8,14 @@
 //! names unique.
 
 use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::SystemTime;
 
-use crate::call::route_chunk;
+use super::entries::{Entry, TaskStatus};
+use super::{Core, CoreError, CoreEvent, EntryInfo};
+use crate::call::{end_leftovers, route_chunk};
 use crate::output::OutputSink;
-use crate::pty::{ProcessExit, ProcessStream, StreamEvent};
+use crate::pty::{ProcessExit, ProcessStream, SpawnedProcess, StreamEvent};
 
 /// The longest task name.
 pub const MAX_NAME_CHARS: usize = 64;
@@ -152,6 +158,81 @@ pub async fn follow(mut stream: ProcessStream, sink: &OutputSink) -> ProcessExit
                 return exit;
             }
         }
+    }
+}
+
+impl Core {
+    /// Makes `entry` a task and keeps reading its process.
+    pub(super) fn adopt(
+        &self,
+        entry: &Arc<Entry>,
+        task_id: &str,
+        name: &str,
+        process: SpawnedProcess,
+    ) {
+        // The call stopped consuming at a chunk boundary, and its text covers the output up to
+        // the last boundary: the task's own output starts there (with any sequence or character
+        // the last chunk left unfinished).
+        let detach_offset = entry.sink.readable();
+        entry.status.send_modify(|status| {
+            status.task = Some(TaskStatus {
+                task_id: task_id.to_owned(),
+                name: name.to_owned(),
+                detached_at: SystemTime::now(),
+                detach_offset,
+            });
+        });
+        self.emit(CoreEvent::Detached {
+            id: entry.id.clone(),
+            task_id: task_id.to_owned(),
+            name: name.to_owned(),
+        });
+        let core = self.clone();
+        let entry = Arc::clone(entry);
+        let stream = ProcessStream::new(process, self.inner.config.exit_grace);
+        tokio::spawn(async move {
+            let control = stream.control().clone();
+            let exit = follow(stream, &entry.sink).await;
+            end_leftovers(&control, core.inner.config.kill_grace);
+            core.mark_ended(&entry, exit, false);
+        });
+    }
+
+    /// Detaches the running call `key` into a new background task named `name` (or a name
+    /// derived from its command). Any front end detaches this way.
+    pub async fn detach(
+        &self,
+        key: &str,
+        name: Option<&str>,
+        reason: &str,
+    ) -> Result<EntryInfo, CoreError> {
+        let entry = self.find(key)?;
+        if entry.status.borrow().task.is_some() {
+            return Err(CoreError::AlreadyTask(key.to_owned()));
+        }
+        if !self.inner.registry.is_running(&entry.id) {
+            return Err(CoreError::NotRunning(key.to_owned()));
+        }
+        let (task_id, name) = self.lock().tasks.allocate(name, &entry.command)?;
+        let core = self.clone();
+        let reason = reason.to_owned();
+        // Run to the end even if the caller stops waiting: a process handed over must be adopted.
+        let adopted = tokio::spawn(async move {
+            let detached = core
+                .inner
+                .registry
+                .detach(&entry.id, task_id.clone(), reason)
+                .await;
+            if let Some(detached) = detached {
+                core.adopt(&entry, &task_id, &name, detached.process);
+                Ok(entry.info())
+            } else {
+                core.lock().tasks.release(&name);
+                Err(CoreError::NotRunning(entry.id.clone()))
+            }
+        })
+        .await;
+        adopted.unwrap_or_else(|_| Err(CoreError::NotRunning(key.to_owned())))
     }
 }
 

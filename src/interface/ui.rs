@@ -204,13 +204,9 @@ fn render_header(app: &App, now_ms: u64, theme: &Theme, area: Rect, buffer: &mut
     let Some(entry) = app.selected_entry() else {
         return;
     };
-    let state = match entry.state {
-        EntryState::Running => match &entry.task_id {
-            Some(task_id) => format!("task {task_id}, running"),
-            None => "running".to_owned(),
-        },
-        EntryState::Exited { code } => format!("exited {code}"),
-        EntryState::Killed { signal } => format!("killed by signal {signal}"),
+    let state = match (&entry.task_id, entry.state) {
+        (Some(task_id), EntryState::Running) => format!("task {task_id}, running"),
+        (_, state) => state.to_string(),
     };
     let mut right = vec![Span::styled(
         format!(

@@ -1,0 +1,115 @@
+//! The entry table: each call or task the core knows, its status as a watch (so that waiters
+//! wake when it ends), and what is kept of entries that left the list.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use tokio::sync::watch;
+
+use super::tasks::TaskBook;
+use super::types::{EntryInfo, EntryKind, EntryState};
+use crate::output::OutputSink;
+use crate::pty::ProcessControl;
+use crate::time::unix_ms;
+
+#[derive(Clone, Debug)]
+pub(super) struct TaskStatus {
+    pub(super) task_id: String,
+    pub(super) name: String,
+    pub(super) detached_at: SystemTime,
+    pub(super) detach_offset: u64,
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct EntryStatus {
+    pub(super) task: Option<TaskStatus>,
+    pub(super) state: EntryState,
+    pub(super) timed_out: bool,
+    pub(super) ended_at: Option<SystemTime>,
+}
+
+pub(super) struct Entry {
+    pub(super) id: String,
+    pub(super) command: String,
+    pub(super) cwd: PathBuf,
+    pub(super) title: Option<String>,
+    pub(super) started: SystemTime,
+    pub(super) control: ProcessControl,
+    pub(super) sink: Arc<OutputSink>,
+    pub(super) status: watch::Sender<EntryStatus>,
+}
+
+impl Entry {
+    pub(super) fn info(&self) -> EntryInfo {
+        let status = self.status.borrow().clone();
+        EntryInfo {
+            id: self.id.clone(),
+            kind: if status.task.is_some() {
+                EntryKind::Task
+            } else {
+                EntryKind::Call
+            },
+            task_id: status.task.as_ref().map(|task| task.task_id.clone()),
+            name: status.task.as_ref().map(|task| task.name.clone()),
+            title: self.title.clone(),
+            command: self.command.clone(),
+            cwd: self.cwd.clone(),
+            pid: self.control.pid(),
+            started_ms: unix_ms(self.started),
+            detached_ms: status.task.as_ref().map(|task| unix_ms(task.detached_at)),
+            ended_ms: status.ended_at.map(unix_ms),
+            state: status.state,
+            timed_out: status.timed_out,
+            bytes: self.sink.readable(),
+            detach_offset: status.task.as_ref().map_or(0, |task| task.detach_offset),
+            log_path: self.sink.log_path().to_owned(),
+            log_error: self.sink.log_error(),
+        }
+    }
+
+    pub(super) fn matches(&self, key: &str) -> bool {
+        let status = self.status.borrow();
+        self.id == key
+            || status
+                .task
+                .as_ref()
+                .is_some_and(|task| task.task_id == key || task.name == key)
+    }
+
+    pub(super) fn is_running(&self) -> bool {
+        self.status.borrow().state.is_running()
+    }
+}
+
+/// Waits until `entry` ends, at most `timeout`; its state then.
+pub(super) async fn wait_for_end(entry: &Entry, timeout: Option<Duration>) -> EntryState {
+    let mut status = entry.status.subscribe();
+    let ended = async {
+        match status.wait_for(|status| !status.state.is_running()).await {
+            Ok(status) => status.state,
+            Err(_) => EntryState::Running,
+        }
+    };
+    match timeout {
+        Some(timeout) => tokio::time::timeout(timeout, ended)
+            .await
+            .unwrap_or(EntryState::Running),
+        None => ended.await,
+    }
+}
+
+/// What is kept of an entry that left the list: enough to say where its output is.
+pub(super) struct Forgotten {
+    pub(super) id: String,
+    pub(super) task: Option<(String, String)>,
+    pub(super) log_path: PathBuf,
+}
+
+#[derive(Default)]
+pub(super) struct CoreState {
+    pub(super) entries: Vec<Arc<Entry>>,
+    pub(super) forgotten: std::collections::VecDeque<Forgotten>,
+    pub(super) next_call_number: u64,
+    pub(super) tasks: TaskBook,
+}

@@ -1,0 +1,105 @@
+//! What can go wrong in the core, and the stable [`ErrorCode`] each failure has on the wire.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::tasks::TaskError;
+use super::types::MAX_COMMAND_BYTES;
+use crate::pty::PtyError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum CoreError {
+    #[error(transparent)]
+    Pty(#[from] PtyError),
+    #[error(transparent)]
+    Task(#[from] TaskError),
+    #[error("no call or task `{0}`: list them with `oino ls`")]
+    NotFound(String),
+    #[error("call `{0}` is not running: only a running call can be detached")]
+    NotRunning(String),
+    #[error("`{0}` is already a background task")]
+    AlreadyTask(String),
+    #[error("a call with id `{0}` already exists: choose another id")]
+    DuplicateId(String),
+    #[error("the command is empty: give a command to run")]
+    EmptyCommand,
+    #[error(
+        "the command is {0} bytes, more than `bash -c` takes ({MAX_COMMAND_BYTES}): write it to a \
+         file and run the file"
+    )]
+    CommandTooLong(usize),
+    #[error("cannot keep a log in {dir}: {message}")]
+    Log { dir: PathBuf, message: String },
+    #[error("cannot read the log of `{id}`: {message}")]
+    ReadLog { id: String, message: String },
+    #[error(
+        "`{key}` ended and is no longer kept (only the newest {kept} ended ones are): its output \
+         is in {}",
+        log_path.display()
+    )]
+    Forgotten {
+        key: String,
+        kept: usize,
+        log_path: PathBuf,
+    },
+}
+
+/// What kind of failure an error is, as clients decide on it. Sent over the socket beside the
+/// message (docs/protocol.md): wire API, never renamed or reused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// No call or task has that id or name.
+    NoSuchEntry,
+    /// It ended long ago and is no longer listed; its log is still on disk.
+    Forgotten,
+    /// A call with that id exists.
+    DuplicateId,
+    /// A task with that name exists.
+    DuplicateName,
+    /// The name breaks a rule of names.
+    InvalidName,
+    /// It is not running (it cannot be detached, or typed into).
+    NotRunning,
+    /// It is a task already.
+    AlreadyTask,
+    /// Something is too large (a command, a request).
+    TooLarge,
+    /// The request cannot be done as asked (bad JSON, a missing field, an empty command, a
+    /// missing folder).
+    BadRequest,
+    /// Client and server speak different protocol versions.
+    Version,
+    /// The server belongs to another user.
+    Forbidden,
+    /// The server is out of a resource (file descriptors) for now.
+    Busy,
+    /// The server could not do it (a PTY, a log).
+    Failed,
+    /// A code this client does not know (a newer server).
+    #[serde(other)]
+    Unknown,
+}
+
+impl CoreError {
+    /// The kind of failure, for clients to decide on.
+    #[must_use]
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            Self::Pty(PtyError::MissingCwd(_) | PtyError::CwdNotADirectory(_))
+            | Self::EmptyCommand => ErrorCode::BadRequest,
+            Self::Pty(PtyError::InputClosed) | Self::NotRunning(_) => ErrorCode::NotRunning,
+            Self::Pty(PtyError::Open(_) | PtyError::Spawn(_) | PtyError::Resize(_))
+            | Self::Log { .. }
+            | Self::ReadLog { .. } => ErrorCode::Failed,
+            Self::Task(TaskError::DuplicateName(_)) => ErrorCode::DuplicateName,
+            Self::Task(TaskError::InvalidName { .. }) => ErrorCode::InvalidName,
+            Self::NotFound(_) => ErrorCode::NoSuchEntry,
+            Self::Forgotten { .. } => ErrorCode::Forgotten,
+            Self::AlreadyTask(_) => ErrorCode::AlreadyTask,
+            Self::DuplicateId(_) => ErrorCode::DuplicateId,
+            Self::CommandTooLong(_) => ErrorCode::TooLarge,
+        }
+    }
+}

@@ -1,0 +1,252 @@
+//! The core's public values: what a front end asks for (a [`CallRequest`]), what it gets back
+//! ([`EntryInfo`], [`HistoryPage`]) and the [`CoreEvent`]s it hears.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::call::CallOptions;
+use crate::pty::{self, ProcessExit, TermSize};
+use crate::screen::DEFAULT_SCROLLBACK_ROWS;
+
+/// Settings of a core.
+#[derive(Clone, Debug)]
+pub struct CoreConfig {
+    /// Where call logs go; `None` for the user's state dir.
+    pub log_dir: Option<PathBuf>,
+    pub default_size: TermSize,
+    pub scrollback_rows: usize,
+    pub kill_grace: Duration,
+    pub exit_grace: Duration,
+    /// Finished calls kept in the list (each keeps a screen); older ones are forgotten, their
+    /// logs stay on disk.
+    pub max_finished: usize,
+    /// Finished tasks kept, apart from calls: someone may still read a task's output.
+    pub max_finished_tasks: usize,
+}
+
+/// The longest command: Linux takes no longer single argument (`MAX_ARG_STRLEN`, 32 pages).
+pub const MAX_COMMAND_BYTES: usize = 128 * 1024 - 1;
+
+/// Finished calls kept by default.
+pub const DEFAULT_MAX_FINISHED: usize = 200;
+/// Finished tasks kept by default.
+pub const DEFAULT_MAX_FINISHED_TASKS: usize = 1000;
+
+impl Default for CoreConfig {
+    fn default() -> Self {
+        Self {
+            log_dir: None,
+            default_size: TermSize::DEFAULT,
+            scrollback_rows: DEFAULT_SCROLLBACK_ROWS,
+            kill_grace: pty::DEFAULT_KILL_GRACE,
+            exit_grace: crate::call::DEFAULT_EXIT_GRACE,
+            max_finished: DEFAULT_MAX_FINISHED,
+            max_finished_tasks: DEFAULT_MAX_FINISHED_TASKS,
+        }
+    }
+}
+
+/// A call to start.
+#[derive(Clone, Debug, Default)]
+pub struct CallRequest {
+    /// The call id (an agent's tool-call id); `None` to let the core make one (`c1`, `c2`, …).
+    pub id: Option<String>,
+    pub command: String,
+    /// `None` for oino's own working directory.
+    pub cwd: Option<PathBuf>,
+    pub env: Vec<(String, String)>,
+    pub size: Option<TermSize>,
+    /// A title to show instead of the command.
+    pub title: Option<String>,
+    pub options: CallOptions,
+    /// A program (the default) or a person: who reads what it writes.
+    pub waiter: pty::Waiter,
+}
+
+impl CallRequest {
+    #[must_use]
+    pub fn new(command: impl Into<String>) -> Self {
+        Self {
+            command: command.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Runs where, and with what, it would in this process: its folder (unless one is given, a
+    /// relative one being taken from here) and its environment, not the server's.
+    pub fn from_here(mut self) -> std::io::Result<Self> {
+        let here = std::env::current_dir()?;
+        self.cwd = Some(match self.cwd {
+            Some(cwd) => here.join(cwd),
+            None => here,
+        });
+        self.env = std::env::vars()
+            .filter(|(name, _)| name != "OINO_SOCKET")
+            .collect();
+        Ok(self)
+    }
+}
+
+/// Whether an entry is still a call (someone waits for it) or a background task.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EntryKind {
+    Call,
+    Task,
+}
+
+/// Where an entry's process stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "state")]
+pub enum EntryState {
+    Running,
+    Exited { code: i32 },
+    Killed { signal: i32 },
+}
+
+impl EntryState {
+    #[must_use]
+    pub fn is_running(self) -> bool {
+        self == Self::Running
+    }
+
+    /// The status a shell would report for it: the code, or 128 + the signal (0 while running).
+    #[must_use]
+    pub fn shell_status(self) -> i32 {
+        match self {
+            Self::Exited { code } => code,
+            Self::Killed { signal } => 128 + signal,
+            Self::Running => 0,
+        }
+    }
+}
+
+/// How it stands, in words: `running`, `exited with code 3`, `killed by signal 15 (SIGTERM)`;
+/// the alternate form (`{:#}`) is the short one of tables: `exited 3`, `killed 15`.
+impl std::fmt::Display for EntryState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (*self, f.alternate()) {
+            (Self::Running, _) => f.write_str("running"),
+            (Self::Exited { code }, false) => write!(f, "exited with code {code}"),
+            (Self::Exited { code }, true) => write!(f, "exited {code}"),
+            (Self::Killed { signal }, false) => {
+                write!(f, "killed by signal {signal}")?;
+                match nix::sys::signal::Signal::try_from(signal) {
+                    Ok(name) => write!(f, " ({name})"),
+                    Err(_) => Ok(()),
+                }
+            }
+            (Self::Killed { signal }, true) => write!(f, "killed {signal}"),
+        }
+    }
+}
+
+impl From<ProcessExit> for EntryState {
+    fn from(exit: ProcessExit) -> Self {
+        match exit {
+            ProcessExit::Code(code) => Self::Exited { code },
+            ProcessExit::Signal(signal) => Self::Killed { signal },
+        }
+    }
+}
+
+/// One call or task, as front ends list it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EntryInfo {
+    /// The call id.
+    pub id: String,
+    pub kind: EntryKind,
+    pub task_id: Option<String>,
+    pub name: Option<String>,
+    pub title: Option<String>,
+    pub command: String,
+    pub cwd: PathBuf,
+    pub pid: u32,
+    /// Milliseconds since the Unix epoch.
+    pub started_ms: u64,
+    pub detached_ms: Option<u64>,
+    pub ended_ms: Option<u64>,
+    #[serde(flatten)]
+    pub state: EntryState,
+    pub timed_out: bool,
+    /// Raw bytes of output readable so far: a boundary, never within a character or a sequence.
+    pub bytes: u64,
+    /// Raw offset where the task's own output starts (0 for a call).
+    pub detach_offset: u64,
+    pub log_path: PathBuf,
+    /// Why the log could not be written, if it could not.
+    pub log_error: Option<String>,
+}
+
+impl EntryInfo {
+    /// The name shown for the entry: task name, title, or command.
+    #[must_use]
+    pub fn label(&self) -> &str {
+        self.name
+            .as_deref()
+            .or(self.title.as_deref())
+            .unwrap_or(&self.command)
+    }
+}
+
+/// A page of an entry's whole output, as clean lines.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistoryPage {
+    pub lines: Vec<String>,
+    /// The number of the first line (0 is the oldest).
+    pub first_line: u64,
+    /// Lines between the page's end and the last line (clamped).
+    pub lines_back: u64,
+    pub total_lines: u64,
+}
+
+/// What the core reports.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "event")]
+pub enum CoreEvent {
+    Started {
+        id: String,
+    },
+    /// New output since the entry's last snapshot: a notice, not the bytes.
+    OutputChanged {
+        id: String,
+    },
+    Detached {
+        id: String,
+        task_id: String,
+        name: String,
+    },
+    Ended {
+        id: String,
+        state: EntryState,
+    },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_read_the_same_everywhere_in_a_long_and_a_short_form() {
+        let states = [
+            EntryState::Running,
+            EntryState::Exited { code: 3 },
+            EntryState::Killed { signal: 15 },
+            EntryState::Killed { signal: 99 },
+        ];
+        let long: Vec<String> = states.iter().map(ToString::to_string).collect();
+        let short: Vec<String> = states.iter().map(|state| format!("{state:#}")).collect();
+        assert_eq!(
+            long,
+            [
+                "running",
+                "exited with code 3",
+                "killed by signal 15 (SIGTERM)",
+                "killed by signal 99"
+            ]
+        );
+        assert_eq!(short, ["running", "exited 3", "killed 15", "killed 99"]);
+    }
+}
