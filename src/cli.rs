@@ -1,5 +1,6 @@
 //! The command line: flags parsed by clap into plain structs, checked into a [`RunConfig`], then
-//! run on an in-process core.
+//! run on the user's server (started when none runs), or on a core in this process with
+//! `--embedded`.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -10,7 +11,7 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::call::{CallOptions, CallResult, TimeoutPolicy};
-use crate::core::{CallRequest, Core, CoreConfig, CoreError};
+use crate::core::CallRequest;
 use crate::link::{DetachAfter, Link};
 use crate::pty::TermSize;
 
@@ -58,22 +59,8 @@ pub enum Command {
     Run(RunArgs),
     /// Run the interface with no terminal, driven by a script (for tests).
     Headless(HeadlessArgs),
-    /// Host the calls and tasks, so that they outlive any window (started by clients as needed).
-    Server(remote::ServerArgs),
-    /// List the server's calls and tasks.
-    Ls(remote::LsArgs),
-    /// Detach a running call into a background task.
-    Detach(remote::DetachArgs),
-    /// Print a call's or task's output.
-    Logs(remote::LogsArgs),
-    /// Wait until a call or task ends.
-    Wait(remote::WaitArgs),
-    /// Kill a call or task and all its processes.
-    Kill(remote::KillArgs),
-    /// Type text into a call or task.
-    Send(remote::SendArgs),
-    /// End every call and task, then the server.
-    KillServer(remote::KillServerArgs),
+    #[command(flatten)]
+    Remote(remote::Command),
     /// Serve AI agents over MCP (stdio): their shell commands run as calls of the server.
     Mcp(McpArgs),
 }
@@ -303,8 +290,8 @@ pub fn main() -> ExitCode {
             }
             Err(code) => code,
         },
-        Some(command) => {
-            if let Command::Server(args) = &command {
+        Some(Command::Remote(command)) => {
+            if let remote::Command::Server(args) = &command {
                 if args.foreground {
                     // Before the runtime opens any: a server holds none of its starter's.
                     crate::remote::server::close_inherited_descriptors();
@@ -326,11 +313,8 @@ pub fn main() -> ExitCode {
                 Err(code) => return code,
             };
             let interface = async {
-                let link = if cli.embedded {
-                    crate::link::Link::Local(Core::new(CoreConfig::default())?)
-                } else {
-                    crate::link::Link::remote(&cli.server.path()).await?
-                };
+                let socket = (!cli.embedded).then(|| cli.server.path());
+                let link = Link::open(socket.as_deref()).await?;
                 crate::interface::terminal::run(link, commands, demo_commands()).await
             };
             match runtime.block_on(interface) {
@@ -374,11 +358,8 @@ fn headless(args: &HeadlessArgs) -> ExitCode {
     };
     let mut stdout = std::io::stdout();
     let played = runtime.block_on(async {
-        let link = if args.server {
-            crate::link::Link::remote(&args.choice.path()).await?
-        } else {
-            crate::link::Link::Local(Core::new(CoreConfig::default())?)
-        };
+        let socket = args.server.then(|| args.choice.path());
+        let link = Link::open(socket.as_deref()).await?;
         crate::interface::headless::run(args.size, script, link, &mut stdout).await
     });
     match played {
@@ -399,24 +380,25 @@ fn run_in_runtime(config: RunConfig) -> ExitCode {
         Ok(status) => ExitCode::from(status),
         Err(err) => {
             eprintln!("oino run: {err:#}");
-            if err.downcast_ref::<CoreError>().is_some_and(is_usage_error) {
-                ExitCode::from(EXIT_USAGE)
-            } else {
-                ExitCode::FAILURE
-            }
+            failure_status(&err)
         }
     }
 }
 
-fn is_usage_error(err: &CoreError) -> bool {
-    matches!(
-        err,
-        CoreError::Pty(
-            crate::pty::PtyError::MissingCwd(_) | crate::pty::PtyError::CwdNotADirectory(_)
-        ) | CoreError::Task(_)
-            | CoreError::EmptyCommand
-            | CoreError::CommandTooLong(_)
-    )
+/// The exit status for a failure, decided by its code: 2 when what was asked must change (a
+/// bad name, an unknown id, a command too long), 1 when it failed otherwise.
+pub(crate) fn failure_status(err: &anyhow::Error) -> ExitCode {
+    use crate::core::ErrorCode::{
+        AlreadyTask, BadRequest, DuplicateId, DuplicateName, Forbidden, Forgotten, InvalidName,
+        NoSuchEntry, NotRunning, TooLarge, Version,
+    };
+    match crate::link::error_code(err) {
+        Some(
+            NoSuchEntry | Forgotten | DuplicateId | DuplicateName | InvalidName | NotRunning
+            | AlreadyTask | TooLarge | BadRequest | Version | Forbidden,
+        ) => ExitCode::from(EXIT_USAGE),
+        _ => ExitCode::FAILURE,
+    }
 }
 
 /// Waits for Ctrl-C, SIGTERM or SIGHUP; returns the status a shell reports for it.
@@ -434,10 +416,7 @@ async fn stop_signal() -> std::io::Result<u8> {
 
 /// Runs one call, on the server or in this process; returns the exit status.
 pub async fn run(mut config: RunConfig) -> anyhow::Result<u8> {
-    let link = match &config.socket {
-        Some(socket) => Link::remote(socket).await?,
-        None => Link::Local(Core::new(CoreConfig::default())?),
-    };
+    let link = Link::open(config.socket.as_deref()).await?;
     // Named before it starts, so that a signal can end it wherever it runs.
     let id = format!("run-{}", std::process::id());
     config.request.id = Some(id.clone());

@@ -147,11 +147,6 @@ impl Core {
         &self.inner.registry
     }
 
-    #[must_use]
-    pub fn config(&self) -> &CoreConfig {
-        &self.inner.config
-    }
-
     /// Events from now on. A receiver that lags gets `Lagged` and should list entries again.
     #[must_use]
     pub fn subscribe(&self) -> broadcast::Receiver<CoreEvent> {

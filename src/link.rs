@@ -15,11 +15,14 @@ use serde::de::DeserializeOwned;
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::{Mutex, broadcast, mpsc};
 
-use crate::call::{CallResult, TimeoutPolicy};
-use crate::core::{CallRequest, Core, CoreEvent, EntryInfo, EntryState, HistoryPage};
+use crate::call::CallResult;
+use crate::core::{
+    CallRequest, Core, CoreConfig, CoreError, CoreEvent, EntryInfo, EntryState, ErrorCode,
+    HistoryPage,
+};
 use crate::output::OutputSlice;
 use crate::pty::TermSize;
-use crate::remote::client::Client;
+use crate::remote::client::{Client, Refused};
 use crate::remote::protocol::{Hello, PROTOCOL_VERSION, Request};
 use crate::screen::ScreenSnapshot;
 
@@ -79,10 +82,31 @@ impl Events {
     }
 }
 
+/// The kind of failure an error of a link is, wherever it came from: the core of this process,
+/// or a server's refusal. `None` for anything else (a server gone, an I/O error).
+#[must_use]
+pub fn error_code(err: &anyhow::Error) -> Option<ErrorCode> {
+    err.chain().find_map(|cause| {
+        cause
+            .downcast_ref::<CoreError>()
+            .map(CoreError::code)
+            .or_else(|| cause.downcast_ref::<Refused>().map(|refused| refused.code))
+    })
+}
+
 impl Link {
     /// A link to the server at `socket`, starting it when none answers.
     pub async fn remote(socket: &Path) -> anyhow::Result<Self> {
         Ok(Self::over(Client::connect_or_start(socket).await?))
+    }
+
+    /// The one choice between a server and this process: the server at `socket` (started when
+    /// none answers), or with none, a core of this process's own.
+    pub async fn open(socket: Option<&Path>) -> anyhow::Result<Self> {
+        match socket {
+            Some(socket) => Self::remote(socket).await,
+            None => Ok(Self::Local(Core::new(CoreConfig::default())?)),
+        }
     }
 
     /// A link to the server at `socket`, which must be there already.
@@ -247,15 +271,7 @@ impl Link {
                 Ok(())
             }
             Self::Remote(remote) => {
-                let _: EntryInfo = remote
-                    .ask(&Request::Start {
-                        command: request.command,
-                        cwd: request.cwd,
-                        title: request.title,
-                        env: request.env,
-                        size: request.size,
-                    })
-                    .await?;
+                let _: EntryInfo = remote.ask(&Request::start(request)).await?;
                 Ok(())
             }
         }
@@ -301,8 +317,8 @@ impl Link {
                 let _: String = remote
                     .ask(&Request::Send {
                         key: key.to_owned(),
-                        // Keys are text, or bytes a terminal sends; invalid UTF-8 is not sent.
-                        text: String::from_utf8_lossy(&bytes).into_owned(),
+                        text: String::new(),
+                        bytes,
                     })
                     .await?;
                 Ok(())
@@ -336,19 +352,7 @@ impl Link {
             }
             Self::Remote(remote) => {
                 let mut client = Client::connect(&remote.socket).await?;
-                let options = &request.options;
-                let run = Request::Run {
-                    command: request.command,
-                    id: request.id,
-                    cwd: request.cwd,
-                    timeout_ms: options.timeout.map(millis),
-                    on_timeout: (options.on_timeout == TimeoutPolicy::Detach)
-                        .then(|| "detach".to_owned()),
-                    max_bytes: Some(options.max_result_bytes),
-                    title: request.title,
-                    env: request.env,
-                    started: true,
-                };
+                let run = Request::run(request, true);
                 // The first reply says the call exists; the second comes at its end.
                 let entry: EntryInfo = client.request(&run).await?;
                 let result = tokio::spawn(async move { client.reply().await });

@@ -24,7 +24,6 @@ use serde::de::DeserializeOwned;
 use crate::call::{CallOptions, CallResult};
 use crate::core::{CallRequest, EntryInfo, EntryKind, ErrorCode};
 use crate::link::{DetachAfter, Link};
-use crate::remote::client::Refused;
 
 /// A bash call's timeout when the agent gives none.
 const DEFAULT_TIMEOUT_MS: u64 = 10 * 60 * 1000;
@@ -221,7 +220,7 @@ impl Bridge {
     /// Says what went wrong with a request: the server's refusal as it gave it, or the server
     /// gone (the next tool call starts a new one).
     fn failure(doing: &str, err: &anyhow::Error) -> ToolError {
-        if err.downcast_ref::<Refused>().is_some() {
+        if crate::link::error_code(err).is_some() {
             return ToolError(format!("{doing}: {err:#}"));
         }
         ToolError(format!(
@@ -272,7 +271,10 @@ impl Bridge {
         let (id, result) = loop {
             match link.run(request.clone()).await {
                 // A bridge of a former session had this pid: its calls are still listed.
-                Err(err) if attempt < 10 && refusal(&err) == Some(ErrorCode::DuplicateId) => {
+                Err(err)
+                    if attempt < 10
+                        && crate::link::error_code(&err) == Some(ErrorCode::DuplicateId) =>
+                {
                     attempt += 1;
                     request.id = Some(format!("{id}-{attempt}"));
                 }
@@ -465,13 +467,16 @@ impl Bridge {
 
     /// The task `key` names, or an error that says how to find one.
     async fn task(&self, link: &Link, key: &str) -> Result<EntryInfo, ToolError> {
-        let entry = link.entry(key).await.map_err(|err| match refusal(&err) {
-            Some(ErrorCode::NoSuchEntry) => ToolError(format!(
-                "no task `{key}`: task_list shows the tasks there are"
-            )),
-            Some(_) => ToolError(format!("{err:#}")),
-            None => Self::failure("finding the task failed", &err),
-        })?;
+        let entry = link
+            .entry(key)
+            .await
+            .map_err(|err| match crate::link::error_code(&err) {
+                Some(ErrorCode::NoSuchEntry) => ToolError(format!(
+                    "no task `{key}`: task_list shows the tasks there are"
+                )),
+                Some(_) => ToolError(format!("{err:#}")),
+                None => Self::failure("finding the task failed", &err),
+            })?;
         if entry.kind == EntryKind::Call {
             return Err(format!(
                 "`{key}` is a call that someone waits for, not a background task: it becomes \
@@ -685,11 +690,6 @@ fn home_expanded(path: PathBuf) -> PathBuf {
         Ok(rest) => PathBuf::from(home).join(rest),
         Err(_) => path,
     }
-}
-
-/// The kind of the server's refusal, when it refused the request.
-fn refusal(err: &anyhow::Error) -> Option<ErrorCode> {
-    err.downcast_ref::<Refused>().map(|refused| refused.code)
 }
 
 /// Reads a tool's arguments, or says what is wrong with them.

@@ -443,20 +443,6 @@ impl ProcessControl {
         self.inner.exit.clone()
     }
 
-    /// Waits until the shell has exited.
-    pub async fn wait(&self) -> ProcessExit {
-        let mut exit = self.exit_watch();
-        loop {
-            if let Some(status) = *exit.borrow_and_update() {
-                return status;
-            }
-            if exit.changed().await.is_err() {
-                // The waiter thread ended without a status: only if it panicked.
-                return ProcessExit::Code(-1);
-            }
-        }
-    }
-
     /// Sends bytes to the process's terminal input.
     pub async fn write(&self, bytes: Vec<u8>) -> Result<(), PtyError> {
         if self.exit().is_some() {
@@ -891,7 +877,12 @@ mod tests {
         })
         .expect("spawn");
         let control = process.control.clone();
-        assert_eq!(control.wait().await, ProcessExit::Code(0));
+        let exit = *control
+            .exit_watch()
+            .wait_for(Option::is_some)
+            .await
+            .expect("the exit");
+        assert_eq!(exit, Some(ProcessExit::Code(0)));
         // Exited, not reaped: the pid is still the zombie's.
         assert!(!control.is_reaped());
         assert!(std::path::Path::new(&format!("/proc/{}", control.pid())).exists());

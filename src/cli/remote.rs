@@ -9,10 +9,10 @@ use std::time::Duration;
 use clap::Args;
 use serde::Serialize;
 
-use super::{Command, EXIT_USAGE, ServerChoice, exit_byte, print_raw};
+use super::{ServerChoice, exit_byte, print_raw};
 use crate::core::{EntryInfo, EntryState};
 use crate::link::Link;
-use crate::remote::client::{Client, Refused};
+use crate::remote::client::Client;
 use crate::remote::protocol::Request;
 
 #[derive(Debug, Args)]
@@ -117,6 +117,27 @@ pub struct KillServerArgs {
     pub json: bool,
 }
 
+/// The commands that talk to the server.
+#[derive(Debug, clap::Subcommand)]
+pub enum Command {
+    /// Host the calls and tasks, so that they outlive any window (started by clients as needed).
+    Server(ServerArgs),
+    /// List the server's calls and tasks.
+    Ls(LsArgs),
+    /// Detach a running call into a background task.
+    Detach(DetachArgs),
+    /// Print a call's or task's output.
+    Logs(LogsArgs),
+    /// Wait until a call or task ends.
+    Wait(WaitArgs),
+    /// Kill a call or task and all its processes.
+    Kill(KillArgs),
+    /// Type text into a call or task.
+    Send(SendArgs),
+    /// End every call and task, then the server.
+    KillServer(KillServerArgs),
+}
+
 /// Runs a command that talks to the server.
 pub async fn main(command: Command) -> ExitCode {
     let outcome = match command {
@@ -128,15 +149,10 @@ pub async fn main(command: Command) -> ExitCode {
         Command::Kill(args) => kill(args).await,
         Command::Send(args) => send(args).await,
         Command::KillServer(args) => kill_server(&args).await,
-        Command::Run(_) | Command::Headless(_) | Command::Mcp(_) => Ok(ExitCode::from(EXIT_USAGE)),
     };
     outcome.unwrap_or_else(|err| {
         eprintln!("oino: {err:#}");
-        if err.downcast_ref::<Refused>().is_some() {
-            ExitCode::from(EXIT_USAGE)
-        } else {
-            ExitCode::FAILURE
-        }
+        crate::cli::failure_status(&err)
     })
 }
 
@@ -294,7 +310,11 @@ async fn send(args: SendArgs) -> anyhow::Result<ExitCode> {
         text.push('\r');
     }
     let _: String = client
-        .request(&Request::Send { key: args.id, text })
+        .request(&Request::Send {
+            key: args.id,
+            text,
+            bytes: Vec::new(),
+        })
         .await?;
     Ok(ExitCode::SUCCESS)
 }

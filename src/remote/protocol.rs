@@ -9,8 +9,11 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::call::{CallOptions, TimeoutPolicy};
+use crate::core::CallRequest;
 pub use crate::core::ErrorCode;
-use crate::pty::TermSize;
+use crate::output::DEFAULT_MAX_RESULT_BYTES;
+use crate::pty::{TermSize, Waiter};
 
 /// The version a client and a server must share.
 pub const PROTOCOL_VERSION: u32 = 1;
@@ -35,7 +38,7 @@ pub enum Request {
         timeout_ms: Option<u64>,
         /// `"kill"` (default) or `"detach"`.
         #[serde(default)]
-        on_timeout: Option<String>,
+        on_timeout: Option<TimeoutPolicy>,
         #[serde(default)]
         max_bytes: Option<usize>,
         #[serde(default)]
@@ -81,9 +84,13 @@ pub enum Request {
     Kill {
         key: String,
     },
+    /// Types `text`, then `bytes` (any bytes, such as keys a terminal sends), into the process.
     Send {
         key: String,
+        #[serde(default)]
         text: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        bytes: Vec<u8>,
     },
     KillServer {},
     /// Starts a call and answers at once with its entry (an interface is its own waiter).
@@ -123,6 +130,93 @@ pub enum Request {
     },
     /// Turns the connection into a stream of events, one a line, after an `ok` reply.
     Subscribe {},
+}
+
+impl Request {
+    /// The `run` request for `call` (a program waits for it); with `started`, the server
+    /// answers first with the new entry, then with the result.
+    #[must_use]
+    pub fn run(call: CallRequest, started: bool) -> Self {
+        let options = call.options;
+        Self::Run {
+            command: call.command,
+            id: call.id,
+            cwd: call.cwd,
+            timeout_ms: options
+                .timeout
+                .map(|timeout| u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX)),
+            on_timeout: Some(options.on_timeout),
+            max_bytes: Some(options.max_result_bytes),
+            title: call.title,
+            env: call.env,
+            started,
+        }
+    }
+
+    /// The `start` request for `call` (a person waits for it, in an interface).
+    #[must_use]
+    pub fn start(call: CallRequest) -> Self {
+        Self::Start {
+            command: call.command,
+            cwd: call.cwd,
+            title: call.title,
+            env: call.env,
+            size: call.size,
+        }
+    }
+
+    /// The call a `run` or `start` request asks for, and whether a `run` wants its entry first;
+    /// `None` for any other request.
+    #[must_use]
+    pub fn into_call(self) -> Option<(CallRequest, bool)> {
+        match self {
+            Self::Run {
+                command,
+                id,
+                cwd,
+                timeout_ms,
+                on_timeout,
+                max_bytes,
+                title,
+                env,
+                started,
+            } => Some((
+                CallRequest {
+                    id,
+                    cwd,
+                    env,
+                    title,
+                    options: CallOptions {
+                        timeout: timeout_ms.map(std::time::Duration::from_millis),
+                        on_timeout: on_timeout.unwrap_or_default(),
+                        max_result_bytes: max_bytes.unwrap_or(DEFAULT_MAX_RESULT_BYTES),
+                        ..CallOptions::default()
+                    },
+                    waiter: Waiter::Program,
+                    ..CallRequest::new(command)
+                },
+                started,
+            )),
+            Self::Start {
+                command,
+                cwd,
+                title,
+                env,
+                size,
+            } => Some((
+                CallRequest {
+                    cwd,
+                    env,
+                    size,
+                    title,
+                    waiter: Waiter::Person,
+                    ..CallRequest::new(command)
+                },
+                false,
+            )),
+            _ => None,
+        }
+    }
 }
 
 /// What the server answers: `{"ok": true, "result": …}` or `{"ok": false, "error": "…"}`,
@@ -217,6 +311,216 @@ mod tests {
         let read: ReplyOf<Vec<u8>> =
             serde_json::from_slice(Reply::success(vec![1, 2]).as_bytes()).expect("parse");
         assert_eq!(read.result, Some(vec![1, 2]));
+    }
+
+    /// One request of each kind, with every field set that can be.
+    fn one_of_each() -> Vec<Request> {
+        let size = TermSize::new(80, 24);
+        let key = || "t1".to_owned();
+        vec![
+            Request::Hello { version: 1 },
+            Request::Run {
+                command: "make test".into(),
+                id: Some("run-1".into()),
+                cwd: Some("/src".into()),
+                timeout_ms: Some(5000),
+                on_timeout: Some(TimeoutPolicy::Detach),
+                max_bytes: Some(1000),
+                title: Some("tests".into()),
+                env: vec![("A".into(), "b".into())],
+                started: true,
+            },
+            Request::List {},
+            Request::Entry { key: key() },
+            Request::Detach {
+                key: key(),
+                name: Some("web".into()),
+                reason: Some("slow".into()),
+            },
+            Request::Output {
+                key: key(),
+                since: Some(7),
+                max_bytes: Some(10),
+            },
+            Request::WaitOutput {
+                key: key(),
+                offset: 7,
+                timeout_ms: 100,
+            },
+            Request::Wait {
+                key: key(),
+                timeout_ms: Some(100),
+            },
+            Request::Kill { key: key() },
+            Request::Send {
+                key: key(),
+                text: "y\r".into(),
+                bytes: vec![0x1b, b'[', b'A', 0xff],
+            },
+            Request::KillServer {},
+            Request::Start {
+                command: "vim".into(),
+                cwd: Some("/src".into()),
+                title: None,
+                env: Vec::new(),
+                size: Some(size),
+            },
+            Request::Snapshot {
+                key: key(),
+                size: Some(size),
+            },
+            Request::Resize { key: key(), size },
+            Request::HistoryPage {
+                key: key(),
+                lines_back: 3,
+                rows: 24,
+            },
+            Request::FindLine {
+                key: key(),
+                from: 9,
+                newer: true,
+                query: "error".into(),
+            },
+            Request::Subscribe {},
+        ]
+    }
+
+    /// Each kind's place in [`one_of_each`]: a new kind does not compile until it has one.
+    fn kind(request: &Request) -> usize {
+        match request {
+            Request::Hello { .. } => 0,
+            Request::Run { .. } => 1,
+            Request::List {} => 2,
+            Request::Entry { .. } => 3,
+            Request::Detach { .. } => 4,
+            Request::Output { .. } => 5,
+            Request::WaitOutput { .. } => 6,
+            Request::Wait { .. } => 7,
+            Request::Kill { .. } => 8,
+            Request::Send { .. } => 9,
+            Request::KillServer {} => 10,
+            Request::Start { .. } => 11,
+            Request::Snapshot { .. } => 12,
+            Request::Resize { .. } => 13,
+            Request::HistoryPage { .. } => 14,
+            Request::FindLine { .. } => 15,
+            Request::Subscribe {} => 16,
+        }
+    }
+
+    #[test]
+    fn every_request_kind_round_trips_through_the_wire() {
+        let requests = one_of_each();
+        let kinds: Vec<usize> = requests.iter().map(kind).collect();
+        assert_eq!(
+            kinds,
+            (0..=16).collect::<Vec<_>>(),
+            "one request of each kind, in order"
+        );
+        for request in requests {
+            let line = serde_json::to_string(&request).expect("encode");
+            assert!(!line.contains('\n'), "{line}");
+            let read: Request = serde_json::from_str(&line).expect("decode");
+            assert_eq!(read, request, "{line}");
+        }
+    }
+
+    #[test]
+    fn fixed_messages_encode_and_decode_as_documented() {
+        // Wire API: these lines must keep reading (and writing) exactly so.
+        let golden = [
+            (
+                r#"{"op":"run","command":"sleep 9","id":null,"cwd":null,"timeout_ms":500,"on_timeout":"detach","max_bytes":null,"title":null,"env":[],"started":false}"#,
+                Request::Run {
+                    command: "sleep 9".into(),
+                    id: None,
+                    cwd: None,
+                    timeout_ms: Some(500),
+                    on_timeout: Some(TimeoutPolicy::Detach),
+                    max_bytes: None,
+                    title: None,
+                    env: Vec::new(),
+                    started: false,
+                },
+            ),
+            (
+                r#"{"op":"send","key":"c1","text":"q","bytes":[27,255]}"#,
+                Request::Send {
+                    key: "c1".into(),
+                    text: "q".into(),
+                    bytes: vec![27, 255],
+                },
+            ),
+            (
+                r#"{"op":"send","key":"c1","text":"yes\n"}"#,
+                Request::Send {
+                    key: "c1".into(),
+                    text: "yes\n".into(),
+                    bytes: Vec::new(),
+                },
+            ),
+            (
+                r#"{"op":"kill","key":"web"}"#,
+                Request::Kill { key: "web".into() },
+            ),
+            (r#"{"op":"list"}"#, Request::List {}),
+        ];
+        for (line, request) in golden {
+            assert_eq!(serde_json::from_str::<Request>(line).expect(line), request);
+            assert_eq!(serde_json::to_string(&request).expect("encode"), line);
+        }
+        // Short forms clients may send: optional fields left out.
+        let short: Request =
+            serde_json::from_str(r#"{"op":"run","command":"ls"}"#).expect("short run");
+        let Some((call, started)) = short.into_call() else {
+            panic!("a run request is a call");
+        };
+        assert_eq!((call.command.as_str(), started), ("ls", false));
+        assert_eq!(call.options.on_timeout, TimeoutPolicy::Kill);
+        assert_eq!(call.options.max_result_bytes, DEFAULT_MAX_RESULT_BYTES);
+        let unknown = serde_json::from_str::<Request>(
+            r#"{"op":"run","command":"ls","on_timeout":"explode"}"#,
+        )
+        .expect_err("an unknown policy");
+        assert!(
+            unknown.to_string().contains("expected `kill` or `detach`"),
+            "{unknown}"
+        );
+    }
+
+    #[test]
+    fn error_codes_are_fixed_words() {
+        let codes = [
+            (ErrorCode::NoSuchEntry, "no_such_entry"),
+            (ErrorCode::Forgotten, "forgotten"),
+            (ErrorCode::DuplicateId, "duplicate_id"),
+            (ErrorCode::DuplicateName, "duplicate_name"),
+            (ErrorCode::InvalidName, "invalid_name"),
+            (ErrorCode::NotRunning, "not_running"),
+            (ErrorCode::AlreadyTask, "already_task"),
+            (ErrorCode::TooLarge, "too_large"),
+            (ErrorCode::BadRequest, "bad_request"),
+            (ErrorCode::Version, "version"),
+            (ErrorCode::Forbidden, "forbidden"),
+            (ErrorCode::Busy, "busy"),
+            (ErrorCode::Failed, "failed"),
+            (ErrorCode::Unknown, "unknown"),
+        ];
+        for (code, word) in codes {
+            let line = Reply::failure(code, "why").as_bytes().to_vec();
+            let expected = format!(r#"{{"ok":false,"code":"{word}","error":"why"}}"#);
+            assert_eq!(String::from_utf8_lossy(&line), expected);
+            let read: ReplyOf<()> = serde_json::from_slice(&line).expect("decode");
+            assert_eq!(
+                (read.ok, read.code, read.error.as_deref()),
+                (false, Some(code), Some("why"))
+            );
+        }
+        // A code from a newer server reads as unknown, not as a broken reply.
+        let newer: ReplyOf<()> =
+            serde_json::from_str(r#"{"ok":false,"code":"out_of_moon","error":"x"}"#)
+                .expect("decode");
+        assert_eq!(newer.code, Some(ErrorCode::Unknown));
     }
 
     mod properties {

@@ -21,7 +21,6 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::watch;
 
-use crate::call::{CallOptions, TimeoutPolicy};
 use crate::core::{CallRequest, Core, CoreConfig, CoreEvent};
 use crate::remote::protocol::{
     ErrorCode, Hello, MAX_REQUEST_BYTES, PROTOCOL_VERSION, Reply, Request,
@@ -545,45 +544,11 @@ async fn run(
     write: &mut tokio::net::unix::OwnedWriteHalf,
 ) -> anyhow::Result<Option<Reply>> {
     let failed = |err: crate::core::CoreError| Reply::from_error(&err);
-    let Request::Run {
-        command,
-        id,
-        cwd,
-        timeout_ms,
-        on_timeout,
-        max_bytes,
-        title,
-        env,
-        started,
-    } = request
-    else {
+    let Some((request, started)) = request.into_call() else {
         return Ok(Some(Reply::failure(
             ErrorCode::BadRequest,
             "not a run request",
         )));
-    };
-    let on_timeout = match on_timeout.as_deref() {
-        None | Some("kill") => TimeoutPolicy::Kill,
-        Some("detach") => TimeoutPolicy::Detach,
-        Some(other) => {
-            return Ok(Some(Reply::failure(
-                ErrorCode::BadRequest,
-                format!("on_timeout `{other}` is unknown: use `kill` or `detach`"),
-            )));
-        }
-    };
-    let request = CallRequest {
-        id,
-        cwd,
-        env,
-        title,
-        options: CallOptions {
-            timeout: timeout_ms.map(Duration::from_millis),
-            on_timeout,
-            max_result_bytes: max_bytes.unwrap_or(crate::output::DEFAULT_MAX_RESULT_BYTES),
-            ..CallOptions::default()
-        },
-        ..CallRequest::new(command)
     };
     let handle = match core.start(request) {
         Ok(handle) => handle,
@@ -678,27 +643,21 @@ async fn handle(core: &Core, request: Request) -> Reply {
             .await
             .map_or_else(failed, Reply::success),
         Request::Kill { key } => core.kill(&key).await.map_or_else(failed, Reply::success),
-        Request::Send { key, text } => core
-            .write(&key, text.into_bytes())
+        Request::Send {
+            key,
+            text,
+            mut bytes,
+        } => core
+            .write(&key, {
+                bytes.splice(0..0, text.into_bytes());
+                bytes
+            })
             .await
             .map_or_else(failed, |()| Reply::success("sent")),
-        Request::Start {
-            command,
-            cwd,
-            title,
-            env,
-            size,
-        } => start(
-            core,
-            CallRequest {
-                cwd,
-                env,
-                size,
-                title,
-                waiter: crate::pty::Waiter::Person,
-                ..CallRequest::new(command)
-            },
-        ),
+        request @ Request::Start { .. } => match request.into_call() {
+            Some((call, _)) => start(core, call),
+            None => Reply::failure(ErrorCode::BadRequest, "not a start request"),
+        },
         Request::Snapshot { key, size } => core
             .snapshot(&key, size, 0)
             .map_or_else(failed, Reply::success),
