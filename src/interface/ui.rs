@@ -2,95 +2,38 @@
 //!
 //! The list on the left, the selected entry's pane on the right (drawn cell by cell from its
 //! screen snapshot: the process's bytes never reach the terminal), the bar at the bottom, and
-//! the help over it all. Nothing here changes state.
+//! the help over it all. Nothing here changes state. One file per widget in `ui/`: [`theme`],
+//! [`list`], [`header`], [`pane`], [`bar`], [`help`].
 
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
-use ratatui::style::{Color, Modifier, Style};
-use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Clear, Paragraph, Widget, Wrap};
+use ratatui::text::Line;
+use ratatui::widgets::{Paragraph, Widget, Wrap};
 
-use crate::core::{EntryInfo, EntryKind, EntryState};
-use crate::interface::app::{
-    App, Confirm, Layout, ListLine, MIN_COLS, MIN_ROWS, Mode, PromptPurpose, list_lines,
-    list_offset,
-};
-use crate::output::match_ranges;
-use crate::screen::{Cell as ScreenCell, CellColor, ScreenSnapshot};
-use crate::time::format_elapsed;
+use crate::core::EntryInfo;
+use crate::interface::app::{App, MIN_COLS, MIN_ROWS, Mode};
 
-/// The colors of oino's own chrome, or none at all under `NO_COLOR`.
-struct Theme {
-    color: bool,
-}
+mod bar;
+mod header;
+mod help;
+mod list;
+mod pane;
+mod theme;
 
-impl Theme {
-    fn fg(&self, color: Color) -> Style {
-        if self.color {
-            Style::new().fg(color)
-        } else {
-            Style::new()
-        }
-    }
-
-    fn dim(&self) -> Style {
-        self.fg(Color::DarkGray)
-    }
-
-    fn error(&self) -> Style {
-        self.fg(Color::Red).add_modifier(Modifier::BOLD)
-    }
-
-    fn state(&self, entry: &EntryInfo) -> Style {
-        match (entry.state, entry.kind) {
-            (EntryState::Running, EntryKind::Call) => self.fg(Color::Cyan),
-            (EntryState::Running, EntryKind::Task) => self.fg(Color::Magenta),
-            (EntryState::Exited { code: 0 }, _) => self.fg(Color::Green),
-            _ => self.fg(Color::Red),
-        }
-    }
-
-    fn match_highlight(&self) -> Style {
-        if self.color {
-            Style::new().bg(Color::Yellow).fg(Color::Black)
-        } else {
-            Style::new().add_modifier(Modifier::REVERSED | Modifier::UNDERLINED)
-        }
-    }
-}
-
-fn selected_style() -> Style {
-    Style::new().add_modifier(Modifier::REVERSED)
-}
-
-fn title_style() -> Style {
-    Style::new().add_modifier(Modifier::BOLD)
-}
-
-/// The symbol of an entry's state.
-#[must_use]
-pub fn state_symbol(entry: &EntryInfo) -> &'static str {
-    match (entry.state, entry.kind) {
-        (EntryState::Running, EntryKind::Call) => "▶",
-        (EntryState::Running, EntryKind::Task) => "◆",
-        (EntryState::Exited { code: 0 }, _) => "✓",
-        (EntryState::Exited { .. }, _) => "✗",
-        (EntryState::Killed { .. }, _) => "■",
-    }
-}
+use bar::render_bar;
+use header::render_header;
+use help::render_help;
+use list::render_list;
+use pane::render_pane;
+use theme::Theme;
+pub use theme::{no_color, state_symbol};
 
 fn elapsed_ms(entry: &EntryInfo, now_ms: u64) -> u64 {
     entry
         .ended_ms
         .unwrap_or(now_ms)
         .saturating_sub(entry.started_ms)
-}
-
-/// Whether oino's own colors are off (<https://no-color.org>).
-#[must_use]
-pub fn no_color() -> bool {
-    std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty())
 }
 
 /// Draws the whole interface.
@@ -145,315 +88,6 @@ fn render_too_small(area: Rect, theme: &Theme, buffer: &mut Buffer) {
         .render(area, buffer);
 }
 
-fn render_list(app: &App, now_ms: u64, theme: &Theme, layout: Layout, buffer: &mut Buffer) {
-    let area = layout.list;
-    let lines = list_lines(app);
-    let offset = list_offset(app, &lines, usize::from(area.height));
-    let width = usize::from(area.width);
-    for (row, line) in lines
-        .iter()
-        .skip(offset)
-        .take(usize::from(area.height))
-        .enumerate()
-    {
-        let y = area.y + u16::try_from(row).unwrap_or(u16::MAX);
-        match *line {
-            ListLine::Title(section) => {
-                buffer.set_stringn(area.x, y, section.title(), width, title_style());
-            }
-            ListLine::Entry(index) => {
-                let entry = &app.entries[index];
-                let selected = app.selected.as_deref() == Some(entry.id.as_str());
-                let elapsed = format_elapsed(elapsed_ms(entry, now_ms));
-                let right = match entry.state {
-                    EntryState::Exited { code } => format!("{elapsed} {code:>3}"),
-                    EntryState::Killed { signal } => format!("{elapsed} s{signal:<2}"),
-                    EntryState::Running => elapsed,
-                };
-                let label_width = width.saturating_sub(right.chars().count() + 4);
-                let label: String = entry.label().chars().take(label_width).collect();
-                // `!`: its log could not be written (the header and the bar say why).
-                let mark = if entry.log_error.is_some() { '!' } else { ' ' };
-                let text = format!(
-                    " {}{mark}{label:<label_width$} {right}",
-                    state_symbol(entry)
-                );
-                let style = if selected {
-                    selected_style()
-                } else {
-                    Style::new()
-                };
-                buffer.set_stringn(area.x, y, &text, width, style);
-                if !selected {
-                    buffer.set_stringn(area.x + 1, y, state_symbol(entry), 1, theme.state(entry));
-                    if entry.log_error.is_some() {
-                        buffer.set_stringn(area.x + 2, y, "!", 1, theme.fg(Color::Red));
-                    }
-                }
-            }
-        }
-    }
-    // The rule between the list and the pane.
-    let rule_x = area.x + area.width;
-    for y in area.y..area.y + area.height {
-        buffer.set_string(rule_x, y, "│", theme.dim());
-    }
-}
-
-fn render_header(app: &App, now_ms: u64, theme: &Theme, area: Rect, buffer: &mut Buffer) {
-    let Some(entry) = app.selected_entry() else {
-        return;
-    };
-    let state = match (&entry.task_id, entry.state) {
-        (Some(task_id), EntryState::Running) => format!("task {task_id}, running"),
-        (_, state) => state.to_string(),
-    };
-    let mut right = vec![Span::styled(
-        format!(
-            "  {state} · pid {} · {} · {}",
-            entry.pid,
-            format_elapsed(elapsed_ms(entry, now_ms)),
-            entry.id
-        ),
-        theme.dim(),
-    )];
-    if entry.log_error.is_some() {
-        right.push(Span::styled(
-            "  [log not written: output kept in memory]",
-            theme.fg(Color::Red),
-        ));
-    }
-    if app.scroll > 0 {
-        right.push(Span::styled(
-            format!("  [{} lines back · End for live]", app.scroll),
-            theme.fg(Color::Yellow),
-        ));
-    }
-    if let Some(query) = &app.search {
-        right.push(Span::styled(
-            format!("  [search: {query}]"),
-            theme.fg(Color::Yellow),
-        ));
-    }
-    // The label gives way to the state, the position and the search.
-    let right_width: usize = right.iter().map(Span::width).sum();
-    let label_width = usize::from(area.width)
-        .saturating_sub(right_width + 3)
-        .max(8);
-    let mut label: String = entry.label().chars().take(label_width).collect();
-    if label.chars().count() < entry.label().chars().count() {
-        label.pop();
-        label.push('…');
-    }
-    let mut spans = vec![
-        Span::styled(format!(" {} ", state_symbol(entry)), theme.state(entry)),
-        Span::styled(label, title_style()),
-    ];
-    spans.extend(right);
-    Line::from(spans).render(area, buffer);
-}
-
-fn cell_color(color: CellColor) -> Color {
-    match color {
-        CellColor::Default => Color::Reset,
-        CellColor::Indexed(index) => Color::Indexed(index),
-        CellColor::Rgb(red, green, blue) => Color::Rgb(red, green, blue),
-    }
-}
-
-fn cell_style(cell: &ScreenCell) -> Style {
-    let mut style = Style::new().fg(cell_color(cell.fg)).bg(cell_color(cell.bg));
-    let attrs = cell.attrs;
-    for (on, modifier) in [
-        (attrs.bold, Modifier::BOLD),
-        (attrs.dim, Modifier::DIM),
-        (attrs.italic, Modifier::ITALIC),
-        (attrs.underline, Modifier::UNDERLINED),
-        (attrs.inverse, Modifier::REVERSED),
-    ] {
-        if on {
-            style = style.add_modifier(modifier);
-        }
-    }
-    style
-}
-
-/// A cell's text, safe to put on the host terminal: no control characters.
-fn printable(text: &str) -> Option<&str> {
-    (!text.is_empty() && !text.chars().any(char::is_control)).then_some(text)
-}
-
-/// Draws a screen snapshot cell by cell, with the search's matches highlighted.
-fn render_pane(
-    pane: &ScreenSnapshot,
-    search: Option<&str>,
-    theme: &Theme,
-    area: Rect,
-    buffer: &mut Buffer,
-) {
-    for (row_index, row) in pane.rows.iter().enumerate().take(usize::from(area.height)) {
-        let y = area.y + u16::try_from(row_index).unwrap_or(u16::MAX);
-        for (col_index, cell) in row.iter().enumerate().take(usize::from(area.width)) {
-            // Each frame starts blank: a blank cell costs nothing.
-            if cell.text.is_empty() && *cell == ScreenCell::default() {
-                continue;
-            }
-            let x = area.x + u16::try_from(col_index).unwrap_or(u16::MAX);
-            if let Some(target) = buffer.cell_mut(Position::new(x, y)) {
-                target.set_symbol(printable(&cell.text).unwrap_or(" "));
-                target.set_style(cell_style(cell));
-            }
-        }
-        if let Some(query) = search {
-            let text: String = row
-                .iter()
-                .map(|cell| printable(&cell.text).unwrap_or(" "))
-                .collect();
-            for range in match_ranges(&text, query) {
-                for col in range {
-                    let x = area.x + u16::try_from(col).unwrap_or(u16::MAX);
-                    if x < area.x + area.width {
-                        if let Some(target) = buffer.cell_mut(Position::new(x, y)) {
-                            target.set_style(theme.match_highlight());
-                        }
-                    }
-                }
-            }
-        }
-    }
-}
-
-fn render_bar(app: &App, theme: &Theme, area: Rect, frame: &mut Frame<'_>) {
-    let line = match &app.mode {
-        Mode::Prompt(prompt) => {
-            let (label, keys) = match prompt.purpose {
-                PromptPurpose::DetachName { .. } => ("task name: ", "  Enter detach · Esc cancel"),
-                PromptPurpose::NewCommand => ("run: ", "  Enter start · Esc cancel"),
-                PromptPurpose::Search => ("search: ", "  Enter find · Esc cancel"),
-            };
-            let x = area.x
-                + u16::try_from(label.chars().count() + prompt.text.chars().count())
-                    .unwrap_or(u16::MAX);
-            frame.set_cursor_position(Position::new(x.min(area.right().saturating_sub(1)), area.y));
-            Line::from(vec![
-                Span::styled(label, title_style()),
-                Span::raw(prompt.text.clone()),
-                Span::styled(keys, theme.dim()),
-            ])
-        }
-        Mode::Confirm(Confirm::Kill { label, .. }) => Line::from(vec![
-            Span::styled(
-                format!("Kill `{label}` and all its processes? "),
-                theme.error(),
-            ),
-            Span::styled("y to kill, any other key to keep it", theme.dim()),
-        ]),
-        Mode::Confirm(Confirm::Quit { running }) if app.processes_outlive => Line::from(vec![
-            Span::styled(
-                format!(
-                    "{running} still running: quit? They keep running in the oino server (`oino` \
-                     comes back to them) "
-                ),
-                theme.fg(Color::Yellow),
-            ),
-            Span::styled("y to quit, any other key to stay", theme.dim()),
-        ]),
-        Mode::Confirm(Confirm::Quit { running }) => Line::from(vec![
-            Span::styled(
-                format!("{running} still running: quit and end them all? "),
-                theme.error(),
-            ),
-            Span::styled("y to quit, any other key to stay", theme.dim()),
-        ]),
-        Mode::Focus => {
-            let label = app.selected_entry().map_or("", EntryInfo::label);
-            Line::from(vec![
-                Span::styled(format!("typing into `{label}`"), theme.fg(Color::Cyan)),
-                Span::styled(
-                    " · every key goes to the process · Ctrl-A to come back",
-                    theme.dim(),
-                ),
-            ])
-        }
-        Mode::Normal | Mode::Help => match &app.notice {
-            Some(notice) if notice.is_error => Line::styled(notice.text.clone(), theme.error()),
-            Some(notice) => Line::styled(notice.text.clone(), theme.fg(Color::Green)),
-            None => hints(app, theme),
-        },
-    };
-    frame.render_widget(Paragraph::new(line), area);
-}
-
-/// The key hints, from the keymap.
-fn hints(app: &App, theme: &Theme) -> Line<'static> {
-    let mut spans = Vec::new();
-    if app.search.is_some() {
-        spans.push(Span::styled("n/N", title_style()));
-        spans.push(Span::styled(" next/previous match  ", theme.dim()));
-        spans.push(Span::styled("Esc", title_style()));
-        spans.push(Span::styled(" end search  ", theme.dim()));
-    }
-    for binding in &app.keymap {
-        let Some(hint) = binding.hint else {
-            continue;
-        };
-        if app.search.is_some() && binding.action == crate::interface::app::Action::NewCall {
-            continue;
-        }
-        let key = binding.label.split(' ').next().unwrap_or(binding.label);
-        spans.push(Span::styled(key.to_owned(), title_style()));
-        spans.push(Span::styled(format!(" {hint}  "), theme.dim()));
-    }
-    Line::from(spans)
-}
-
-fn render_help(app: &App, theme: &Theme, area: Rect, frame: &mut Frame<'_>) {
-    let mut lines = vec![Line::styled("Keys", title_style()), Line::raw("")];
-    for binding in &app.keymap {
-        lines.push(Line::from(vec![
-            Span::styled(format!("  {:<9}", binding.label), title_style()),
-            Span::raw(binding.action.describe()),
-        ]));
-    }
-    lines.extend([
-        Line::raw(""),
-        Line::from(vec![
-            Span::styled("  Ctrl-A   ", title_style()),
-            Span::raw("while typing into a process: come back"),
-        ]),
-        Line::from(vec![
-            Span::styled("  Esc      ", title_style()),
-            Span::raw("cancel a prompt, end a search"),
-        ]),
-        Line::from(vec![
-            Span::styled("  Mouse    ", title_style()),
-            Span::raw("the wheel scrolls, a click selects"),
-        ]),
-        Line::raw(""),
-        Line::styled("Any key closes this help.", theme.dim()),
-    ]);
-    let height = u16::try_from(lines.len() + 2)
-        .unwrap_or(u16::MAX)
-        .min(area.height);
-    let width = 72.min(area.width);
-    let popup = Rect::new(
-        area.x + (area.width - width) / 2,
-        area.y + (area.height - height) / 2,
-        width,
-        height,
-    );
-    frame.render_widget(Clear, popup);
-    frame.render_widget(
-        Paragraph::new(lines).block(
-            Block::default()
-                .borders(Borders::ALL)
-                .title(" oino help ")
-                .border_style(theme.dim()),
-        ),
-        popup,
-    );
-}
-
 /// The text of a buffer, a line a row, trailing blanks removed: what headless mode prints.
 #[must_use]
 pub fn buffer_text(buffer: &Buffer) -> String {
@@ -489,9 +123,12 @@ fn unicode_width(symbol: &str) -> usize {
 mod tests {
     use std::path::PathBuf;
 
+    use crate::core::{EntryKind, EntryState};
+    use crate::interface::app::PromptPurpose;
     use insta::assert_snapshot;
     use ratatui::Terminal;
     use ratatui::backend::TestBackend;
+    use ratatui::style::{Color, Modifier};
 
     use super::*;
     use crate::interface::app::{Action, Prompt};

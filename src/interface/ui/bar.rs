@@ -1,0 +1,96 @@
+//! The bottom bar: the prompt, a question, a notice, or the hints written from the keymap.
+
+use ratatui::Frame;
+use ratatui::layout::{Position, Rect};
+use ratatui::style::Color;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+
+use crate::core::EntryInfo;
+use crate::interface::app::{App, Confirm, Mode, PromptPurpose};
+
+use super::theme::{Theme, title_style};
+
+pub(super) fn render_bar(app: &App, theme: &Theme, area: Rect, frame: &mut Frame<'_>) {
+    let line = match &app.mode {
+        Mode::Prompt(prompt) => {
+            let (label, keys) = match prompt.purpose {
+                PromptPurpose::DetachName { .. } => ("task name: ", "  Enter detach · Esc cancel"),
+                PromptPurpose::NewCommand => ("run: ", "  Enter start · Esc cancel"),
+                PromptPurpose::Search => ("search: ", "  Enter find · Esc cancel"),
+            };
+            let x = area.x
+                + u16::try_from(label.chars().count() + prompt.text.chars().count())
+                    .unwrap_or(u16::MAX);
+            frame.set_cursor_position(Position::new(x.min(area.right().saturating_sub(1)), area.y));
+            Line::from(vec![
+                Span::styled(label, title_style()),
+                Span::raw(prompt.text.clone()),
+                Span::styled(keys, theme.dim()),
+            ])
+        }
+        Mode::Confirm(Confirm::Kill { label, .. }) => Line::from(vec![
+            Span::styled(
+                format!("Kill `{label}` and all its processes? "),
+                theme.error(),
+            ),
+            Span::styled("y to kill, any other key to keep it", theme.dim()),
+        ]),
+        Mode::Confirm(Confirm::Quit { running }) if app.processes_outlive => Line::from(vec![
+            Span::styled(
+                format!(
+                    "{running} still running: quit? They keep running in the oino server (`oino` \
+                     comes back to them) "
+                ),
+                theme.fg(Color::Yellow),
+            ),
+            Span::styled("y to quit, any other key to stay", theme.dim()),
+        ]),
+        Mode::Confirm(Confirm::Quit { running }) => Line::from(vec![
+            Span::styled(
+                format!("{running} still running: quit and end them all? "),
+                theme.error(),
+            ),
+            Span::styled("y to quit, any other key to stay", theme.dim()),
+        ]),
+        Mode::Focus => {
+            let label = app.selected_entry().map_or("", EntryInfo::label);
+            Line::from(vec![
+                Span::styled(format!("typing into `{label}`"), theme.fg(Color::Cyan)),
+                Span::styled(
+                    " · every key goes to the process · Ctrl-A to come back",
+                    theme.dim(),
+                ),
+            ])
+        }
+        Mode::Normal | Mode::Help => match &app.notice {
+            Some(notice) if notice.is_error => Line::styled(notice.text.clone(), theme.error()),
+            Some(notice) => Line::styled(notice.text.clone(), theme.fg(Color::Green)),
+            None => hints(app, theme),
+        },
+    };
+    frame.render_widget(Paragraph::new(line), area);
+}
+
+/// The key hints, from the keymap.
+pub(super) fn hints(app: &App, theme: &Theme) -> Line<'static> {
+    let mut spans = Vec::new();
+    if app.search.is_some() {
+        spans.push(Span::styled("n/N", title_style()));
+        spans.push(Span::styled(" next/previous match  ", theme.dim()));
+        spans.push(Span::styled("Esc", title_style()));
+        spans.push(Span::styled(" end search  ", theme.dim()));
+    }
+    for binding in &app.keymap {
+        let Some(hint) = binding.hint else {
+            continue;
+        };
+        if app.search.is_some() && binding.action == crate::interface::app::Action::NewCall {
+            continue;
+        }
+        let key = binding.label.split(' ').next().unwrap_or(binding.label);
+        spans.push(Span::styled(key.to_owned(), title_style()));
+        spans.push(Span::styled(format!(" {hint}  "), theme.dim()));
+    }
+    Line::from(spans)
+}

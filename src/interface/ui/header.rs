@@ -1,0 +1,73 @@
+//! The line above the pane: the selected entry's state, pid, age and id.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
+use ratatui::style::Color;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Widget;
+
+use crate::core::EntryState;
+use crate::interface::app::App;
+use crate::time::format_elapsed;
+
+use super::elapsed_ms;
+use super::theme::{Theme, state_symbol, title_style};
+
+pub(super) fn render_header(
+    app: &App,
+    now_ms: u64,
+    theme: &Theme,
+    area: Rect,
+    buffer: &mut Buffer,
+) {
+    let Some(entry) = app.selected_entry() else {
+        return;
+    };
+    let state = match (&entry.task_id, entry.state) {
+        (Some(task_id), EntryState::Running) => format!("task {task_id}, running"),
+        (_, state) => state.to_string(),
+    };
+    let mut right = vec![Span::styled(
+        format!(
+            "  {state} · pid {} · {} · {}",
+            entry.pid,
+            format_elapsed(elapsed_ms(entry, now_ms)),
+            entry.id
+        ),
+        theme.dim(),
+    )];
+    if entry.log_error.is_some() {
+        right.push(Span::styled(
+            "  [log not written: output kept in memory]",
+            theme.fg(Color::Red),
+        ));
+    }
+    if app.scroll > 0 {
+        right.push(Span::styled(
+            format!("  [{} lines back · End for live]", app.scroll),
+            theme.fg(Color::Yellow),
+        ));
+    }
+    if let Some(query) = &app.search {
+        right.push(Span::styled(
+            format!("  [search: {query}]"),
+            theme.fg(Color::Yellow),
+        ));
+    }
+    // The label gives way to the state, the position and the search.
+    let right_width: usize = right.iter().map(Span::width).sum();
+    let label_width = usize::from(area.width)
+        .saturating_sub(right_width + 3)
+        .max(8);
+    let mut label: String = entry.label().chars().take(label_width).collect();
+    if label.chars().count() < entry.label().chars().count() {
+        label.pop();
+        label.push('…');
+    }
+    let mut spans = vec![
+        Span::styled(format!(" {} ", state_symbol(entry)), theme.state(entry)),
+        Span::styled(label, title_style()),
+    ];
+    spans.extend(right);
+    Line::from(spans).render(area, buffer);
+}

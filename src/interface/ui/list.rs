@@ -1,0 +1,72 @@
+//! The list of calls and tasks on the left, in sections, the selected one in view.
+
+use ratatui::buffer::Buffer;
+use ratatui::style::{Color, Style};
+
+use crate::core::EntryState;
+use crate::interface::app::{App, Layout, ListLine, list_lines, list_offset};
+use crate::time::format_elapsed;
+
+use super::elapsed_ms;
+use super::theme::{Theme, selected_style, state_symbol, title_style};
+
+pub(super) fn render_list(
+    app: &App,
+    now_ms: u64,
+    theme: &Theme,
+    layout: Layout,
+    buffer: &mut Buffer,
+) {
+    let area = layout.list;
+    let lines = list_lines(app);
+    let offset = list_offset(app, &lines, usize::from(area.height));
+    let width = usize::from(area.width);
+    for (row, line) in lines
+        .iter()
+        .skip(offset)
+        .take(usize::from(area.height))
+        .enumerate()
+    {
+        let y = area.y + u16::try_from(row).unwrap_or(u16::MAX);
+        match *line {
+            ListLine::Title(section) => {
+                buffer.set_stringn(area.x, y, section.title(), width, title_style());
+            }
+            ListLine::Entry(index) => {
+                let entry = &app.entries[index];
+                let selected = app.selected.as_deref() == Some(entry.id.as_str());
+                let elapsed = format_elapsed(elapsed_ms(entry, now_ms));
+                let right = match entry.state {
+                    EntryState::Exited { code } => format!("{elapsed} {code:>3}"),
+                    EntryState::Killed { signal } => format!("{elapsed} s{signal:<2}"),
+                    EntryState::Running => elapsed,
+                };
+                let label_width = width.saturating_sub(right.chars().count() + 4);
+                let label: String = entry.label().chars().take(label_width).collect();
+                // `!`: its log could not be written (the header and the bar say why).
+                let mark = if entry.log_error.is_some() { '!' } else { ' ' };
+                let text = format!(
+                    " {}{mark}{label:<label_width$} {right}",
+                    state_symbol(entry)
+                );
+                let style = if selected {
+                    selected_style()
+                } else {
+                    Style::new()
+                };
+                buffer.set_stringn(area.x, y, &text, width, style);
+                if !selected {
+                    buffer.set_stringn(area.x + 1, y, state_symbol(entry), 1, theme.state(entry));
+                    if entry.log_error.is_some() {
+                        buffer.set_stringn(area.x + 2, y, "!", 1, theme.fg(Color::Red));
+                    }
+                }
+            }
+        }
+    }
+    // The rule between the list and the pane.
+    let rule_x = area.x + area.width;
+    for y in area.y..area.y + area.height {
+        buffer.set_string(rule_x, y, "│", theme.dim());
+    }
+}

@@ -1,0 +1,81 @@
+//! The selected entry's screen, drawn cell by cell: the process's bytes never reach the
+//! terminal, and search matches are highlighted.
+
+use ratatui::buffer::Buffer;
+use ratatui::layout::{Position, Rect};
+use ratatui::style::{Color, Modifier, Style};
+
+use crate::output::match_ranges;
+use crate::screen::{Cell as ScreenCell, CellColor, ScreenSnapshot};
+
+use super::theme::Theme;
+
+pub(super) fn cell_color(color: CellColor) -> Color {
+    match color {
+        CellColor::Default => Color::Reset,
+        CellColor::Indexed(index) => Color::Indexed(index),
+        CellColor::Rgb(red, green, blue) => Color::Rgb(red, green, blue),
+    }
+}
+
+pub(super) fn cell_style(cell: &ScreenCell) -> Style {
+    let mut style = Style::new().fg(cell_color(cell.fg)).bg(cell_color(cell.bg));
+    let attrs = cell.attrs;
+    for (on, modifier) in [
+        (attrs.bold, Modifier::BOLD),
+        (attrs.dim, Modifier::DIM),
+        (attrs.italic, Modifier::ITALIC),
+        (attrs.underline, Modifier::UNDERLINED),
+        (attrs.inverse, Modifier::REVERSED),
+    ] {
+        if on {
+            style = style.add_modifier(modifier);
+        }
+    }
+    style
+}
+
+/// A cell's text, safe to put on the host terminal: no control characters.
+pub(super) fn printable(text: &str) -> Option<&str> {
+    (!text.is_empty() && !text.chars().any(char::is_control)).then_some(text)
+}
+
+/// Draws a screen snapshot cell by cell, with the search's matches highlighted.
+pub(super) fn render_pane(
+    pane: &ScreenSnapshot,
+    search: Option<&str>,
+    theme: &Theme,
+    area: Rect,
+    buffer: &mut Buffer,
+) {
+    for (row_index, row) in pane.rows.iter().enumerate().take(usize::from(area.height)) {
+        let y = area.y + u16::try_from(row_index).unwrap_or(u16::MAX);
+        for (col_index, cell) in row.iter().enumerate().take(usize::from(area.width)) {
+            // Each frame starts blank: a blank cell costs nothing.
+            if cell.text.is_empty() && *cell == ScreenCell::default() {
+                continue;
+            }
+            let x = area.x + u16::try_from(col_index).unwrap_or(u16::MAX);
+            if let Some(target) = buffer.cell_mut(Position::new(x, y)) {
+                target.set_symbol(printable(&cell.text).unwrap_or(" "));
+                target.set_style(cell_style(cell));
+            }
+        }
+        if let Some(query) = search {
+            let text: String = row
+                .iter()
+                .map(|cell| printable(&cell.text).unwrap_or(" "))
+                .collect();
+            for range in match_ranges(&text, query) {
+                for col in range {
+                    let x = area.x + u16::try_from(col).unwrap_or(u16::MAX);
+                    if x < area.x + area.width {
+                        if let Some(target) = buffer.cell_mut(Position::new(x, y)) {
+                            target.set_style(theme.match_highlight());
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

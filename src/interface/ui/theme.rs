@@ -1,0 +1,71 @@
+//! The colors of oino's own chrome (none under `NO_COLOR`) and the symbols of states.
+
+use ratatui::style::{Color, Modifier, Style};
+
+use crate::core::{EntryInfo, EntryKind, EntryState};
+
+/// The colors of oino's own chrome, or none at all under `NO_COLOR`.
+pub(super) struct Theme {
+    pub(super) color: bool,
+}
+
+impl Theme {
+    pub(super) fn fg(&self, color: Color) -> Style {
+        if self.color {
+            Style::new().fg(color)
+        } else {
+            Style::new()
+        }
+    }
+
+    pub(super) fn dim(&self) -> Style {
+        self.fg(Color::DarkGray)
+    }
+
+    pub(super) fn error(&self) -> Style {
+        self.fg(Color::Red).add_modifier(Modifier::BOLD)
+    }
+
+    pub(super) fn state(&self, entry: &EntryInfo) -> Style {
+        match (entry.state, entry.kind) {
+            (EntryState::Running, EntryKind::Call) => self.fg(Color::Cyan),
+            (EntryState::Running, EntryKind::Task) => self.fg(Color::Magenta),
+            (EntryState::Exited { code: 0 }, _) => self.fg(Color::Green),
+            _ => self.fg(Color::Red),
+        }
+    }
+
+    pub(super) fn match_highlight(&self) -> Style {
+        if self.color {
+            Style::new().bg(Color::Yellow).fg(Color::Black)
+        } else {
+            Style::new().add_modifier(Modifier::REVERSED | Modifier::UNDERLINED)
+        }
+    }
+}
+
+pub(super) fn selected_style() -> Style {
+    Style::new().add_modifier(Modifier::REVERSED)
+}
+
+pub(super) fn title_style() -> Style {
+    Style::new().add_modifier(Modifier::BOLD)
+}
+
+/// The symbol of an entry's state.
+#[must_use]
+pub fn state_symbol(entry: &EntryInfo) -> &'static str {
+    match (entry.state, entry.kind) {
+        (EntryState::Running, EntryKind::Call) => "▶",
+        (EntryState::Running, EntryKind::Task) => "◆",
+        (EntryState::Exited { code: 0 }, _) => "✓",
+        (EntryState::Exited { .. }, _) => "✗",
+        (EntryState::Killed { .. }, _) => "■",
+    }
+}
+
+/// Whether oino's own colors are off (<https://no-color.org>).
+#[must_use]
+pub fn no_color() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty())
+}
