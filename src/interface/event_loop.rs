@@ -5,7 +5,7 @@
 //! each minute). Anything may ask for a frame; the [`FrameScheduler`] draws them at most 60 times
 //! a second, and with nothing happening nothing wakes up. The loop is generic over the backend
 //! and fed by a channel of [`Input`], so headless mode runs the very same code on a test backend
-//! with a script as its keyboard. [`execute`] carries out the app's effects on the link.
+//! with a script as its keyboard. `execute` carries out the app's effects on the link.
 
 use std::io::Write;
 use std::time::{Duration, Instant};

@@ -1,6 +1,6 @@
 //! The interface on a real terminal: the guard that puts the terminal back however oino ends,
 //! the thread that reads keys, the signals that stop it, and [`run`], which starts it all around
-//! the shared [`run_loop`](crate::interface::event_loop::run_loop).
+//! the shared [`run_loop`].
 
 use std::io::{IsTerminal, Stdout};
 use std::sync::Arc;

@@ -2,8 +2,8 @@
 //!
 //! The list on the left, the selected entry's pane on the right (drawn cell by cell from its
 //! screen snapshot: the process's bytes never reach the terminal), the bar at the bottom, and
-//! the help over it all. Nothing here changes state. One file per widget in `ui/`: [`theme`],
-//! [`list`], [`header`], [`pane`], [`bar`], [`help`].
+//! the help over it all. Nothing here changes state. One file per widget in `ui/`: `theme`,
+//! `list`, `header`, `pane`, `bar`, `help`.
 
 use ratatui::Frame;
 use ratatui::buffer::Buffer;
