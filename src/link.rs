@@ -314,10 +314,16 @@ impl Link {
         match self {
             Self::Local(core) => Ok(core.write(key, bytes).await?),
             Self::Remote(remote) => {
+                // Text as text (what a server of protocol 1 before `bytes` reads too); anything
+                // else as bytes, unchanged.
+                let (text, bytes) = match String::from_utf8(bytes) {
+                    Ok(text) => (text, Vec::new()),
+                    Err(err) => (String::new(), err.into_bytes()),
+                };
                 let _: String = remote
                     .ask(&Request::Send {
                         key: key.to_owned(),
-                        text: String::new(),
+                        text,
                         bytes,
                     })
                     .await?;

@@ -168,6 +168,32 @@ fn error_of(reply: &serde_json::Value) -> &str {
 }
 
 #[test]
+fn bytes_sent_to_a_process_arrive_unchanged() {
+    let server = ServerGuard::new("bytes");
+    start(&server);
+    let mut stream = UnixStream::connect(&server.socket).expect("connect");
+    stream.set_read_timeout(Some(DEADLINE)).expect("timeout");
+    let started = exchange(&mut stream, b"{\"op\":\"start\",\"command\":\"cat -v\"}\n");
+    let id = started["result"]["id"].as_str().expect("an id").to_owned();
+    // Text, then bytes that are no text: an invalid byte and an arrow key.
+    let send = format!(
+        "{{\"op\":\"send\",\"key\":\"{id}\",\"text\":\"é\",\"bytes\":[255,27,91,65,13]}}\n"
+    );
+    assert_eq!(exchange(&mut stream, send.as_bytes())["ok"], true);
+    let read = format!("{{\"op\":\"output\",\"key\":\"{id}\"}}\n");
+    let mut text = String::new();
+    wait_until_blocking("cat to show the bytes it read", || {
+        text = exchange(&mut stream, read.as_bytes())["result"]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        text.contains("M-CM-)M-^?^[[A")
+    });
+    let kill = format!("{{\"op\":\"kill\",\"key\":\"{id}\"}}\n");
+    assert_eq!(exchange(&mut stream, kill.as_bytes())["ok"], true, "{text}");
+}
+
+#[test]
 fn bad_requests_get_errors_and_the_server_stays_up() {
     let server = ServerGuard::new("garbage");
     start(&server);
