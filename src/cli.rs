@@ -417,14 +417,17 @@ async fn stop_signal() -> std::io::Result<u8> {
 /// Runs one call, on the server or in this process; returns the exit status.
 pub async fn run(mut config: RunConfig) -> anyhow::Result<u8> {
     let link = Link::open(config.socket.as_deref()).await?;
-    // Named before it starts, so that a signal can end it wherever it runs.
-    let id = format!("run-{}", std::process::id());
-    config.request.id = Some(id.clone());
+    config.request.id = Some(format!("run-{}", std::process::id()));
+    // The id the call got, once it started: a signal ends it wherever it runs.
+    let started = std::sync::OnceLock::new();
     let outcome = tokio::select! {
-        outcome = run_call(&link, config) => outcome,
+        outcome = run_call(&link, config, &started) => outcome,
         status = stop_signal() => {
-            // Ctrl-C ends the command, as it would without oino.
-            let _ = link.kill(&id).await;
+            // Ctrl-C ends the command, as it would without oino. One not started yet ends as
+            // this client leaves.
+            if let Some(id) = started.get() {
+                let _ = link.kill(id).await;
+            }
             Ok(status?)
         }
     };
@@ -433,8 +436,13 @@ pub async fn run(mut config: RunConfig) -> anyhow::Result<u8> {
     outcome
 }
 
-async fn run_call(link: &Link, config: RunConfig) -> anyhow::Result<u8> {
-    let (id, result) = link.run(config.request.from_here()?).await?;
+async fn run_call(
+    link: &Link,
+    config: RunConfig,
+    started: &std::sync::OnceLock<String>,
+) -> anyhow::Result<u8> {
+    let (id, result) = link.run_unique(config.request.from_here()?).await?;
+    let _ = started.set(id.clone());
     let detach = config.detach_after.map(|after| DetachAfter {
         after,
         name: config.name.as_deref(),

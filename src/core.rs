@@ -19,7 +19,7 @@ pub mod types;
 pub use error::{CoreError, ErrorCode};
 pub use types::{
     CallRequest, CoreConfig, CoreEvent, DEFAULT_MAX_FINISHED, DEFAULT_MAX_FINISHED_TASKS,
-    EntryInfo, EntryKind, EntryState, HistoryPage, MAX_COMMAND_BYTES,
+    EntryInfo, EntryKind, EntryState, HistoryPage, MAX_COMMAND_BYTES, MAX_ID_CHARS,
 };
 
 use entries::{CoreState, Entry, EntryStatus, Forgotten, wait_for_end};
@@ -216,7 +216,7 @@ impl Core {
             state.entries.iter().any(|entry| entry.id == id) || self.inner.registry.is_running(id)
         };
         match wanted {
-            Some(id) if id.is_empty() => Err(CoreError::DuplicateId(id)),
+            Some(id) if !types::is_valid_id(&id) => Err(CoreError::InvalidId(id)),
             Some(id) if taken(&state, &id) => Err(CoreError::DuplicateId(id)),
             Some(id) => Ok(id),
             None => loop {

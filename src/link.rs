@@ -367,6 +367,30 @@ impl Link {
         }
     }
 
+    /// Like [`Link::run`], with the request's id made unique if another call has it: `ID`, then
+    /// `ID-2`, `ID-3`… (ids named by a client's pid meet again across pid namespaces and
+    /// sessions).
+    pub async fn run_unique(&self, request: CallRequest) -> anyhow::Result<(String, RunResult)> {
+        const ATTEMPTS: u32 = 100;
+        let mut attempt = 1;
+        loop {
+            let mut this = request.clone();
+            if attempt > 1 {
+                this.id = request.id.as_ref().map(|id| format!("{id}-{attempt}"));
+            }
+            match self.run(this).await {
+                Err(err)
+                    if attempt < ATTEMPTS
+                        && request.id.is_some()
+                        && error_code(&err) == Some(ErrorCode::DuplicateId) =>
+                {
+                    attempt += 1;
+                }
+                started => return started,
+            }
+        }
+    }
+
     /// Waits for the result of the run `id`; if it still runs when `detach` says, detaches it
     /// first. A detach refused while the call runs on goes to `refused`, and the result comes
     /// at the call's end.

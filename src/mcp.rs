@@ -251,8 +251,15 @@ impl Bridge {
         }
         // The call id is the request's, made unique to this bridge (the agent's ids start
         // again with each session).
+        // Any characters of a string request id that could break a line or a table are left out.
+        let request_id: String = request_id
+            .to_string()
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            .take(40)
+            .collect();
         let id = format!("mcp{}-{request_id}", std::process::id());
-        let mut request = CallRequest {
+        let request = CallRequest {
             id: Some(id.clone()),
             cwd: args.cwd.map(home_expanded),
             title: args.description.filter(|title| !title.trim().is_empty()),
@@ -267,23 +274,11 @@ impl Bridge {
         .from_here()
         .map_err(|err| format!("cannot tell the agent's folder: {err}"))?;
         let link = self.link().await?;
-        let mut attempt = 1;
-        let (id, result) = loop {
-            match link.run(request.clone()).await {
-                // A bridge of a former session had this pid: its calls are still listed.
-                Err(err)
-                    if attempt < 10
-                        && crate::link::error_code(&err) == Some(ErrorCode::DuplicateId) =>
-                {
-                    attempt += 1;
-                    request.id = Some(format!("{id}-{attempt}"));
-                }
-                started => {
-                    break started
-                        .map_err(|err| Self::failure("the command did not start", &err))?;
-                }
-            }
-        };
+        // A bridge of a former session (or another pid namespace) may have had this pid.
+        let (id, result) = link
+            .run_unique(request)
+            .await
+            .map_err(|err| Self::failure("the command did not start", &err))?;
         let after = if args.run_in_background == Some(true) {
             Some(Duration::ZERO)
         } else {

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 
 use super::tasks::TaskError;
-use super::types::MAX_COMMAND_BYTES;
+use super::types::{MAX_COMMAND_BYTES, MAX_ID_CHARS};
 use crate::pty::PtyError;
 
 #[derive(Debug, thiserror::Error)]
@@ -22,6 +22,8 @@ pub enum CoreError {
     AlreadyTask(String),
     #[error("a call with id `{0}` already exists: choose another id")]
     DuplicateId(String),
+    #[error("invalid call id {0:?}: use 1 to {MAX_ID_CHARS} letters, digits, `-`, `_` or `.`")]
+    InvalidId(String),
     #[error("the command is empty: give a command to run")]
     EmptyCommand,
     #[error(
@@ -88,7 +90,8 @@ impl CoreError {
     pub fn code(&self) -> ErrorCode {
         match self {
             Self::Pty(PtyError::MissingCwd(_) | PtyError::CwdNotADirectory(_))
-            | Self::EmptyCommand => ErrorCode::BadRequest,
+            | Self::EmptyCommand
+            | Self::InvalidId(_) => ErrorCode::BadRequest,
             Self::Pty(PtyError::InputClosed) | Self::NotRunning(_) => ErrorCode::NotRunning,
             Self::Pty(PtyError::Open(_) | PtyError::Spawn(_) | PtyError::Resize(_))
             | Self::Log { .. }

@@ -26,6 +26,18 @@ pub struct CoreConfig {
     pub max_finished_tasks: usize,
 }
 
+/// The longest call id.
+pub const MAX_ID_CHARS: usize = 64;
+
+/// Whether `id` may name a call: short, and nothing that breaks a line or a table.
+#[must_use]
+pub fn is_valid_id(id: &str) -> bool {
+    (1..=MAX_ID_CHARS).contains(&id.len())
+        && id
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.'))
+}
+
 /// The longest command: Linux takes no longer single argument (`MAX_ARG_STRLEN`, 32 pages).
 pub const MAX_COMMAND_BYTES: usize = 128 * 1024 - 1;
 

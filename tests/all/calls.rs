@@ -220,6 +220,20 @@ async fn a_hundred_calls_at_once_each_get_their_own_output() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ids_that_would_break_a_line_or_a_table_are_refused() {
+    let core = test_core("bad-ids");
+    for id in ["", "a\nb", "tab\there", "sp ace", "ж", &"x".repeat(65)] {
+        let refused = core.start(request(id, "true")).map(|handle| handle.id);
+        assert!(
+            matches!(&refused, Err(err @ CoreError::InvalidId(_)) if err.code() == oino::core::ErrorCode::BadRequest),
+            "{id:?}: {refused:?}"
+        );
+    }
+    let fine = core.start(request("run-1.b_2", "true")).expect("a fine id");
+    assert!(!fine.result().await.is_error);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_duplicate_call_id_is_refused() {
     let core = test_core("dup");
     let id = unique_id("dup");

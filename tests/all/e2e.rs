@@ -141,9 +141,7 @@ fn quitting_leaves_the_servers_tasks_running_and_oino_comes_back_to_them() {
     first.wait_for("They keep running in the oino server");
     first.send(b"y");
     assert!(first.wait_exit().success());
-    let screen = first.screen.lock().expect("screen");
-    assert!(!screen.screen().alternate_screen());
-    drop(screen);
+    first.wait_for_main_screen();
     assert!(
         !oino::pty::proc_scan::with_env("OINO_E2E_MARK", &mark).is_empty(),
         "the task did not outlive the interface"
@@ -181,6 +179,15 @@ fn sigterm_restores_the_terminal_and_ends_every_process() {
 }
 
 impl Terminal {
+    /// Waits until the terminal shows its main screen and its cursor again: the bytes oino
+    /// wrote as it quit may still be on their way to this side when it has exited.
+    fn wait_for_main_screen(&self) {
+        wait_until_blocking("the main screen and the cursor back", || {
+            let parser = self.screen.lock().expect("screen");
+            !parser.screen().alternate_screen() && !parser.screen().hide_cursor()
+        });
+    }
+
     fn wait_exit(&mut self) -> portable_pty::ExitStatus {
         let mut status = None;
         wait_until_blocking("oino to quit", || {
@@ -193,10 +200,7 @@ impl Terminal {
     /// The terminal is back (main screen, cooked mode, cursor shown) and nothing oino started
     /// is left.
     fn assert_restored_and_alone(&self, mark: &str) {
-        let screen = self.screen.lock().expect("screen");
-        assert!(!screen.screen().alternate_screen());
-        assert!(!screen.screen().hide_cursor());
-        drop(screen);
+        self.wait_for_main_screen();
         let tty = self.master.tty_name().expect("the terminal's name");
         let slave = std::fs::OpenOptions::new()
             .read(true)

@@ -903,3 +903,59 @@ async fn without_an_offset_a_long_output_is_read_from_its_newest_end() {
         "{before:?} then {text:?}"
     );
 }
+
+/// A client whose JSON-RPC ids are strings with a newline (the protocol allows any string): the
+/// call runs, and its id breaks no line of `oino ls`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_id_with_a_newline_makes_no_broken_call_id() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let server = ServerGuard::new("mcp-string-id");
+    let mut bridge = tokio::process::Command::new(env!("CARGO_BIN_EXE_oino"))
+        .arg("mcp")
+        .env("OINO_SOCKET", &server.socket)
+        .env("XDG_STATE_HOME", &server.state)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("oino mcp");
+    let mut stdin = bridge.stdin.take().expect("stdin");
+    let mut lines = BufReader::new(bridge.stdout.take().expect("stdout")).lines();
+    let messages = [
+        json!({"jsonrpc": "2.0", "id": "init\nx", "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "1"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": "a\nb c\t|", "method": "tools/call", "params": {
+            "name": "bash", "arguments": {"command": "echo from-a-string-id"}}}),
+    ];
+    for message in messages {
+        stdin
+            .write_all(format!("{message}\n").as_bytes())
+            .await
+            .expect("write");
+    }
+    let answer = tokio::time::timeout(DEADLINE, async {
+        loop {
+            let line = lines.next_line().await.expect("read").expect("a reply");
+            let reply: Value = serde_json::from_str(&line).expect("json");
+            if reply["id"] == "a\nb c\t|" {
+                return reply;
+            }
+        }
+    })
+    .await
+    .expect("the tool's reply in time");
+    assert!(answer.to_string().contains("from-a-string-id"), "{answer}");
+    let listed = server.oino(&["ls"]).output().expect("oino ls");
+    let table = String::from_utf8_lossy(&listed.stdout);
+    // A header and one line, each a row of the table.
+    assert_eq!(table.lines().count(), 2, "{table}");
+    assert!(
+        table
+            .lines()
+            .nth(1)
+            .is_some_and(|row| row.contains("echo from-a-string-id")),
+        "{table}"
+    );
+}

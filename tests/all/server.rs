@@ -168,6 +168,38 @@ fn error_of(reply: &serde_json::Value) -> &str {
 }
 
 #[test]
+fn runs_from_other_pid_namespaces_get_ids_of_their_own() {
+    // In a new pid namespace `oino run` is pid 1 each time, so both want the id `run-1`.
+    let server = ServerGuard::new("pid-ns-ids");
+    // Started outside: a server started from within would end with its namespace.
+    start(&server);
+    for word in ["first", "second"] {
+        let output = std::process::Command::new("unshare")
+            .args(["--pid", "--fork", "--mount-proc"])
+            .arg(env!("CARGO_BIN_EXE_oino"))
+            .args(["run", "--", &format!("echo {word}")])
+            .env("OINO_SOCKET", &server.socket)
+            .env("XDG_STATE_HOME", &server.state)
+            .output()
+            .expect("unshare (util-linux) runs");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            !stderr.contains("unshare failed"),
+            "this test needs a new pid namespace (CI runs as root): {stderr}"
+        );
+        assert!(output.status.success(), "{word}: {stderr}");
+        assert_eq!(text(&output), format!("{word}\n"));
+    }
+    let listed = server.oino(&["ls", "--json"]).output().expect("oino ls");
+    let entries: Vec<serde_json::Value> = serde_json::from_slice(&listed.stdout).expect("json");
+    let ids: Vec<&str> = entries
+        .iter()
+        .filter_map(|entry| entry["id"].as_str())
+        .collect();
+    assert_eq!(ids, ["run-1", "run-1-2"]);
+}
+
+#[test]
 fn bytes_sent_to_a_process_arrive_unchanged() {
     let server = ServerGuard::new("bytes");
     start(&server);
