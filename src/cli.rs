@@ -15,6 +15,14 @@ use crate::core::CallRequest;
 use crate::link::{DetachAfter, Link};
 use crate::pty::TermSize;
 
+/// Like `eprintln!`, but a closed standard error is no panic.
+macro_rules! say {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+    }};
+}
+
 mod remote;
 
 /// Exit status for bad arguments, as clap uses.
@@ -269,7 +277,7 @@ pub fn main() -> ExitCode {
         Some(Command::Run(args)) => match args.into_config() {
             Ok(config) => run_in_runtime(config),
             Err(err) => {
-                eprintln!("oino run: {err:#}");
+                say!("oino run: {err:#}");
                 ExitCode::from(EXIT_USAGE)
             }
         },
@@ -283,7 +291,7 @@ pub fn main() -> ExitCode {
                 match served {
                     Ok(()) => ExitCode::SUCCESS,
                     Err(err) => {
-                        eprintln!("oino mcp: {err:#}");
+                        say!("oino mcp: {err:#}");
                         ExitCode::FAILURE
                     }
                 }
@@ -320,7 +328,7 @@ pub fn main() -> ExitCode {
             match runtime.block_on(interface) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(err) => {
-                    eprintln!("oino: {err:#}");
+                    say!("oino: {err:#}");
                     ExitCode::FAILURE
                 }
             }
@@ -333,7 +341,7 @@ fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
         .enable_all()
         .build()
         .map_err(|err| {
-            eprintln!("oino: cannot start the runtime: {err}");
+            say!("oino: cannot start the runtime: {err}");
             ExitCode::FAILURE
         })
 }
@@ -348,7 +356,7 @@ fn headless(args: &HeadlessArgs) -> ExitCode {
     let script = match script {
         Ok(script) => script,
         Err(message) => {
-            eprintln!("oino headless: {message}");
+            say!("oino headless: {message}");
             return ExitCode::from(EXIT_USAGE);
         }
     };
@@ -365,7 +373,7 @@ fn headless(args: &HeadlessArgs) -> ExitCode {
     match played {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
-            eprintln!("oino headless: {err:#}");
+            say!("oino headless: {err:#}");
             ExitCode::FAILURE
         }
     }
@@ -378,10 +386,7 @@ fn run_in_runtime(config: RunConfig) -> ExitCode {
     };
     match runtime.block_on(run(config)) {
         Ok(status) => ExitCode::from(status),
-        Err(err) => {
-            eprintln!("oino run: {err:#}");
-            failure_status(&err)
-        }
+        Err(err) => report("oino run", &err),
     }
 }
 
@@ -449,13 +454,13 @@ async fn run_call(
     });
     let result: CallResult = link
         .finish_run(&id, result, detach, |err| {
-            eprintln!("oino run: cannot detach: {err:#}");
+            say!("oino run: cannot detach: {err:#}");
         })
         .await?;
     if config.json {
-        println!("{}", serde_json::to_string_pretty(&result)?);
+        print_text(&serde_json::to_string_pretty(&result)?)?;
     } else {
-        print_text(&result.text);
+        print_text(&result.text)?;
     }
     if let Some(error) = &result.log_error {
         warn_log_error("oino run", &id, error);
@@ -505,9 +510,9 @@ pub async fn follow(
         offset = Some(slice.next_offset);
         if moved {
             if json {
-                println!("{}", serde_json::to_string(&slice)?);
+                print_text(&serde_json::to_string(&slice)?)?;
             } else {
-                print_raw(&slice.text);
+                print_raw(&slice.text)?;
             }
             continue;
         }
@@ -520,19 +525,39 @@ pub async fn follow(
     }
 }
 
-pub(crate) fn print_text(text: &str) {
-    print_raw(text);
+pub(crate) fn print_text(text: &str) -> std::io::Result<()> {
+    print_raw(text)?;
     if !text.ends_with('\n') {
-        print_raw("\n");
+        print_raw("\n")?;
     }
+    Ok(())
 }
 
-pub(crate) fn print_raw(text: &str) {
+/// Writes to standard output; an error (a reader that left) goes to the caller, which stops.
+pub(crate) fn print_raw(text: &str) -> std::io::Result<()> {
     let mut stdout = std::io::stdout().lock();
-    // A closed stdout (a pager quit) is not worth a panic.
-    let _ = stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush());
+    stdout.write_all(text.as_bytes())?;
+    stdout.flush()
+}
+
+/// Whether an error is only that standard output was closed (`oino logs | head`): a command
+/// then ends quietly, as `cat` and `rg` do.
+pub(crate) fn output_closed(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|err| err.kind() == std::io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Says why a command failed, on standard error (never a panic if that is closed too), and
+/// gives its exit status; a closed standard output is no failure.
+pub(crate) fn report(command: &str, err: &anyhow::Error) -> ExitCode {
+    if output_closed(err) {
+        return ExitCode::SUCCESS;
+    }
+    say!("{command}: {err:#}");
+    failure_status(err)
 }
 
 #[cfg(test)]

@@ -2,7 +2,6 @@
 //! `logs`, `wait`, `kill`, `send`, `kill-server`.
 
 use std::fmt::Write as _;
-use std::io::Write;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -150,17 +149,13 @@ pub async fn main(command: Command) -> ExitCode {
         Command::Send(args) => send(args).await,
         Command::KillServer(args) => kill_server(&args).await,
     };
-    outcome.unwrap_or_else(|err| {
-        eprintln!("oino: {err:#}");
-        crate::cli::failure_status(&err)
-    })
+    outcome.unwrap_or_else(|err| crate::cli::report("oino", &err))
 }
 
 fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
-    let mut stdout = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut stdout, value)?;
-    writeln!(stdout)?;
-    Ok(())
+    let mut text = serde_json::to_string_pretty(value)?;
+    text.push('\n');
+    Ok(print_raw(&text)?)
 }
 
 async fn server(args: &ServerArgs) -> anyhow::Result<ExitCode> {
@@ -168,7 +163,7 @@ async fn server(args: &ServerArgs) -> anyhow::Result<ExitCode> {
     if !args.foreground {
         // Started and left running in the background; this command ends once it answers.
         let client = Client::connect_or_start(&socket).await?;
-        println!("oino server on {}", client.socket().display());
+        print_raw(&format!("oino server on {}\n", client.socket().display()))?;
         return Ok(ExitCode::SUCCESS);
     }
     if args.detached {
@@ -178,7 +173,7 @@ async fn server(args: &ServerArgs) -> anyhow::Result<ExitCode> {
     }
     let served = crate::remote::server::serve(&socket, Duration::from_secs(args.idle_exit)).await?;
     if let crate::remote::server::Served::AlreadyRunning { holder } = served {
-        eprintln!(
+        say!(
             "oino server: another server{} holds {}: it serves {}",
             holder
                 .map(|pid| format!(" (pid {pid})"))
@@ -232,7 +227,7 @@ async fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
             entry.log_error.as_deref().unwrap_or_default()
         );
     }
-    print_raw(&out);
+    print_raw(&out)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -248,11 +243,11 @@ async fn detach(args: DetachArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         print_json(&task)?;
     } else {
-        println!(
-            "{} {}",
+        print_raw(&format!(
+            "{} {}\n",
             task.task_id.as_deref().unwrap_or("?"),
             task.name.as_deref().unwrap_or("?")
-        );
+        ))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -333,7 +328,7 @@ async fn kill_server(args: &KillServerArgs) -> anyhow::Result<ExitCode> {
         if args.json {
             print_json(&why)?;
         } else {
-            eprintln!("oino: {why}");
+            say!("oino: {why}");
         }
         return Ok(ExitCode::FAILURE);
     };

@@ -112,3 +112,101 @@ fn bad_arguments_say_what_is_wrong_and_exit_2() {
         assert!(output.stdout.is_empty());
     }
 }
+
+/// Runs `oino ARGS` on `server` with its standard output (or, with `close_stderr`, its error)
+/// closed before it writes, as `| head -1` closes it; what it says on the other comes back.
+fn with_closed(server: &ServerGuard, args: &[&str], close_stderr: bool) -> Output {
+    let mut child = server
+        .oino(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("oino");
+    let (closed, mut open): (
+        Option<Box<dyn std::io::Read + Send>>,
+        Box<dyn std::io::Read + Send>,
+    ) = if close_stderr {
+        (
+            child.stderr.take().map(|e| Box::new(e) as _),
+            Box::new(child.stdout.take().expect("stdout")),
+        )
+    } else {
+        (
+            child.stdout.take().map(|o| Box::new(o) as _),
+            Box::new(child.stderr.take().expect("stderr")),
+        )
+    };
+    drop(closed);
+    let reading = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        open.read_to_end(&mut text).map(|_| text)
+    });
+    let mut status = None;
+    crate::support::wait_until_blocking("oino to end", || {
+        status = child.try_wait().expect("wait");
+        status.is_some()
+    });
+    Output {
+        status: status.expect("status"),
+        stdout: Vec::new(),
+        stderr: reading.join().expect("reader").expect("read"),
+    }
+}
+
+#[test]
+fn a_closed_output_ends_every_command_quietly() {
+    let server = ServerGuard::new("closed-pipe");
+    let ran = server
+        .oino(&["run", "--", "seq 1 20000"])
+        .output()
+        .expect("oino run");
+    assert!(ran.status.success());
+    let task = server
+        .oino(&[
+            "run",
+            "--detach-after",
+            "0.3",
+            "--name",
+            "ticker",
+            "--",
+            "while :; do echo tick; sleep 0.01; done",
+        ])
+        .output()
+        .expect("a task");
+    assert!(task.status.success());
+    let id = serde_json::from_slice::<Vec<serde_json::Value>>(
+        &server.oino(&["ls", "--json"]).output().expect("ls").stdout,
+    )
+    .expect("json")[0]["id"]
+        .as_str()
+        .expect("an id")
+        .to_owned();
+    for args in [
+        &["run", "--json", "--", "echo hi"][..],
+        &["logs", &id, "--json"],
+        &["logs", &id],
+        &["logs", "-f", "ticker"],
+        &["ls"],
+        &["ls", "--json"],
+    ] {
+        let output = with_closed(&server, args, false);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            output.status.success(),
+            "{args:?}: {:?} {stderr}",
+            output.status
+        );
+        assert!(stderr.is_empty(), "{args:?}: {stderr}");
+    }
+    // A follow is a view: the task it followed runs on.
+    let listed = server.oino(&["ls"]).output().expect("ls");
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains("running"),
+        "{}",
+        String::from_utf8_lossy(&listed.stdout)
+    );
+    // An error message into a closed standard error: its exit status, no panic (101).
+    let refused = with_closed(&server, &["logs", "no-such-entry"], true);
+    assert_eq!(refused.status.code(), Some(2));
+    let _ = server.oino(&["kill", "ticker"]).output();
+}
