@@ -231,6 +231,9 @@ impl RunArgs {
         if let Some(cwd) = &self.cwd {
             crate::pty::check_cwd(cwd)?;
         }
+        if let Some(name) = &self.name {
+            crate::core::tasks::validate_name(name)?;
+        }
         let command = self.command.join(" ");
         if command.trim().is_empty() {
             anyhow::bail!("the command is empty: give a command after --");
@@ -446,6 +449,19 @@ async fn run_call(
     config: RunConfig,
     started: &std::sync::OnceLock<String>,
 ) -> anyhow::Result<u8> {
+    if let Some(name) = &config.name {
+        // A detach under a taken name would fail only once the command runs.
+        if link
+            .entry(name)
+            .await
+            .is_ok_and(|entry| entry.name.as_deref() == Some(name))
+        {
+            return Err(crate::core::CoreError::Task(
+                crate::core::tasks::TaskError::DuplicateName(name.clone()),
+            )
+            .into());
+        }
+    }
     let (id, result) = link.run_unique(config.request.from_here()?).await?;
     let _ = started.set(id.clone());
     let detach = config.detach_after.map(|after| DetachAfter {

@@ -83,7 +83,8 @@ impl TaskBook {
     }
 }
 
-fn validate_name(name: &str) -> Result<(), TaskError> {
+/// Checks a task name against the rules of names, before anything is started under it.
+pub fn validate_name(name: &str) -> Result<(), TaskError> {
     let why = if name.is_empty() {
         Some("it is empty")
     } else if name.chars().count() > MAX_NAME_CHARS {
@@ -94,7 +95,7 @@ fn validate_name(name: &str) -> Result<(), TaskError> {
     {
         Some("use letters, digits and - _ . : @ + only")
     } else if looks_like_id(name) {
-        Some("it looks like a task or call id (t3, c7): add a word")
+        Some("it looks like a task or call id (t3, c7, run-42): add a word")
     } else {
         None
     };
@@ -107,11 +108,21 @@ fn validate_name(name: &str) -> Result<(), TaskError> {
     }
 }
 
+/// Whether a name could be an id that oino hands out: `t3`, `c7`, `run-42`, `run-42-2`,
+/// `mcp42-7`; an id and a name never mean two things.
 fn looks_like_id(name: &str) -> bool {
-    let mut chars = name.chars();
-    matches!(chars.next(), Some('t' | 'c'))
-        && !chars.as_str().is_empty()
-        && chars.all(|c| c.is_ascii_digit())
+    let digits = |text: &str| !text.is_empty() && text.bytes().all(|byte| byte.is_ascii_digit());
+    let numbered = |rest: &str| rest.split('-').all(digits);
+    match name.split_at_checked(1) {
+        Some(("t" | "c", rest)) if digits(rest) => true,
+        _ => {
+            name.strip_prefix("run-").is_some_and(numbered)
+                || name
+                    .strip_prefix("mcp")
+                    .and_then(|rest| rest.split_once('-'))
+                    .is_some_and(|(pid, _)| digits(pid))
+        }
+    }
 }
 
 /// A name for a command: the first words of its first simple command, lower case, joined by
@@ -239,6 +250,19 @@ impl Core {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_that_look_like_ids_are_refused() {
+        for id_like in ["t3", "c70", "run-42", "run-42-2", "mcp42-7", "mcp1-a"] {
+            assert!(
+                matches!(validate_name(id_like), Err(TaskError::InvalidName { .. })),
+                "{id_like}"
+            );
+        }
+        for fine in ["t3x", "web", "run-tests", "run-", "mcp", "c", "trunk-1"] {
+            assert_eq!(validate_name(fine), Ok(()), "{fine}");
+        }
+    }
 
     #[test]
     fn names_derive_from_commands() {

@@ -210,3 +210,54 @@ fn a_closed_output_ends_every_command_quietly() {
     assert_eq!(refused.status.code(), Some(2));
     let _ = server.oino(&["kill", "ticker"]).output();
 }
+
+#[test]
+fn a_bad_or_taken_task_name_is_refused_before_anything_starts() {
+    let server = ServerGuard::new("names-first");
+    let web = server
+        .oino(&[
+            "run",
+            "--detach-after",
+            "0.2",
+            "--name",
+            "web",
+            "--",
+            "sleep 30",
+        ])
+        .output()
+        .expect("a task named web");
+    assert!(web.status.success());
+    for (name, rule) in [
+        ("a/b", "use letters, digits"),
+        ("t99", "looks like a task or call id"),
+        ("run-1", "looks like a task or call id"),
+        ("web", "a task named `web` already exists"),
+    ] {
+        let started = std::time::Instant::now();
+        let output = server
+            .oino(&[
+                "run",
+                "--detach-after",
+                "0.2",
+                "--name",
+                name,
+                "--",
+                "sleep 30",
+            ])
+            .output()
+            .expect("oino run");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{name}: {stderr}");
+        assert!(stderr.contains(rule), "{name}: {stderr}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "{name}: refused only after {:?}",
+            started.elapsed()
+        );
+    }
+    // Nothing but the first task was started.
+    let listed = server.oino(&["ls", "--json"]).output().expect("ls");
+    let entries: Vec<serde_json::Value> = serde_json::from_slice(&listed.stdout).expect("json");
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    let _ = server.oino(&["kill", "web"]).output();
+}
