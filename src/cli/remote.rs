@@ -15,6 +15,13 @@ use crate::remote::client::Client;
 use crate::remote::protocol::Request;
 
 #[derive(Debug, Args)]
+#[command(
+    after_help = "A server started in the background (by a client, or without \
+                  --foreground) logs to server-NAME-HASH.log in the state folder \
+                  ($XDG_STATE_HOME/oino, else ~/.local/state/oino): NAME is the socket's name \
+                  (the session), HASH tells sockets of one name in different folders apart. \
+                  `oino server` prints the path."
+)]
 pub struct ServerArgs {
     #[command(flatten)]
     pub server: ServerChoice,
@@ -163,7 +170,11 @@ async fn server(args: &ServerArgs) -> anyhow::Result<ExitCode> {
     if !args.foreground {
         // Started and left running in the background; this command ends once it answers.
         let client = Client::connect_or_start(&socket).await?;
-        print_raw(&format!("oino server on {}\n", client.socket().display()))?;
+        print_raw(&format!(
+            "oino server on {} (log: {})\n",
+            client.socket().display(),
+            crate::remote::socket::server_log(client.socket()).display()
+        ))?;
         return Ok(ExitCode::SUCCESS);
     }
     if args.detached {

@@ -113,10 +113,20 @@ fn serves(pid: u32, socket: &Path) -> bool {
 /// Where a server started in the background writes its log.
 #[must_use]
 pub fn server_log(socket: &Path) -> PathBuf {
-    let name = socket.file_stem().map_or_else(
+    let stem = socket.file_stem().map_or_else(
         || "default".into(),
         |stem| stem.to_string_lossy().into_owned(),
     );
+    // Sockets of one name in two folders are two servers: the whole path (FNV-1a) tells them
+    // apart, the name tells a person which one it is.
+    let hash = socket
+        .as_os_str()
+        .as_encoded_bytes()
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+            (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
+        });
+    let name = format!("{stem}-{:08x}", hash >> 32);
     // Beside the call logs (the state dir), else beside the socket.
     crate::output::log_dir()
         .ok()

@@ -434,3 +434,46 @@ fn a_call_whose_waiter_dies_ends_and_a_run_is_acknowledged_first() {
     let result = next();
     assert_eq!(result["result"]["text"], "hi\n", "{result}");
 }
+
+#[test]
+fn servers_of_sockets_with_one_name_in_two_folders_keep_logs_apart() {
+    let (a, b) = (ServerGuard::new("log-a"), ServerGuard::new("log-b"));
+    // Both sockets are named test.sock; both servers log in one state folder.
+    let mut logs = Vec::new();
+    for server in [&a, &b] {
+        let output = server
+            .oino(&["server"])
+            .env("XDG_STATE_HOME", &a.state)
+            .output()
+            .expect("oino server");
+        let said = text(&output);
+        let log = said
+            .split("(log: ")
+            .nth(1)
+            .and_then(|rest| rest.strip_suffix(")\n"))
+            .unwrap_or_else(|| panic!("no log path in {said:?}"))
+            .to_owned();
+        wait_until_blocking("the server's log", || {
+            std::fs::read_to_string(&log).is_ok_and(|text| text.contains("listening on"))
+        });
+        logs.push(log);
+    }
+    assert_ne!(logs[0], logs[1]);
+    for (log, server) in logs.iter().zip([&a, &b]) {
+        let text = std::fs::read_to_string(log).expect("log");
+        assert!(
+            text.contains(&server.socket.display().to_string()),
+            "{log}: {text}"
+        );
+    }
+    let help = a.oino(&["server", "--help"]).output().expect("help");
+    assert!(
+        text(&help).contains("server-NAME-HASH.log"),
+        "{}",
+        text(&help)
+    );
+    let _ = b
+        .oino(&["kill-server"])
+        .env("XDG_STATE_HOME", &a.state)
+        .output();
+}

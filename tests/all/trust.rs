@@ -433,7 +433,9 @@ fn a_deleted_socket_is_made_again_and_kill_server_fails_when_none_answers() {
         let listed = server.oino(&["ls"]).output().expect("oino ls");
         assert!(text(&listed).contains("keeper"), "{}", text(&listed));
     }
-    let log = std::fs::read_to_string(server.state.join("oino/server-test.log")).expect("log");
+    let log_name = oino::remote::socket::server_log(&server.socket);
+    let log_name = log_name.file_name().expect("a log file name");
+    let log = std::fs::read_to_string(server.state.join("oino").join(log_name)).expect("log");
     assert!(log.contains("was removed: listening there again"), "{log}");
     assert!(!log.contains("already serves"), "{log}");
 
