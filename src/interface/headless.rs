@@ -52,12 +52,24 @@ pub fn parse_size(text: &str) -> Result<TermSize, String> {
     let (cols, rows) = text
         .split_once('x')
         .ok_or_else(|| format!("`{text}` is not a size: write COLSxROWS, like 120x40"))?;
-    let parse = |part: &str| {
+    let parse = |part: &str, most: u16| {
         part.trim()
             .parse::<u16>()
-            .map_err(|_| format!("`{text}` is not a size: write COLSxROWS, like 120x40"))
+            .ok()
+            .filter(|n| (1..=most).contains(n))
+            .ok_or_else(|| {
+                format!(
+                    "`{text}` is not a size: write COLSxROWS, each from 1 (up to {}x{}), like \
+                     120x40",
+                    TermSize::MAX.cols,
+                    TermSize::MAX.rows
+                )
+            })
     };
-    Ok(TermSize::new(parse(cols)?, parse(rows)?))
+    Ok(TermSize::new(
+        parse(cols, TermSize::MAX.cols)?,
+        parse(rows, TermSize::MAX.rows)?,
+    ))
 }
 
 /// Parses a key name: `d`, `enter`, `esc`, `ctrl-a`, `alt-x`, `up`, `pgup`, `f5`, …
@@ -160,7 +172,10 @@ pub fn parse_line(line: &str) -> Result<Option<Command>, String> {
     let command = match word {
         "run" => {
             need("a command")?;
-            match rest.strip_prefix("--id ") {
+            let with_id = (rest == "--id")
+                .then_some("")
+                .or(rest.strip_prefix("--id "));
+            match with_id {
                 Some(after) => {
                     let (id, command) = after
                         .trim()

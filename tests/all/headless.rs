@@ -179,3 +179,30 @@ fn headless_mode_works_against_the_server_too() {
         "{listed}"
     );
 }
+
+#[test]
+fn malformed_arguments_stop_the_script_with_their_line() {
+    for (script, line) in [
+        (
+            "run echo hi\nrun --id\n",
+            "line 2: `run --id`: `run --id ID` needs a command",
+        ),
+        (
+            "run echo hi\nresize 0x0\n",
+            "line 2: `resize 0x0`: `0x0` is not a size",
+        ),
+        (
+            "resize 120x0\n",
+            "line 1: `resize 120x0`: `120x0` is not a size",
+        ),
+        (
+            "resize 5000x40\n",
+            "line 1: `resize 5000x40`: `5000x40` is not a size",
+        ),
+    ] {
+        let output = headless(&[], Some(script));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{script:?}: {stderr}");
+        assert!(stderr.contains(line), "{script:?}: {stderr}");
+    }
+}
