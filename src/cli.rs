@@ -410,15 +410,19 @@ pub(crate) fn failure_status(err: &anyhow::Error) -> ExitCode {
 }
 
 /// Waits for Ctrl-C, SIGTERM or SIGHUP; returns the status a shell reports for it.
-async fn stop_signal() -> std::io::Result<u8> {
+/// The signals are caught from the call on, not from the first wait: one that comes before
+/// is not lost to the default action.
+pub(crate) fn stop_signal() -> std::io::Result<impl Future<Output = u8>> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut interrupt = signal(SignalKind::interrupt())?;
     let mut terminate = signal(SignalKind::terminate())?;
     let mut hangup = signal(SignalKind::hangup())?;
-    Ok(tokio::select! {
-        _ = interrupt.recv() => EXIT_INTERRUPTED,
-        _ = terminate.recv() => 128 + 15,
-        _ = hangup.recv() => 128 + 1,
+    Ok(async move {
+        tokio::select! {
+            _ = interrupt.recv() => EXIT_INTERRUPTED,
+            _ = terminate.recv() => 128 + 15,
+            _ = hangup.recv() => 128 + 1,
+        }
     })
 }
 
@@ -426,17 +430,25 @@ async fn stop_signal() -> std::io::Result<u8> {
 pub async fn run(mut config: RunConfig) -> anyhow::Result<u8> {
     let link = Link::open(config.socket.as_deref()).await?;
     config.request.id = Some(format!("run-{}", std::process::id()));
-    // The id the call got, once it started: a signal ends it wherever it runs.
+    // The id the call got, once it started: a signal ends it wherever it runs. Once it is a
+    // task being followed, the task it became: a signal then ends only the following.
     let started = std::sync::OnceLock::new();
+    let followed = std::sync::OnceLock::new();
+    let stop = stop_signal()?;
     let outcome = tokio::select! {
-        outcome = run_call(&link, config, &started) => outcome,
-        status = stop_signal() => {
-            // Ctrl-C ends the command, as it would without oino. One not started yet ends as
-            // this client leaves.
-            if let Some(id) = started.get() {
+        outcome = run_call(&link, config, &started, &followed) => outcome,
+        status = stop => {
+            if let Some(task) = followed.get() {
+                say!(
+                    "oino run: stopped following task {task}; it keeps running (`oino kill \
+                     {task}` ends it)"
+                );
+            } else if let Some(id) = started.get() {
+                // Ctrl-C ends the command, as it would without oino. One not started yet ends
+                // as this client leaves.
                 let _ = link.kill(id).await;
             }
-            Ok(status?)
+            Ok(status)
         }
     };
     // In this process, what still runs ends with it; a server keeps its tasks.
@@ -448,6 +460,7 @@ async fn run_call(
     link: &Link,
     config: RunConfig,
     started: &std::sync::OnceLock<String>,
+    followed: &std::sync::OnceLock<String>,
 ) -> anyhow::Result<u8> {
     if let Some(name) = &config.name {
         // A detach under a taken name would fail only once the command runs.
@@ -473,6 +486,9 @@ async fn run_call(
             say!("oino run: cannot detach: {err:#}");
         })
         .await?;
+    if let (Some(detached), true) = (&result.detached, config.follow) {
+        let _ = followed.set(detached.task_id.clone());
+    }
     if config.json {
         print_text(&serde_json::to_string_pretty(&result)?)?;
     } else {

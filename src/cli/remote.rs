@@ -265,7 +265,22 @@ async fn detach(args: DetachArgs) -> anyhow::Result<ExitCode> {
 
 async fn logs(args: LogsArgs) -> anyhow::Result<ExitCode> {
     let link = Link::connect(&args.server.path()).await?;
-    let state = super::follow(&link, &args.id, args.since, args.follow, args.json).await?;
+    // Caught only while following: a plain read ends on Ctrl-C as any command does.
+    let stop = args.follow.then(super::stop_signal).transpose()?;
+    let following = super::follow(&link, &args.id, args.since, args.follow, args.json);
+    let state = if let Some(stop) = stop {
+        // A follow is a view: Ctrl-C ends it, not what it follows.
+        tokio::select! {
+            state = following => state?,
+            status = stop => {
+                let id = &args.id;
+                say!("oino logs: stopped following {id}; it keeps running (`oino kill {id}` ends it)");
+                return Ok(ExitCode::from(status));
+            }
+        }
+    } else {
+        following.await?
+    };
     let entry = link.entry(&args.id).await?;
     if let Some(error) = &entry.log_error {
         super::warn_log_error("oino logs", &entry.id, error);

@@ -261,3 +261,131 @@ fn a_bad_or_taken_task_name_is_refused_before_anything_starts() {
     assert_eq!(entries.len(), 1, "{entries:?}");
     let _ = server.oino(&["kill", "web"]).output();
 }
+
+#[test]
+fn ctrl_c_while_following_a_task_ends_the_following_not_the_task() {
+    use std::io::Read as _;
+    let server = ServerGuard::new("follow-ctrl-c");
+    let mut run = server
+        .oino(&[
+            "run",
+            "--detach-after",
+            "0.2",
+            "--follow",
+            "--",
+            "while :; do echo tick; sleep 0.05; done",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("oino run");
+    let mut stdout = run.stdout.take().expect("stdout");
+    let seen = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let reading = {
+        let seen = std::sync::Arc::clone(&seen);
+        std::thread::spawn(move || {
+            let mut buffer = [0; 4096];
+            while let Ok(read @ 1..) = stdout.read(&mut buffer) {
+                seen.lock()
+                    .expect("seen")
+                    .push_str(&String::from_utf8_lossy(&buffer[..read]));
+            }
+        })
+    };
+    // Past the marker, with a tick printed by the follow.
+    crate::support::wait_until_blocking("the follow to print after the detach", || {
+        let seen = seen.lock().expect("seen");
+        seen.split("[Detached to background task")
+            .nth(1)
+            .is_some_and(|after| after.contains("tick"))
+    });
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(run.id()).expect("pid")),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .expect("SIGINT");
+    let mut status = None;
+    crate::support::wait_until_blocking("oino run to end", || {
+        status = run.try_wait().expect("wait");
+        status.is_some()
+    });
+    let mut stderr = String::new();
+    run.stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut stderr)
+        .expect("stderr");
+    reading.join().expect("reader");
+    assert_eq!(
+        status.and_then(|status| status.code()),
+        Some(130),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("stopped following task t1; it keeps running"),
+        "{stderr}"
+    );
+    let listed = server.oino(&["ls", "--json"]).output().expect("ls");
+    let entries: Vec<serde_json::Value> = serde_json::from_slice(&listed.stdout).expect("json");
+    assert_eq!(entries[0]["state"], "running", "{entries:?}");
+    let _ = server.oino(&["kill", "t1"]).output();
+}
+
+#[test]
+fn ctrl_c_on_logs_follow_leaves_the_task_running() {
+    use std::io::Read as _;
+    let server = ServerGuard::new("logs-ctrl-c");
+    let task = server
+        .oino(&[
+            "run",
+            "--detach-after",
+            "0.2",
+            "--name",
+            "ticker",
+            "--",
+            "while :; do echo tick; sleep 0.05; done",
+        ])
+        .output()
+        .expect("a task");
+    assert!(task.status.success());
+    let mut logs = server
+        .oino(&["logs", "-f", "ticker"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("oino logs -f");
+    let mut stdout = logs.stdout.take().expect("stdout");
+    let mut first = [0; 4];
+    stdout.read_exact(&mut first).expect("the follow prints");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(logs.id()).expect("pid")),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .expect("SIGINT");
+    let draining = std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
+    let mut status = None;
+    crate::support::wait_until_blocking("oino logs to end", || {
+        status = logs.try_wait().expect("wait");
+        status.is_some()
+    });
+    let _ = draining.join();
+    let mut stderr = String::new();
+    logs.stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut stderr)
+        .expect("stderr");
+    assert_eq!(
+        status.and_then(|status| status.code()),
+        Some(130),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("stopped following ticker; it keeps running"),
+        "{stderr}"
+    );
+    let listed = server.oino(&["ls", "--json"]).output().expect("ls");
+    let entries: Vec<serde_json::Value> = serde_json::from_slice(&listed.stdout).expect("json");
+    assert_eq!(entries[0]["state"], "running", "{entries:?}");
+    let _ = server.oino(&["kill", "ticker"]).output();
+}
