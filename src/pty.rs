@@ -507,8 +507,12 @@ impl ProcessControl {
     /// Whether the shell has been reaped (see [`Self::release`]).
     #[must_use]
     pub fn is_reaped(&self) -> bool {
-        *self
-            .inner
+        *self.reaped_guard()
+    }
+
+    /// Whether the shell is reaped, held: while held, it cannot be reaped (its pid stays its).
+    fn reaped_guard(&self) -> std::sync::RwLockReadGuard<'_, bool> {
+        self.inner
             .reaped
             .read()
             .unwrap_or_else(PoisonError::into_inner)
@@ -518,11 +522,7 @@ impl ProcessControl {
     /// in its session or carrying this spawn's environment key, checked again just before. Once
     /// the shell is reaped, nothing: the pid may be another process's by then.
     pub fn signal_tree(&self, signal: Signal) {
-        let reaped = self
-            .inner
-            .reaped
-            .read()
-            .unwrap_or_else(PoisonError::into_inner);
+        let reaped = self.reaped_guard();
         if *reaped {
             return;
         }
@@ -607,11 +607,7 @@ impl ProcessControl {
 
     /// Live processes of the tree (none once the shell is reaped: its pid proves nothing then).
     fn tree_members(&self) -> Vec<proc_scan::ProcessStat> {
-        let reaped = self
-            .inner
-            .reaped
-            .read()
-            .unwrap_or_else(PoisonError::into_inner);
+        let reaped = self.reaped_guard();
         if *reaped {
             return Vec::new();
         }

@@ -136,15 +136,20 @@ pub async fn run(
     } else {
         commands
     };
+    // This shell's folder and environment, read once for all of them.
+    let here = CallRequest {
+        size: app.pane_size(),
+        ..CallRequest::default()
+    }
+    .from_here()
+    .context("reading this folder")?;
     for (title, command) in commands {
-        let request = CallRequest {
-            size: app.pane_size(),
+        link.start(CallRequest {
+            command,
             title,
-            ..CallRequest::new(command)
-        }
-        .from_here()
-        .context("reading this folder")?;
-        link.start(request).await?;
+            ..here.clone()
+        })
+        .await?;
     }
 
     let guard = TerminalGuard::enter()?;

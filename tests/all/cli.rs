@@ -141,13 +141,8 @@ fn with_closed(server: &ServerGuard, args: &[&str], close_stderr: bool) -> Outpu
         let mut text = Vec::new();
         open.read_to_end(&mut text).map(|_| text)
     });
-    let mut status = None;
-    crate::support::wait_until_blocking("oino to end", || {
-        status = child.try_wait().expect("wait");
-        status.is_some()
-    });
     Output {
-        status: status.expect("status"),
+        status: crate::support::wait_for_exit("oino to end", &mut child),
         stdout: Vec::new(),
         stderr: reading.join().expect("reader").expect("read"),
     }
@@ -262,6 +257,33 @@ fn a_bad_or_taken_task_name_is_refused_before_anything_starts() {
     let _ = server.oino(&["kill", "web"]).output();
 }
 
+/// Sends SIGINT to `child` (Ctrl-C), waits for it to end; its status code and what it said on
+/// standard error.
+fn interrupt(child: &mut std::process::Child) -> (Option<i32>, String) {
+    use std::io::Read as _;
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid")),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .expect("SIGINT");
+    let status = crate::support::wait_for_exit("oino to end after Ctrl-C", child);
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .expect("stderr")
+        .read_to_string(&mut stderr)
+        .expect("stderr");
+    (status.code(), stderr)
+}
+
+/// The state of the server's first entry.
+fn first_state(server: &ServerGuard) -> serde_json::Value {
+    let listed = server.oino(&["ls", "--json"]).output().expect("ls");
+    let entries: Vec<serde_json::Value> = serde_json::from_slice(&listed.stdout).expect("json");
+    entries[0]["state"].clone()
+}
+
 #[test]
 fn ctrl_c_while_following_a_task_ends_the_following_not_the_task() {
     use std::io::Read as _;
@@ -299,35 +321,14 @@ fn ctrl_c_while_following_a_task_ends_the_following_not_the_task() {
             .nth(1)
             .is_some_and(|after| after.contains("tick"))
     });
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(i32::try_from(run.id()).expect("pid")),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .expect("SIGINT");
-    let mut status = None;
-    crate::support::wait_until_blocking("oino run to end", || {
-        status = run.try_wait().expect("wait");
-        status.is_some()
-    });
-    let mut stderr = String::new();
-    run.stderr
-        .take()
-        .expect("stderr")
-        .read_to_string(&mut stderr)
-        .expect("stderr");
+    let (status, stderr) = interrupt(&mut run);
     reading.join().expect("reader");
-    assert_eq!(
-        status.and_then(|status| status.code()),
-        Some(130),
-        "{stderr}"
-    );
+    assert_eq!(status, Some(130), "{stderr}");
     assert!(
         stderr.contains("stopped following task t1; it keeps running"),
         "{stderr}"
     );
-    let listed = server.oino(&["ls", "--json"]).output().expect("ls");
-    let entries: Vec<serde_json::Value> = serde_json::from_slice(&listed.stdout).expect("json");
-    assert_eq!(entries[0]["state"], "running", "{entries:?}");
+    assert_eq!(first_state(&server), "running");
     let _ = server.oino(&["kill", "t1"]).output();
 }
 
@@ -357,35 +358,14 @@ fn ctrl_c_on_logs_follow_leaves_the_task_running() {
     let mut stdout = logs.stdout.take().expect("stdout");
     let mut first = [0; 4];
     stdout.read_exact(&mut first).expect("the follow prints");
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(i32::try_from(logs.id()).expect("pid")),
-        nix::sys::signal::Signal::SIGINT,
-    )
-    .expect("SIGINT");
     let draining = std::thread::spawn(move || std::io::copy(&mut stdout, &mut std::io::sink()));
-    let mut status = None;
-    crate::support::wait_until_blocking("oino logs to end", || {
-        status = logs.try_wait().expect("wait");
-        status.is_some()
-    });
+    let (status, stderr) = interrupt(&mut logs);
     let _ = draining.join();
-    let mut stderr = String::new();
-    logs.stderr
-        .take()
-        .expect("stderr")
-        .read_to_string(&mut stderr)
-        .expect("stderr");
-    assert_eq!(
-        status.and_then(|status| status.code()),
-        Some(130),
-        "{stderr}"
-    );
+    assert_eq!(status, Some(130), "{stderr}");
     assert!(
         stderr.contains("stopped following ticker; it keeps running"),
         "{stderr}"
     );
-    let listed = server.oino(&["ls", "--json"]).output().expect("ls");
-    let entries: Vec<serde_json::Value> = serde_json::from_slice(&listed.stdout).expect("json");
-    assert_eq!(entries[0]["state"], "running", "{entries:?}");
+    assert_eq!(first_state(&server), "running");
     let _ = server.oino(&["kill", "ticker"]).output();
 }

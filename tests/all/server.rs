@@ -394,12 +394,7 @@ fn an_idle_server_ends_by_itself_and_json_is_there_for_scripts() {
     let entries: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("JSON");
     assert_eq!(entries[0]["state"], "exited");
     assert_eq!(entries[0]["code"], 0);
-    let mut status = None;
-    wait_until_blocking("the idle server to end", || {
-        status = hosting.try_wait().expect("wait");
-        status.is_some()
-    });
-    assert!(status.is_some_and(|status| status.success()));
+    assert!(crate::support::wait_for_exit("the idle server to end", &mut hosting).success());
     assert!(!server.socket.exists());
 }
 

@@ -185,3 +185,13 @@ pub fn peak_memory_kib(pid: i32) -> u64 {
         .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
         .expect("VmHWM")
 }
+
+/// Waits (with the deadline) until `child` has exited; its status.
+pub fn wait_for_exit(what: &str, child: &mut std::process::Child) -> std::process::ExitStatus {
+    let mut status = None;
+    wait_until_blocking(what, || {
+        status = child.try_wait().expect("wait");
+        status.is_some()
+    });
+    status.expect("an exit status")
+}
