@@ -11,7 +11,7 @@ use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::call::{CallOptions, CallResult, TimeoutPolicy};
-use crate::core::CallRequest;
+use crate::core::{CallRequest, CoreError, MAX_COMMAND_BYTES};
 use crate::link::{DetachAfter, Link};
 use crate::pty::TermSize;
 
@@ -237,6 +237,17 @@ impl RunArgs {
         let command = self.command.join(" ");
         if command.trim().is_empty() {
             anyhow::bail!("the command is empty: give a command after --");
+        }
+        if command.len() > MAX_COMMAND_BYTES {
+            if self.command.len() == 1 {
+                return Err(CoreError::CommandTooLong(command.len()).into());
+            }
+            anyhow::bail!(
+                "the command's {} words joined make {} bytes, more than `bash -c` takes \
+                 ({MAX_COMMAND_BYTES}): write them to a file and run the file",
+                self.command.len(),
+                command.len()
+            );
         }
         let size = terminal_size().unwrap_or(TermSize::DEFAULT);
         Ok(RunConfig {
@@ -474,6 +485,9 @@ async fn run_call(
             )
             .into());
         }
+    }
+    for name in crate::core::variables_not_utf8() {
+        say!("oino run: {name} is left out of the call's environment: its value is not UTF-8");
     }
     let (id, result) = link.run_unique(config.request.from_here()?).await?;
     let _ = started.set(id.clone());

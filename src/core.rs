@@ -20,6 +20,7 @@ pub use error::{CoreError, ErrorCode};
 pub use types::{
     CallRequest, CoreConfig, CoreEvent, DEFAULT_MAX_FINISHED, DEFAULT_MAX_FINISHED_TASKS,
     EntryInfo, EntryKind, EntryState, HistoryPage, MAX_COMMAND_BYTES, MAX_ID_CHARS,
+    variables_not_utf8,
 };
 
 use entries::{CoreState, Entry, EntryStatus, Forgotten, wait_for_end};

@@ -16,6 +16,7 @@
 //!
 //! [released]: ProcessControl::release
 
+use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -30,6 +31,8 @@ use nix::unistd::Pid;
 use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, watch};
+
+pub mod exec;
 
 /// Bytes asked of the PTY in one read.
 pub const READ_CHUNK_BYTES: usize = 64 * 1024;
@@ -117,7 +120,7 @@ pub struct SpawnSpec {
     pub call_id: String,
     pub command: String,
     pub cwd: PathBuf,
-    /// Extra environment, on top of oino's own process environment.
+    /// The process's environment (the caller's); when empty, oino's own.
     pub env: Vec<(String, String)>,
     pub size: TermSize,
     pub waiter: Waiter,
@@ -176,6 +179,24 @@ pub enum PtyError {
     InputClosed,
     #[error("could not resize the PTY: {0}")]
     Resize(String),
+    #[error("{0} contains a NUL byte, which no program's argument or environment can hold")]
+    NulByte(String),
+    #[error(
+        "{0:?} cannot name an environment variable: a name is not empty and holds no `=` or NUL"
+    )]
+    BadVariableName(String),
+    #[error(
+        "the environment variable `{name}` is {bytes} bytes as NAME=VALUE, more than one variable \
+         can be ({max}): unset it or make it shorter",
+        max = exec::MAX_ARG_BYTES
+    )]
+    VariableTooLong { name: String, bytes: usize },
+    #[error(
+        "the command and its environment take {bytes} bytes, more than the {limit} bytes the \
+         kernel starts a program with (a quarter of the server's stack limit, `ulimit -s`): unset \
+         large environment variables, or start the server under a larger `ulimit -s`"
+    )]
+    EnvironmentTooLarge { bytes: usize, limit: usize },
 }
 
 /// A running process, as spawned: its output and its control.
@@ -250,6 +271,45 @@ fn unique_tree_key() -> String {
     )
 }
 
+/// The environment a call's process gets: the caller's (or, given none, oino's own; given no
+/// `PATH`, oino's), with what
+/// the process runs in: oino's terminal, whatever the caller's was (its type, and a size the
+/// terminal itself reports: stale COLUMNS and LINES would override it), `cat` as the pager of a
+/// program's call, and the call's keys.
+fn environment(spec: &SpawnSpec, tree_key: &str) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = if spec.env.is_empty() {
+        std::env::vars_os().collect()
+    } else {
+        spec.env
+            .iter()
+            .map(|(name, value)| (name.into(), value.into()))
+            .collect()
+    };
+    let mut set = vec![
+        ("TERM", "xterm-256color"),
+        (CALL_ID_ENV, spec.call_id.as_str()),
+        (TREE_KEY_ENV, tree_key),
+    ];
+    if spec.waiter == Waiter::Program {
+        set.extend(PAGER_VARIABLES.map(|pager| (pager, "cat")));
+    }
+    env.retain(|(name, _)| {
+        name != "COLUMNS" && name != "LINES" && !set.iter().any(|(set, _)| name == set)
+    });
+    // Without a PATH, bash itself could not be found: a caller's environment without one gets
+    // oino's.
+    if !env.iter().any(|(name, _)| name == "PATH") {
+        if let Some(path) = std::env::var_os("PATH") {
+            env.push(("PATH".into(), path));
+        }
+    }
+    env.extend(
+        set.into_iter()
+            .map(|(name, value)| (name.into(), value.into())),
+    );
+    env
+}
+
 /// Spawns `bash -c COMMAND` in a new PTY. Must be called within a tokio runtime.
 pub fn spawn(spec: &SpawnSpec) -> Result<SpawnedProcess, PtyError> {
     check_cwd(&spec.cwd)?;
@@ -266,24 +326,23 @@ pub fn spawn(spec: &SpawnSpec) -> Result<SpawnedProcess, PtyError> {
     let tree_key = unique_tree_key();
     // A second of margin for the uptime's rounding.
     let spawned_ticks = proc_scan::now_ticks().map_or(0, |now| now.saturating_sub(100));
+    let env = environment(spec, &tree_key);
+    exec::check(
+        &[
+            OsStr::new("bash"),
+            OsStr::new("-c"),
+            OsStr::new(&spec.command),
+        ],
+        env.iter()
+            .map(|(name, value)| (name.as_os_str(), value.as_os_str())),
+    )?;
     let mut command = CommandBuilder::new("bash");
     command.args(["-c", &spec.command]);
     command.cwd(&spec.cwd);
-    for (key, value) in &spec.env {
-        command.env(key, value);
+    command.env_clear();
+    for (name, value) in env {
+        command.env(name, value);
     }
-    // What the process runs in is oino's terminal, whatever the caller's was: its type, and
-    // a size the terminal itself reports (stale COLUMNS and LINES would override it).
-    command.env("TERM", "xterm-256color");
-    command.env_remove("COLUMNS");
-    command.env_remove("LINES");
-    if spec.waiter == Waiter::Program {
-        for pager in PAGER_VARIABLES {
-            command.env(pager, "cat");
-        }
-    }
-    command.env(CALL_ID_ENV, &spec.call_id);
-    command.env(TREE_KEY_ENV, &tree_key);
 
     let child = pair
         .slave

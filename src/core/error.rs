@@ -89,7 +89,12 @@ impl CoreError {
     #[must_use]
     pub fn code(&self) -> ErrorCode {
         match self {
-            Self::Pty(PtyError::MissingCwd(_) | PtyError::CwdNotADirectory(_))
+            Self::Pty(
+                PtyError::MissingCwd(_)
+                | PtyError::CwdNotADirectory(_)
+                | PtyError::NulByte(_)
+                | PtyError::BadVariableName(_),
+            )
             | Self::EmptyCommand
             | Self::InvalidId(_) => ErrorCode::BadRequest,
             Self::Pty(PtyError::InputClosed) | Self::NotRunning(_) => ErrorCode::NotRunning,
@@ -102,7 +107,10 @@ impl CoreError {
             Self::Forgotten { .. } => ErrorCode::Forgotten,
             Self::AlreadyTask(_) => ErrorCode::AlreadyTask,
             Self::DuplicateId(_) => ErrorCode::DuplicateId,
-            Self::CommandTooLong(_) => ErrorCode::TooLarge,
+            Self::CommandTooLong(_)
+            | Self::Pty(PtyError::VariableTooLong { .. } | PtyError::EnvironmentTooLarge { .. }) => {
+                ErrorCode::TooLarge
+            }
         }
     }
 }

@@ -39,7 +39,7 @@ pub fn is_valid_id(id: &str) -> bool {
 }
 
 /// The longest command: Linux takes no longer single argument (`MAX_ARG_STRLEN`, 32 pages).
-pub const MAX_COMMAND_BYTES: usize = 128 * 1024 - 1;
+pub const MAX_COMMAND_BYTES: usize = crate::pty::exec::MAX_ARG_BYTES;
 
 /// Finished calls kept by default.
 pub const DEFAULT_MAX_FINISHED: usize = 200;
@@ -68,6 +68,7 @@ pub struct CallRequest {
     pub command: String,
     /// `None` for oino's own working directory.
     pub cwd: Option<PathBuf>,
+    /// The process's whole environment (the caller's); empty for oino's own.
     pub env: Vec<(String, String)>,
     pub size: Option<TermSize>,
     /// A title to show instead of the command.
@@ -94,11 +95,24 @@ impl CallRequest {
             Some(cwd) => here.join(cwd),
             None => here,
         });
-        self.env = std::env::vars()
+        // A variable that is not UTF-8 cannot travel in the protocol's JSON: it is left out
+        // (see `variables_not_utf8`), not altered.
+        self.env = std::env::vars_os()
+            .filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)))
             .filter(|(name, _)| name != "OINO_SOCKET")
             .collect();
         Ok(self)
     }
+}
+
+/// The names of this process's environment variables that [`CallRequest::from_here`] leaves
+/// out because they are not UTF-8 (shown with replacement characters where needed).
+#[must_use]
+pub fn variables_not_utf8() -> Vec<String> {
+    std::env::vars_os()
+        .filter(|(name, value)| name.to_str().is_none() || value.to_str().is_none())
+        .map(|(name, _)| name.to_string_lossy().into_owned())
+        .collect()
 }
 
 /// Whether an entry is still a call (someone waits for it) or a background task.

@@ -17,8 +17,9 @@ use crate::pty::{TermSize, Waiter};
 
 /// The version a client and a server must share.
 pub const PROTOCOL_VERSION: u32 = 1;
-/// The longest request line the server reads.
-pub const MAX_REQUEST_BYTES: usize = 1 << 20;
+/// The longest request line the server reads: room for a command of the longest a program can
+/// be given and an environment of the most the kernel takes (6 MiB), escaped as JSON.
+pub const MAX_REQUEST_BYTES: usize = 16 << 20;
 
 /// What a client asks.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -8,6 +8,7 @@
 
 use std::fs::File;
 use std::io::Write as _;
+use std::os::fd::AsFd;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -17,7 +18,7 @@ use anyhow::Context;
 use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Interest};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::watch;
 
@@ -445,24 +446,32 @@ async fn serve_connection(
         return Ok(());
     }
     loop {
-        line.clear();
-        let read = (&mut reader)
-            .take(MAX_REQUEST_BYTES as u64 + 1)
-            .read_until(b'\n', &mut line)
-            .await?;
-        if read == 0 {
-            return Ok(());
+        // A connection that once sent a large request does not keep its buffer.
+        if line.capacity() > KEPT_LINE_BYTES {
+            line = Vec::new();
         }
-        if line.len() > MAX_REQUEST_BYTES {
-            let too_long = Reply::failure(
-                ErrorCode::TooLarge,
-                format!(
-                    "the request is longer than {MAX_REQUEST_BYTES} bytes: send less at a time"
-                ),
-            );
-            send(&mut write, &too_long).await?;
-            // The rest of that line cannot be read as a request.
-            return Ok(());
+        match read_request(&mut reader, &mut line).await? {
+            Line::Request => {}
+            Line::End => return Ok(()),
+            Line::TooLong => {
+                let too_long = Reply::failure(
+                    ErrorCode::TooLarge,
+                    format!(
+                        "the request is longer than {MAX_REQUEST_BYTES} bytes: send less at a time"
+                    ),
+                );
+                send(&mut write, &too_long).await?;
+                continue;
+            }
+            Line::CutShort => {
+                let cut = Reply::failure(
+                    ErrorCode::BadRequest,
+                    "the request was cut short by the end of the connection: end each request \
+                     with a newline",
+                );
+                send(&mut write, &cut).await?;
+                return Ok(());
+            }
         }
         let reply = match serde_json::from_slice::<Request>(&line) {
             Ok(Request::KillServer {}) => {
@@ -476,22 +485,69 @@ async fn serve_connection(
                 return stream_events(events, &mut write).await;
             }
             Ok(request @ Request::Run { .. }) => {
-                match run(core, request, &mut reader, &mut write).await? {
+                match run(core, request, &reader, &mut write).await? {
                     Some(reply) => reply,
                     None => return Ok(()),
                 }
             }
             Ok(request) => handle(core, request).await,
-            Err(err) if line.ends_with(b"\n") => Reply::failure(
+            Err(err) => Reply::failure(
                 ErrorCode::BadRequest,
                 format!("not a request: {err}; send one JSON object a line, see docs/protocol.md"),
             ),
-            Err(_) => Reply::failure(
-                ErrorCode::BadRequest,
-                "the request was cut short: end each request with a newline",
-            ),
         };
         send(&mut write, &reply).await?;
+    }
+}
+
+/// What reading one request line found.
+enum Line {
+    /// A whole line, newline included.
+    Request,
+    /// The end of the connection, between requests.
+    End,
+    /// A line past [`MAX_REQUEST_BYTES`], read to its end and dropped.
+    TooLong,
+    /// The end of the connection in the middle of a line.
+    CutShort,
+}
+
+/// The buffer a connection keeps between requests; a larger one goes with its request.
+const KEPT_LINE_BYTES: usize = 64 * 1024;
+
+/// Reads the next request line into `line`. A line past the cap is read to its end and dropped,
+/// so that the next request is still read whole; one that the end of the connection cuts short
+/// is not a request, however it reads.
+async fn read_request(
+    reader: &mut BufReader<tokio::net::unix::OwnedReadHalf>,
+    line: &mut Vec<u8>,
+) -> std::io::Result<Line> {
+    line.clear();
+    let read = (&mut *reader)
+        .take(MAX_REQUEST_BYTES as u64 + 1)
+        .read_until(b'\n', line)
+        .await?;
+    if read == 0 {
+        return Ok(Line::End);
+    }
+    if line.ends_with(b"\n") {
+        return Ok(Line::Request);
+    }
+    if line.len() <= MAX_REQUEST_BYTES {
+        return Ok(Line::CutShort);
+    }
+    line.clear();
+    loop {
+        let buffered = reader.fill_buf().await?;
+        if buffered.is_empty() {
+            return Ok(Line::TooLong);
+        }
+        if let Some(end) = buffered.iter().position(|byte| *byte == b'\n') {
+            reader.consume(end + 1);
+            return Ok(Line::TooLong);
+        }
+        let all = buffered.len();
+        reader.consume(all);
     }
 }
 
@@ -536,11 +592,12 @@ async fn answer_first_request(stream: UnixStream, reply: &Reply) -> std::io::Res
 
 /// Runs a call to its result for a client that waits; with `started`, says first that it exists.
 /// `None` when the client left before the result: its call was ended, since nobody would read
-/// what it did (a call detached before that lives on as a task).
+/// what it did (a call detached before that lives on as a task). A client that only shut its
+/// writing half still reads, and gets the result.
 async fn run(
     core: &Core,
     request: Request,
-    reader: &mut BufReader<tokio::net::unix::OwnedReadHalf>,
+    reader: &BufReader<tokio::net::unix::OwnedReadHalf>,
     write: &mut tokio::net::unix::OwnedWriteHalf,
 ) -> anyhow::Result<Option<Reply>> {
     let failed = |err: crate::core::CoreError| Reply::from_error(&err);
@@ -550,6 +607,7 @@ async fn run(
             "not a run request",
         )));
     };
+    let client = ClientEnd::watch(reader.get_ref().as_ref())?;
     let handle = match core.start(request) {
         Ok(handle) => handle,
         Err(err) => return Ok(Some(failed(err))),
@@ -564,15 +622,10 @@ async fn run(
         true
     };
     if acknowledged {
-        // The end of the connection, seen without reading a request that may follow.
-        let client_left = async { matches!(reader.fill_buf().await, Ok([]) | Err(_)) };
         tokio::select! {
             biased;
             result = &mut result => return Ok(Some(Reply::success(result))),
-            left = client_left => if !left {
-                // The client sent more meanwhile: it is still there, and waits.
-                return Ok(Some(Reply::success(result.await)));
-            }
+            () = client.gone() => {}
         }
     }
     // Unless it became a task just now: that one lives on.
@@ -584,6 +637,34 @@ async fn run(
     }
     result.await;
     Ok(None)
+}
+
+/// The far end of a connection, watched for its closing: the kernel reports a hang-up only once
+/// both halves are closed, so a client that shut its writing half (and any bytes it sent ahead,
+/// unread) does not count as gone.
+struct ClientEnd(UnixStream);
+
+impl ClientEnd {
+    fn watch(stream: &UnixStream) -> std::io::Result<Self> {
+        // A descriptor of its own, registered apart from the stream's reads and writes; nothing
+        // is ever read or written through it.
+        let fd = stream.as_fd().try_clone_to_owned()?;
+        Ok(Self(UnixStream::from_std(fd.into())?))
+    }
+
+    async fn gone(&self) {
+        loop {
+            match self.0.ready(Interest::WRITABLE).await {
+                Ok(ready) if !ready.is_write_closed() => {
+                    // Wait for the next change, not this state again.
+                    let _ = self.0.try_io(Interest::WRITABLE, || {
+                        Err::<(), _>(std::io::ErrorKind::WouldBlock.into())
+                    });
+                }
+                _ => return,
+            }
+        }
+    }
 }
 
 /// Starts a call whose waiter is the server (an interface watches its pane); answers its entry.

@@ -9,6 +9,7 @@ mod detach;
 mod e2e;
 mod headless;
 mod layers;
+mod limits;
 mod mcp;
 mod server;
 mod support;

@@ -512,6 +512,13 @@ async fn bad_arguments_to_every_tool_give_tool_errors_that_say_what_to_do() {
             json!({"command": "#".repeat(200_000)}),
             "more than `bash -c` takes",
         ),
+        // Past what one request used to carry: still the command's own limit, not a server
+        // that "went away".
+        (
+            "bash",
+            json!({"command": "#".repeat(3_000_000)}),
+            "the command is 3000000 bytes, more than `bash -c` takes (131071)",
+        ),
         (
             "bash",
             json!({"command": "true", "timeout": 5}),

@@ -245,11 +245,6 @@ fn bad_requests_get_errors_and_the_server_stays_up() {
     // The same connection still works.
     assert_eq!(exchange(&mut stream, b"{\"op\":\"list\"}\n")["ok"], true);
 
-    let mut oversized = connect();
-    let mut huge = vec![b'x'; (1 << 20) + 100];
-    huge.push(b'\n');
-    assert!(error_of(&exchange(&mut oversized, &huge)).contains("longer than"));
-
     let mut truncated = connect();
     truncated.write_all(b"{\"op\":\"list\"").expect("send");
     truncated
@@ -471,4 +466,82 @@ fn servers_of_sockets_with_one_name_in_two_folders_keep_logs_apart() {
         .oino(&["kill-server"])
         .env("XDG_STATE_HOME", &a.state)
         .output();
+}
+
+/// A connection to a started server, with a deadline on reads.
+fn connect(server: &ServerGuard) -> UnixStream {
+    start(server);
+    let stream = UnixStream::connect(&server.socket).expect("connect");
+    stream.set_read_timeout(Some(DEADLINE)).expect("timeout");
+    stream
+}
+
+fn listed(server: &ServerGuard) -> Vec<serde_json::Value> {
+    let output = server.oino(&["ls", "--json"]).output().expect("oino ls");
+    serde_json::from_slice(&output.stdout).expect("a JSON list")
+}
+
+/// Entry `id` once it is no longer running.
+fn end_of(server: &ServerGuard, id: &str) -> serde_json::Value {
+    let mut found = serde_json::Value::Null;
+    wait_until_blocking(&format!("{id} to end"), || {
+        found = listed(server)
+            .into_iter()
+            .find(|entry| entry["id"] == id)
+            .unwrap_or_default();
+        found["state"].is_string() && found["state"] != "running"
+    });
+    found
+}
+
+#[test]
+fn a_whole_request_the_end_of_the_connection_cuts_off_its_newline_is_not_done() {
+    let server = ServerGuard::new("no-newline");
+    let mut stream = connect(&server);
+    stream
+        .write_all(br#"{"op":"start","command":"sleep 300"}"#)
+        .expect("send");
+    stream
+        .shutdown(std::net::Shutdown::Write)
+        .expect("shutdown");
+    let mut replies = String::new();
+    std::io::Read::read_to_string(&mut stream, &mut replies).expect("the reply, then the end");
+    let reply: serde_json::Value = serde_json::from_str(&replies).expect("one reply");
+    assert_eq!(reply["code"], "bad_request", "{reply}");
+    assert!(error_of(&reply).contains("cut short"), "{reply}");
+    assert_eq!(listed(&server), Vec::<serde_json::Value>::new());
+}
+
+#[test]
+fn a_client_that_closes_its_run_connection_ends_its_call_even_after_sending_more() {
+    let server = ServerGuard::new("run-left");
+    for (id, more) in [("left-at-once", &b""[..]), ("left-after-a-byte", b"{")] {
+        let mut stream = connect(&server);
+        let run = format!(
+            "{{\"op\":\"run\",\"id\":\"{id}\",\"command\":\"sleep 300\",\"started\":true}}\n"
+        );
+        assert_eq!(exchange(&mut stream, run.as_bytes())["ok"], true);
+        stream.write_all(more).expect("send");
+        drop(stream);
+        let ended = end_of(&server, id);
+        assert_eq!(ended["state"], "killed", "{id}: {ended}");
+    }
+}
+
+#[test]
+fn a_client_that_shuts_only_its_writing_half_after_run_gets_the_result() {
+    let server = ServerGuard::new("run-half-closed");
+    let mut stream = connect(&server);
+    stream
+        .write_all(b"{\"op\":\"run\",\"command\":\"sleep 0.5; echo done\"}\n")
+        .expect("send");
+    stream
+        .shutdown(std::net::Shutdown::Write)
+        .expect("shutdown");
+    let mut replies = String::new();
+    std::io::Read::read_to_string(&mut stream, &mut replies).expect("the result, then the end");
+    let reply: serde_json::Value = serde_json::from_str(&replies).expect("one reply");
+    assert_eq!(reply["ok"], true, "{reply}");
+    assert_eq!(reply["result"]["text"], "done\n", "{reply}");
+    assert_eq!(reply["result"]["exit"]["code"], 0, "{reply}");
 }
