@@ -6,6 +6,8 @@
 //! answers). A server that went away is noticed before each tool call and replaced; a call that
 //! was running on it ends with an error that says so.
 
+mod transport;
+
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -176,16 +178,20 @@ pub async fn serve(socket: PathBuf) -> anyhow::Result<()> {
     }
     let mut terminate = signal(SignalKind::terminate())?;
     let mut interrupt = signal(SignalKind::interrupt())?;
+    let (transport, input_ended) = transport::lines(tokio::io::stdin(), tokio::io::stdout());
     let serving = async {
-        let service = Bridge::new(socket).serve(rmcp::transport::stdio()).await?;
+        let service = Bridge::new(socket).serve(transport).await?;
         service.waiting().await?;
         anyhow::Ok(())
     };
-    // A signal ends it, from the handshake on; the calls' connections close with the process.
+    // The end of the input (the agent went), or a signal, ends it at once, from the handshake on:
+    // the calls it waited for end as their connections close with the process.
     tokio::select! {
-        served = serving => served,
+        biased;
+        () = input_ended.wait() => Ok(()),
         _ = terminate.recv() => Ok(()),
         _ = interrupt.recv() => Ok(()),
+        served = serving => served,
     }
 }
 

@@ -966,3 +966,138 @@ async fn a_request_id_with_a_newline_makes_no_broken_call_id() {
         "{table}"
     );
 }
+
+/// `oino mcp` driven line by line, as a client that writes JSON-RPC by hand would.
+struct RawBridge {
+    child: std::process::Child,
+    input: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<String>,
+}
+
+impl RawBridge {
+    /// The bridge, past the MCP handshake.
+    fn start(server: &ServerGuard) -> Self {
+        let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_oino"))
+            .arg("mcp")
+            .env("OINO_SOCKET", &server.socket)
+            .env("XDG_STATE_HOME", &server.state)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("oino mcp");
+        let output = child.stdout.take().expect("stdout");
+        let (sender, lines) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in
+                std::io::BufRead::lines(std::io::BufReader::new(output)).map_while(Result::ok)
+            {
+                if sender.send(line).is_err() {
+                    return;
+                }
+            }
+        });
+        let mut bridge = Self {
+            input: child.stdin.take(),
+            child,
+            lines,
+        };
+        bridge.send(&json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "by-hand", "version": "1"}},
+        }));
+        assert_eq!(bridge.reply()["id"], 0);
+        bridge.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        bridge
+    }
+
+    fn send_line(&mut self, line: &str) {
+        let input = self.input.as_mut().expect("input open");
+        std::io::Write::write_all(input, format!("{line}\n").as_bytes()).expect("send");
+    }
+
+    fn send(&mut self, message: &Value) {
+        self.send_line(&message.to_string());
+    }
+
+    fn reply(&self) -> Value {
+        let line = self
+            .lines
+            .recv_timeout(DEADLINE)
+            .expect("a reply within the deadline");
+        serde_json::from_str(&line).unwrap_or_else(|err| panic!("{err}: {line}"))
+    }
+}
+
+impl Drop for RawBridge {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_line_that_is_not_a_message_is_answered_and_the_bridge_goes_on() {
+    let server = ServerGuard::new("mcp-not-json");
+    let mut bridge = RawBridge::start(&server);
+    bridge.send_line("this is not JSON");
+    let reply = bridge.reply();
+    assert_eq!(reply["jsonrpc"], "2.0", "{reply}");
+    assert_eq!(reply["id"], Value::Null, "{reply}");
+    assert!(
+        reply
+            .as_object()
+            .is_some_and(|reply| reply.contains_key("id")),
+        "{reply}"
+    );
+    assert_eq!(reply["error"]["code"], -32700, "{reply}");
+    // JSON, but no message: an invalid request.
+    bridge.send_line(r#"{"hello": "there"}"#);
+    let reply = bridge.reply();
+    assert_eq!(reply["id"], Value::Null, "{reply}");
+    assert_eq!(reply["error"]["code"], -32600, "{reply}");
+    bridge.send(&json!({
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "bash", "arguments": {"command": "echo still here"}},
+    }));
+    let reply = bridge.reply();
+    assert_eq!(reply["id"], 7, "{reply}");
+    assert_eq!(
+        reply["result"]["content"][0]["text"], "still here\n",
+        "{reply}"
+    );
+}
+
+#[test]
+fn closing_the_bridges_input_during_a_call_ends_the_call_and_the_bridge_at_once() {
+    let server = ServerGuard::new("mcp-input-closed");
+    let mut bridge = RawBridge::start(&server);
+    let command = "echo long; sleep 600";
+    bridge.send(&json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "bash", "arguments": {"command": command}},
+    }));
+    let mut id = None;
+    crate::support::wait_until_blocking("the call to run", || {
+        id = id_of(&server, command);
+        id.as_ref().is_some_and(|id| !processes_of(id).is_empty())
+    });
+    let id = id.unwrap_or_default();
+
+    let closed = std::time::Instant::now();
+    drop(bridge.input.take());
+    crate::support::wait_for_exit("the bridge", &mut bridge.child);
+    // rmcp's own end waits 5 s for answers nobody will read; this one ends in milliseconds.
+    let took = closed.elapsed();
+    assert!(
+        took < std::time::Duration::from_millis(500),
+        "the bridge took {took:?} to end after its input closed"
+    );
+    crate::support::wait_until_blocking("its call to end", || processes_of(&id).is_empty());
+    let entries = entries_of(&server);
+    let entry = entries.iter().find(|entry| entry["id"] == id.as_str());
+    assert!(
+        entry.is_some_and(|entry| entry["state"] == "killed"),
+        "{entry:?}"
+    );
+}
