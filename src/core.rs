@@ -171,17 +171,20 @@ impl Core {
         pty::check_cwd(&cwd)?;
 
         let id = self.new_call_id(request.id)?;
-        let registration = self.inner.registry.register(&id);
         let size = request.size.unwrap_or(self.inner.config.default_size);
-        let sink = Arc::new(self.new_sink(&id, size));
-        let process = pty::spawn(&SpawnSpec {
+        let spec = SpawnSpec {
             call_id: id.clone(),
             command: request.command.clone(),
             cwd: cwd.clone(),
             env: request.env,
             size,
             waiter: request.waiter,
-        })?;
+        };
+        // A refusal leaves nothing behind, not even an empty log.
+        pty::check(&spec)?;
+        let registration = self.inner.registry.register(&id);
+        let sink = Arc::new(self.new_sink(&id, size));
+        let process = pty::spawn(&spec)?;
         let entry = Arc::new(Entry {
             id: id.clone(),
             command: request.command,

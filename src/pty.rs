@@ -271,11 +271,10 @@ fn unique_tree_key() -> String {
     )
 }
 
-/// The environment a call's process gets: the caller's (or, given none, oino's own; given no
-/// `PATH`, oino's), with what
-/// the process runs in: oino's terminal, whatever the caller's was (its type, and a size the
-/// terminal itself reports: stale COLUMNS and LINES would override it), `cat` as the pager of a
-/// program's call, and the call's keys.
+/// The environment a call's process gets: the caller's (given none, oino's own; given no `PATH`,
+/// oino's `PATH`), with what the process runs in: oino's terminal, whatever the caller's was (its
+/// type, and a size the terminal itself reports: stale COLUMNS and LINES would override it), `cat`
+/// as the pager of a program's call, and the call's keys.
 fn environment(spec: &SpawnSpec, tree_key: &str) -> Vec<(OsString, OsString)> {
     let mut env: Vec<(OsString, OsString)> = if spec.env.is_empty() {
         std::env::vars_os().collect()
@@ -310,9 +309,31 @@ fn environment(spec: &SpawnSpec, tree_key: &str) -> Vec<(OsString, OsString)> {
     env
 }
 
+/// Whether `spec` can be spawned as far as can be known before trying: its folder, and a command
+/// and environment `execve` takes.
+pub fn check(spec: &SpawnSpec) -> Result<(), PtyError> {
+    check_cwd(&spec.cwd)?;
+    check_exec(spec, &environment(spec, ""))
+}
+
+fn check_exec(spec: &SpawnSpec, env: &[(OsString, OsString)]) -> Result<(), PtyError> {
+    exec::check(
+        &[
+            OsStr::new("bash"),
+            OsStr::new("-c"),
+            OsStr::new(&spec.command),
+        ],
+        env.iter()
+            .map(|(name, value)| (name.as_os_str(), value.as_os_str())),
+    )
+}
+
 /// Spawns `bash -c COMMAND` in a new PTY. Must be called within a tokio runtime.
 pub fn spawn(spec: &SpawnSpec) -> Result<SpawnedProcess, PtyError> {
     check_cwd(&spec.cwd)?;
+    let tree_key = unique_tree_key();
+    let env = environment(spec, &tree_key);
+    check_exec(spec, &env)?;
     let size = TermSize::new(spec.size.cols, spec.size.rows);
     let pair = native_pty_system()
         .openpty(PtySize {
@@ -323,19 +344,8 @@ pub fn spawn(spec: &SpawnSpec) -> Result<SpawnedProcess, PtyError> {
         })
         .map_err(|err| PtyError::Open(err.to_string()))?;
 
-    let tree_key = unique_tree_key();
     // A second of margin for the uptime's rounding.
     let spawned_ticks = proc_scan::now_ticks().map_or(0, |now| now.saturating_sub(100));
-    let env = environment(spec, &tree_key);
-    exec::check(
-        &[
-            OsStr::new("bash"),
-            OsStr::new("-c"),
-            OsStr::new(&spec.command),
-        ],
-        env.iter()
-            .map(|(name, value)| (name.as_os_str(), value.as_os_str())),
-    )?;
     let mut command = CommandBuilder::new("bash");
     command.args(["-c", &spec.command]);
     command.cwd(&spec.cwd);

@@ -71,6 +71,11 @@ fn an_environment_past_the_kernels_limit_is_refused_naming_it() {
         "the refusal names the environment, the limit and where it comes from: {said}"
     );
     assert!(String::from_utf8_lossy(&output.stdout).is_empty());
+    // Nothing was left behind: no entry, no log.
+    let listed = server.oino(&["ls", "--json"]).output().expect("oino ls");
+    assert_eq!(String::from_utf8_lossy(&listed.stdout).trim(), "[]");
+    let logs = std::fs::read_dir(server.state.join("oino/logs")).map_or(0, Iterator::count);
+    assert_eq!(logs, 0, "a refused call leaves no log");
 }
 
 #[test]
