@@ -264,6 +264,7 @@ impl RunArgs {
                     max_result_bytes: self.max_bytes,
                     ..CallOptions::default()
                 },
+                task_name: self.name.clone(),
                 ..CallRequest::default()
             },
             name: self.name,

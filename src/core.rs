@@ -170,6 +170,12 @@ impl Core {
         };
         pty::check_cwd(&cwd)?;
 
+        if let Some(name) = &request.task_name {
+            tasks::validate_name(name)?;
+            if self.lock().tasks.is_taken(name) {
+                return Err(tasks::TaskError::DuplicateName(name.clone()).into());
+            }
+        }
         let id = self.new_call_id(request.id)?;
         let size = request.size.unwrap_or(self.inner.config.default_size);
         let spec = SpawnSpec {
@@ -206,8 +212,9 @@ impl Core {
         let runner = CallRunner::new(process, sink, registration, request.options);
         let (result_tx, result) = oneshot::channel();
         let core = self.clone();
+        let task_name = request.task_name;
         tokio::spawn(async move {
-            let result = core.supervise(&entry, runner).await;
+            let result = core.supervise(&entry, runner, task_name.as_deref()).await;
             // The waiter may have gone; the result is still in the log.
             let _ = result_tx.send(result);
         });
@@ -245,7 +252,12 @@ impl Core {
         })
     }
 
-    async fn supervise(&self, entry: &Arc<Entry>, runner: CallRunner) -> CallResult {
+    async fn supervise(
+        &self,
+        entry: &Arc<Entry>,
+        runner: CallRunner,
+        task_name: Option<&str>,
+    ) -> CallResult {
         match runner.run().await {
             CallEnd::Finished(mut result) => {
                 if let Some(exit) = result.exit {
@@ -265,7 +277,13 @@ impl Core {
                     "still running after its timeout of {} s",
                     timeout.as_secs_f64()
                 );
-                let (task_id, name) = self.lock().tasks.allocate_derived(&entry.command);
+                // The name asked for, unless another task took it meanwhile.
+                let (task_id, name) = {
+                    let tasks = &mut self.lock().tasks;
+                    task_name
+                        .and_then(|name| tasks.allocate(Some(name), &entry.command).ok())
+                        .unwrap_or_else(|| tasks.allocate_derived(&entry.command))
+                };
                 entry.status.send_modify(|status| status.timed_out = true);
                 self.adopt(entry, &task_id, &name, detached.process);
                 CallResult {

@@ -56,6 +56,12 @@ impl TaskBook {
         Ok(self.take(name))
     }
 
+    /// Whether a task has this name.
+    #[must_use]
+    pub fn is_taken(&self, name: &str) -> bool {
+        self.names.contains(name)
+    }
+
     /// A new task id and a name derived from `command`, made unique with a suffix.
     pub fn allocate_derived(&mut self, command: &str) -> (String, String) {
         let base = derive_name(command);

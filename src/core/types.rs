@@ -73,6 +73,9 @@ pub struct CallRequest {
     pub size: Option<TermSize>,
     /// A title to show instead of the command.
     pub title: Option<String>,
+    /// The name of the task it becomes when its timeout detaches it (else one is made from the
+    /// command).
+    pub task_name: Option<String>,
     pub options: CallOptions,
     /// A program (the default) or a person: who reads what it writes.
     pub waiter: pty::Waiter,

@@ -44,10 +44,16 @@ pub enum Request {
         max_bytes: Option<usize>,
         #[serde(default)]
         title: Option<String>,
-        /// Variables set for the call on top of the server's environment (a client sends its
-        /// own, so that the command runs as it would in the client's shell).
+        /// The call's whole environment (a client sends its own, so that the command runs as it
+        /// would in the client's shell); empty, the server's.
         #[serde(default)]
         env: Vec<(String, String)>,
+        /// The terminal size the call runs at (the client's terminal); 80x24 when left out.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        size: Option<TermSize>,
+        /// The name of the task it becomes when its timeout detaches it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
         /// Answer twice: the new entry as soon as the call exists (or why it could not start),
         /// then its result. A client that detaches, kills or writes to it waits for the first.
         #[serde(default)]
@@ -150,6 +156,8 @@ impl Request {
             max_bytes: Some(options.max_result_bytes),
             title: call.title,
             env: call.env,
+            size: call.size,
+            name: call.task_name,
             started,
         }
     }
@@ -180,13 +188,17 @@ impl Request {
                 max_bytes,
                 title,
                 env,
+                size,
+                name,
                 started,
             } => Some((
                 CallRequest {
                     id,
                     cwd,
                     env,
+                    size,
                     title,
+                    task_name: name,
                     options: CallOptions {
                         timeout: timeout_ms.map(std::time::Duration::from_millis),
                         on_timeout: on_timeout.unwrap_or_default(),
@@ -329,6 +341,8 @@ mod tests {
                 max_bytes: Some(1000),
                 title: Some("tests".into()),
                 env: vec![("A".into(), "b".into())],
+                size: Some(size),
+                name: Some("tests".into()),
                 started: true,
             },
             Request::List {},
@@ -441,6 +455,8 @@ mod tests {
                     max_bytes: None,
                     title: None,
                     env: Vec::new(),
+                    size: None,
+                    name: None,
                     started: false,
                 },
             ),

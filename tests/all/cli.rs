@@ -369,3 +369,38 @@ fn ctrl_c_on_logs_follow_leaves_the_task_running() {
     assert_eq!(first_state(&server), "running");
     let _ = server.oino(&["kill", "ticker"]).output();
 }
+
+#[test]
+fn a_call_detached_by_its_timeout_becomes_the_task_its_name_says() {
+    let server = ServerGuard::new("timeout-name");
+    let output = server
+        .oino(&[
+            "run",
+            "--timeout",
+            "1",
+            "--on-timeout",
+            "detach",
+            "--name",
+            "web",
+            "--",
+            "echo up; sleep 600",
+        ])
+        .output()
+        .expect("oino run");
+    assert_eq!(output.status.code(), Some(0));
+    assert!(
+        stdout(&output).contains("[Detached to background task t1: still running after"),
+        "{}",
+        stdout(&output)
+    );
+    let listed = server.oino(&["ls", "--json"]).output().expect("oino ls");
+    let entries: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("JSON");
+    assert_eq!(entries[0]["task_id"], "t1", "{entries}");
+    assert_eq!(entries[0]["name"], "web", "{entries}");
+    let by_name = server.oino(&["kill", "web"]).output().expect("oino kill");
+    assert!(
+        by_name.status.success(),
+        "{}",
+        String::from_utf8_lossy(&by_name.stderr)
+    );
+}

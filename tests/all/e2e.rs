@@ -238,3 +238,13 @@ fn counted(screen: &str) -> u32 {
         .max()
         .unwrap_or(0)
 }
+
+#[test]
+fn oino_run_in_a_terminal_runs_its_call_at_that_terminals_size() {
+    let mark = unique_id("e2e-run-size");
+    let server = crate::support::ServerGuard::new("e2e-run-size");
+    let env = [("OINO_SOCKET", server.socket.as_path())];
+    let mut run = Terminal::start_with(&["run", "--", "echo \"size: $(stty size)\""], &mark, &env);
+    assert!(run.wait_exit().success());
+    run.wait_for("size: 30 120");
+}
