@@ -480,9 +480,16 @@ async fn serve_connection(
                 return Ok(());
             }
             Ok(Request::Subscribe {}) => {
+                let client = match ClientEnd::watch(reader.get_ref().as_ref()) {
+                    Ok(client) => client,
+                    Err(refusal) => {
+                        send(&mut write, &refusal).await?;
+                        continue;
+                    }
+                };
                 let events = core.subscribe();
                 send(&mut write, &Reply::success("subscribed")).await?;
-                return stream_events(events, &mut write).await;
+                return stream_events(events, &client, &mut write).await;
             }
             Ok(request @ Request::Run { .. }) => {
                 match run(core, request, &reader, &mut write).await? {
@@ -551,14 +558,20 @@ async fn read_request(
     }
 }
 
-/// Writes the core's events to a subscriber until it goes. A subscriber that falls behind is
-/// told so (`{"event": "lagged"}`) and should list the entries again.
+/// Writes the core's events to a subscriber until it goes (seen at once, not at the next event:
+/// a subscriber gone keeps an idle server no longer). A subscriber that falls behind is told so
+/// (`{"event": "lagged"}`) and should list the entries again.
 async fn stream_events(
     mut events: tokio::sync::broadcast::Receiver<crate::core::CoreEvent>,
+    client: &ClientEnd,
     write: &mut tokio::net::unix::OwnedWriteHalf,
 ) -> anyhow::Result<()> {
     loop {
-        let line = match events.recv().await {
+        let event = tokio::select! {
+            event = events.recv() => event,
+            () = client.gone() => return Ok(()),
+        };
+        let line = match event {
             Ok(event) => serde_json::to_vec(&event)?,
             Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
                 br#"{"event":"lagged"}"#.to_vec()
@@ -607,7 +620,10 @@ async fn run(
             "not a run request",
         )));
     };
-    let client = ClientEnd::watch(reader.get_ref().as_ref())?;
+    let client = match ClientEnd::watch(reader.get_ref().as_ref()) {
+        Ok(client) => client,
+        Err(refusal) => return Ok(Some(refusal)),
+    };
     let handle = match core.start(request) {
         Ok(handle) => handle,
         Err(err) => return Ok(Some(failed(err))),
@@ -645,11 +661,21 @@ async fn run(
 struct ClientEnd(UnixStream);
 
 impl ClientEnd {
-    fn watch(stream: &UnixStream) -> std::io::Result<Self> {
+    /// The watch, or the refusal to answer when there is no descriptor left for it.
+    fn watch(stream: &UnixStream) -> Result<Self, Reply> {
         // A descriptor of its own, registered apart from the stream's reads and writes; nothing
         // is ever read or written through it.
-        let fd = stream.as_fd().try_clone_to_owned()?;
-        Ok(Self(UnixStream::from_std(fd.into())?))
+        stream
+            .as_fd()
+            .try_clone_to_owned()
+            .and_then(|fd| UnixStream::from_std(fd.into()))
+            .map(Self)
+            .map_err(|err| {
+                Reply::failure(
+                    ErrorCode::Busy,
+                    format!("the server has no file descriptor to spare ({err}): try again"),
+                )
+            })
     }
 
     async fn gone(&self) {

@@ -545,3 +545,20 @@ fn a_client_that_shuts_only_its_writing_half_after_run_gets_the_result() {
     assert_eq!(reply["result"]["text"], "done\n", "{reply}");
     assert_eq!(reply["result"]["exit"]["code"], 0, "{reply}");
 }
+
+#[test]
+fn a_subscriber_that_leaves_no_longer_keeps_an_idle_server() {
+    let server = ServerGuard::new("subscriber-left");
+    let mut hosting = server
+        .oino(&["server", "--foreground", "--idle-exit", "1"])
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("oino server");
+    wait_until_blocking("the socket", || server.socket.exists());
+    // An interface subscribes, then quits while nothing happens.
+    let mut stream = UnixStream::connect(&server.socket).expect("connect");
+    stream.set_read_timeout(Some(DEADLINE)).expect("timeout");
+    assert_eq!(exchange(&mut stream, b"{\"op\":\"subscribe\"}\n")["ok"], true);
+    drop(stream);
+    assert!(crate::support::wait_for_exit("the idle server to end", &mut hosting).success());
+}
