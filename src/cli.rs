@@ -475,12 +475,9 @@ async fn run_call(
     followed: &std::sync::OnceLock<String>,
 ) -> anyhow::Result<u8> {
     if let Some(name) = &config.name {
-        // A detach under a taken name would fail only once the command runs.
-        if link
-            .entry(name)
-            .await
-            .is_ok_and(|entry| entry.name.as_deref() == Some(name))
-        {
+        // A detach under a taken name (a task's, or a call's id) would fail only once the
+        // command runs.
+        if link.entry(name).await.is_ok() {
             return Err(crate::core::CoreError::Task(
                 crate::core::tasks::TaskError::DuplicateName(name.clone()),
             )

@@ -172,7 +172,8 @@ impl Core {
 
         if let Some(name) = &request.task_name {
             tasks::validate_name(name)?;
-            if self.lock().tasks.is_taken(name) {
+            let state = self.lock();
+            if state.tasks.is_taken(name) || state.entries.iter().any(|entry| &entry.id == name) {
                 return Err(tasks::TaskError::DuplicateName(name.clone()).into());
             }
         }
@@ -223,11 +224,15 @@ impl Core {
 
     fn new_call_id(&self, wanted: Option<String>) -> Result<String, CoreError> {
         let mut state = self.lock();
+        // One set of keys: a call id is no task's id or name.
         let taken = |state: &CoreState, id: &str| {
-            state.entries.iter().any(|entry| entry.id == id) || self.inner.registry.is_running(id)
+            state.entries.iter().any(|entry| entry.id == id)
+                || self.inner.registry.is_running(id)
+                || state.tasks.is_taken(id)
         };
         match wanted {
             Some(id) if !types::is_valid_id(&id) => Err(CoreError::InvalidId(id)),
+            Some(id) if tasks::TaskBook::looks_like_task_id(&id) => Err(CoreError::TaskLikeId(id)),
             Some(id) if taken(&state, &id) => Err(CoreError::DuplicateId(id)),
             Some(id) => Ok(id),
             None => loop {
@@ -279,10 +284,17 @@ impl Core {
                 );
                 // The name asked for, unless another task took it meanwhile.
                 let (task_id, name) = {
-                    let tasks = &mut self.lock().tasks;
+                    let state = &mut *self.lock();
+                    let entries = &state.entries;
+                    let call_id = |name: &str| entries.iter().any(|entry| entry.id == name);
                     task_name
-                        .and_then(|name| tasks.allocate(Some(name), &entry.command).ok())
-                        .unwrap_or_else(|| tasks.allocate_derived(&entry.command))
+                        .and_then(|name| {
+                            state
+                                .tasks
+                                .allocate(Some(name), &entry.command, call_id)
+                                .ok()
+                        })
+                        .unwrap_or_else(|| state.tasks.allocate_derived(&entry.command, call_id))
                 };
                 entry.status.send_modify(|status| status.timed_out = true);
                 self.adopt(entry, &task_id, &name, detached.process);

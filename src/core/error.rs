@@ -20,8 +20,10 @@ pub enum CoreError {
     NotRunning(String),
     #[error("`{0}` is already a background task")]
     AlreadyTask(String),
-    #[error("a call with id `{0}` already exists: choose another id")]
+    #[error("the id `{0}` is taken (a call's id, or a task's name): choose another id")]
     DuplicateId(String),
+    #[error("call id `{0}` reads as a task id (`t` and a number): choose another id")]
+    TaskLikeId(String),
     #[error("invalid call id {0:?}: use 1 to {MAX_ID_CHARS} letters, digits, `-`, `_` or `.`")]
     InvalidId(String),
     #[error("the command is empty: give a command to run")]
@@ -96,7 +98,8 @@ impl CoreError {
                 | PtyError::BadVariableName(_),
             )
             | Self::EmptyCommand
-            | Self::InvalidId(_) => ErrorCode::BadRequest,
+            | Self::InvalidId(_)
+            | Self::TaskLikeId(_) => ErrorCode::BadRequest,
             Self::Pty(PtyError::InputClosed) | Self::NotRunning(_) => ErrorCode::NotRunning,
             Self::Pty(PtyError::Open(_) | PtyError::Spawn(_) | PtyError::Resize(_))
             | Self::Log { .. }

@@ -22,7 +22,7 @@ pub const MAX_NAME_CHARS: usize = 64;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum TaskError {
-    #[error("a task named `{0}` already exists: choose another name")]
+    #[error("the name `{0}` is taken (a task's name, or a call's id): choose another name")]
     DuplicateName(String),
     #[error("invalid task name `{name}`: {why}")]
     InvalidName { name: String, why: &'static str },
@@ -36,22 +36,24 @@ pub struct TaskBook {
 }
 
 impl TaskBook {
-    /// A new task id and a name: `name` when given (refused when taken or malformed), else one
-    /// derived from `command`, made unique with a suffix.
+    /// A new task id and a name: `name` when given (refused when malformed, taken by a task or
+    /// a call's id as `call_id` tells), else one derived from `command`, made unique with a
+    /// suffix.
     pub fn allocate(
         &mut self,
         name: Option<&str>,
         command: &str,
+        call_id: impl Fn(&str) -> bool,
     ) -> Result<(String, String), TaskError> {
         let name = match name {
             Some(name) => {
                 validate_name(name)?;
-                if self.names.contains(name) {
+                if self.names.contains(name) || call_id(name) {
                     return Err(TaskError::DuplicateName(name.to_owned()));
                 }
                 name.to_owned()
             }
-            None => return Ok(self.allocate_derived(command)),
+            None => return Ok(self.allocate_derived(command, call_id)),
         };
         Ok(self.take(name))
     }
@@ -62,12 +64,18 @@ impl TaskBook {
         self.names.contains(name)
     }
 
-    /// A new task id and a name derived from `command`, made unique with a suffix.
-    pub fn allocate_derived(&mut self, command: &str) -> (String, String) {
+    /// A new task id and a name derived from `command`, made unique (among tasks and call ids)
+    /// with a suffix.
+    pub fn allocate_derived(
+        &mut self,
+        command: &str,
+        call_id: impl Fn(&str) -> bool,
+    ) -> (String, String) {
         let base = derive_name(command);
-        let name = if self.names.contains(&base) {
+        let taken = |name: &str| self.names.contains(name) || call_id(name);
+        let name = if taken(&base) {
             let mut suffix = 2u64;
-            while self.names.contains(&format!("{base}-{suffix}")) {
+            while taken(&format!("{base}-{suffix}")) {
                 suffix += 1;
             }
             format!("{base}-{suffix}")
@@ -75,6 +83,13 @@ impl TaskBook {
             base
         };
         self.take(name)
+    }
+
+    /// Whether `id` reads as a task id (`t` and a number), which a call id may not.
+    #[must_use]
+    pub fn looks_like_task_id(id: &str) -> bool {
+        id.strip_prefix('t')
+            .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|byte| byte.is_ascii_digit()))
     }
 
     fn take(&mut self, name: String) -> (String, String) {
@@ -230,7 +245,13 @@ impl Core {
         if !self.inner.registry.is_running(&entry.id) {
             return Err(CoreError::NotRunning(key.to_owned()));
         }
-        let (task_id, name) = self.lock().tasks.allocate(name, &entry.command)?;
+        let (task_id, name) = {
+            let state = &mut *self.lock();
+            let entries = &state.entries;
+            state.tasks.allocate(name, &entry.command, |name| {
+                entries.iter().any(|entry| entry.id == name)
+            })?
+        };
         let core = self.clone();
         let reason = reason.to_owned();
         // Run to the end even if the caller stops waiting: a process handed over must be adopted.
@@ -288,28 +309,28 @@ mod tests {
     fn ids_are_short_and_names_unique() {
         let mut book = TaskBook::default();
         assert_eq!(
-            book.allocate(None, "npm run dev"),
+            book.allocate(None, "npm run dev", |_| false),
             Ok(("t1".into(), "npm-run-dev".into()))
         );
         assert_eq!(
-            book.allocate(None, "npm run dev"),
+            book.allocate(None, "npm run dev", |_| false),
             Ok(("t2".into(), "npm-run-dev-2".into()))
         );
         assert_eq!(
-            book.allocate(Some("npm-run-dev"), "x"),
+            book.allocate(Some("npm-run-dev"), "x", |_| false),
             Err(TaskError::DuplicateName("npm-run-dev".into()))
         );
         assert!(matches!(
-            book.allocate(Some("t9"), "x"),
+            book.allocate(Some("t9"), "x", |_| false),
             Err(TaskError::InvalidName { .. })
         ));
         assert!(matches!(
-            book.allocate(Some("has space"), "x"),
+            book.allocate(Some("has space"), "x", |_| false),
             Err(TaskError::InvalidName { .. })
         ));
         book.release("npm-run-dev");
         assert_eq!(
-            book.allocate(Some("npm-run-dev"), "x"),
+            book.allocate(Some("npm-run-dev"), "x", |_| false),
             Ok(("t3".into(), "npm-run-dev".into()))
         );
     }

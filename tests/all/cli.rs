@@ -226,7 +226,7 @@ fn a_bad_or_taken_task_name_is_refused_before_anything_starts() {
         ("a/b", "use letters, digits"),
         ("t99", "looks like a task or call id"),
         ("run-1", "looks like a task or call id"),
-        ("web", "a task named `web` already exists"),
+        ("web", "the name `web` is taken"),
     ] {
         let started = std::time::Instant::now();
         let output = server

@@ -558,7 +558,10 @@ fn a_subscriber_that_leaves_no_longer_keeps_an_idle_server() {
     // An interface subscribes, then quits while nothing happens.
     let mut stream = UnixStream::connect(&server.socket).expect("connect");
     stream.set_read_timeout(Some(DEADLINE)).expect("timeout");
-    assert_eq!(exchange(&mut stream, b"{\"op\":\"subscribe\"}\n")["ok"], true);
+    assert_eq!(
+        exchange(&mut stream, b"{\"op\":\"subscribe\"}\n")["ok"],
+        true
+    );
     drop(stream);
     assert!(crate::support::wait_for_exit("the idle server to end", &mut hosting).success());
 }

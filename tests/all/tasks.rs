@@ -214,3 +214,47 @@ async fn a_finished_entry_keeps_no_log_file_open() {
     assert_eq!(core.entries().len(), 20);
     assert_eq!(open_logs(), 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ids_and_names_are_one_set_of_keys_that_never_mean_two_things() {
+    let core = test_core("one-key-space");
+    let first = unique_id("named");
+    core.start(request(&first, "echo ready; sleep 30"))
+        .expect("start");
+    core.wait_output(&first, 0, DEADLINE).await.expect("output");
+    let task = core
+        .detach(&first, Some("longtask"), "test")
+        .await
+        .expect("detach");
+    let task_id = task.task_id.expect("a task id");
+
+    // A call id that reads as a task id, or is a task's name, is refused.
+    for taken in [task_id.as_str(), "t99", "longtask"] {
+        let refused = core.start(request(taken, "sleep 30"));
+        assert!(refused.is_err(), "a call took the id {taken}");
+        let message = refused.err().map(|err| err.to_string()).unwrap_or_default();
+        assert!(message.contains(taken), "{message}");
+    }
+
+    // A name that is a call's id is refused, and a name made from a command avoids call ids.
+    let other = unique_id("dup");
+    core.start(request(&other, "echo ready; sleep 30"))
+        .expect("start");
+    core.wait_output(&other, 0, DEADLINE).await.expect("output");
+    let named_as_call = core.detach(&other, Some(&first), "test").await;
+    assert!(
+        matches!(named_as_call, Err(oino::core::CoreError::Task(_))),
+        "{named_as_call:?}"
+    );
+    // `echo ready; sleep 30` would be named `echo-ready`, which is this call's id.
+    let sleeper = core
+        .start(request("echo-ready", "sleep 30"))
+        .expect("a call with id `echo-ready`");
+    drop(sleeper);
+    let derived = core.detach(&other, None, "test").await.expect("detach");
+    let derived_name = derived.name.unwrap_or_default();
+    assert!(derived_name.starts_with("echo-ready-"), "{derived_name}");
+    for key in [first.as_str(), other.as_str(), "echo-ready"] {
+        core.kill(key).await.expect("kill");
+    }
+}
