@@ -94,6 +94,15 @@ pub fn error_code(err: &anyhow::Error) -> Option<ErrorCode> {
     })
 }
 
+/// A command too long for `bash -c` is refused here, naming its limit, before a request that
+/// could pass the server's cap on a request's size is sent.
+fn check_command(request: &CallRequest) -> Result<(), CoreError> {
+    if request.command.len() > crate::core::MAX_COMMAND_BYTES {
+        return Err(CoreError::CommandTooLong(request.command.len()));
+    }
+    Ok(())
+}
+
 impl Link {
     /// A link to the server at `socket`, starting it when none answers.
     pub async fn remote(socket: &Path) -> anyhow::Result<Self> {
@@ -261,6 +270,7 @@ impl Link {
 
     /// Starts a call whose waiter is the interface (its result is its pane): a person's call.
     pub async fn start(&self, request: CallRequest) -> anyhow::Result<()> {
+        check_command(&request)?;
         match self {
             Self::Local(core) => {
                 let handle = core.start(CallRequest {
@@ -350,6 +360,7 @@ impl Link {
     /// Runs a call whose waiter is the caller: its id once it exists, its result when it ends
     /// or is detached.
     pub async fn run(&self, request: CallRequest) -> anyhow::Result<(String, RunResult)> {
+        check_command(&request)?;
         match self {
             Self::Local(core) => {
                 let handle = core.start(request)?;

@@ -278,7 +278,7 @@ impl Bridge {
             ..CallRequest::new(args.command)
         }
         .from_here()
-        .map_err(|err| format!("cannot tell the agent's folder: {err}"))?;
+        .map_err(|err| err.to_string())?;
         let link = self.link().await?;
         // A bridge of a former session (or another pid namespace) may have had this pid.
         let (id, result) = link

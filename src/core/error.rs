@@ -28,6 +28,13 @@ pub enum CoreError {
     InvalidId(String),
     #[error("the command is empty: give a command to run")]
     EmptyCommand,
+    #[error("cannot tell this folder: {0}")]
+    NoFolder(String),
+    #[error(
+        "the folder {0:?} is not UTF-8, which oino cannot pass to its server: run the command \
+         from a folder whose path is UTF-8"
+    )]
+    NotUtf8Folder(PathBuf),
     #[error(
         "the command is {0} bytes, more than `bash -c` takes ({MAX_COMMAND_BYTES}): write it to a \
          file and run the file"
@@ -99,7 +106,9 @@ impl CoreError {
             )
             | Self::EmptyCommand
             | Self::InvalidId(_)
-            | Self::TaskLikeId(_) => ErrorCode::BadRequest,
+            | Self::TaskLikeId(_)
+            | Self::NoFolder(_)
+            | Self::NotUtf8Folder(_) => ErrorCode::BadRequest,
             Self::Pty(PtyError::InputClosed) | Self::NotRunning(_) => ErrorCode::NotRunning,
             Self::Pty(PtyError::Open(_) | PtyError::Spawn(_) | PtyError::Resize(_))
             | Self::Log { .. }

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use super::error::CoreError;
 use crate::call::CallOptions;
 use crate::pty::{self, ProcessExit, TermSize};
 use crate::screen::DEFAULT_SCROLLBACK_ROWS;
@@ -92,12 +93,17 @@ impl CallRequest {
 
     /// Runs where, and with what, it would in this process: its folder (unless one is given, a
     /// relative one being taken from here) and its environment, not the server's.
-    pub fn from_here(mut self) -> std::io::Result<Self> {
-        let here = std::env::current_dir()?;
-        self.cwd = Some(match self.cwd {
+    pub fn from_here(mut self) -> Result<Self, CoreError> {
+        let here = std::env::current_dir().map_err(|err| CoreError::NoFolder(err.to_string()))?;
+        let cwd = match self.cwd {
             Some(cwd) => here.join(cwd),
             None => here,
-        });
+        };
+        // The protocol's JSON carries text: a folder that is not UTF-8 cannot reach the server.
+        if cwd.to_str().is_none() {
+            return Err(CoreError::NotUtf8Folder(cwd));
+        }
+        self.cwd = Some(cwd);
         // A variable that is not UTF-8 cannot travel in the protocol's JSON: it is left out
         // (see `variables_not_utf8`), not altered.
         self.env = std::env::vars_os()

@@ -272,7 +272,7 @@ fn execute(
                 tokio::spawn(async move {
                     let started = match request {
                         Ok(request) => link.start(request).await.map(drop),
-                        Err(err) => Err(anyhow::Error::new(err).context("reading this folder")),
+                        Err(err) => Err(err.into()),
                     };
                     if let Err(err) = started {
                         let _ = outcomes

@@ -348,7 +348,7 @@ impl Player {
                             ..CallRequest::new(command)
                         }
                         .from_here()
-                        .map_err(|err| format!("reading this folder: {err}"))?,
+                        .map_err(|err| err.to_string())?,
                     )
                     .await
                     .map_err(|err| format!("{err:#}"))?;

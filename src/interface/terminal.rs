@@ -141,8 +141,7 @@ pub async fn run(
         size: app.pane_size(),
         ..CallRequest::default()
     }
-    .from_here()
-    .context("reading this folder")?;
+    .from_here()?;
     for (title, command) in commands {
         link.start(CallRequest {
             command,

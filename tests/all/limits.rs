@@ -198,3 +198,27 @@ fn a_variable_that_is_not_utf8_is_left_out_with_a_warning() {
         stderr(&output)
     );
 }
+
+#[test]
+fn a_folder_whose_name_is_not_utf8_is_refused_naming_it() {
+    use std::os::unix::ffi::OsStrExt;
+    let server = ServerGuard::new("non-utf8-folder");
+    let folder = crate::support::temp_dir("folder").join(std::ffi::OsStr::from_bytes(b"d\xff"));
+    std::fs::create_dir_all(&folder).expect("the folder");
+    for args in [
+        &["run", "--", "pwd"][..],
+        &["run", "--cwd", ".", "--", "pwd"],
+    ] {
+        let output = server
+            .oino(args)
+            .current_dir(&folder)
+            .output()
+            .expect("oino run");
+        let said = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {said}");
+        assert!(
+            said.contains("not UTF-8") && said.contains("d\\xFF"),
+            "{args:?}: {said}"
+        );
+    }
+}

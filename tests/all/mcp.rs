@@ -519,6 +519,12 @@ async fn bad_arguments_to_every_tool_give_tool_errors_that_say_what_to_do() {
             json!({"command": "#".repeat(3_000_000)}),
             "the command is 3000000 bytes, more than `bash -c` takes (131071)",
         ),
+        // Past what one request to the server can carry, too.
+        (
+            "bash",
+            json!({"command": "#".repeat(20_000_000)}),
+            "the command is 20000000 bytes, more than `bash -c` takes (131071)",
+        ),
         (
             "bash",
             json!({"command": "true", "timeout": 5}),
@@ -977,8 +983,14 @@ struct RawBridge {
 impl RawBridge {
     /// The bridge, past the MCP handshake.
     fn start(server: &ServerGuard) -> Self {
+        Self::start_in(server, &std::env::current_dir().expect("a folder"))
+    }
+
+    /// The bridge started in `folder`, past the MCP handshake.
+    fn start_in(server: &ServerGuard, folder: &std::path::Path) -> Self {
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_oino"))
             .arg("mcp")
+            .current_dir(folder)
             .env("OINO_SOCKET", &server.socket)
             .env("XDG_STATE_HOME", &server.state)
             .stdin(std::process::Stdio::piped())
@@ -1100,4 +1112,24 @@ fn closing_the_bridges_input_during_a_call_ends_the_call_and_the_bridge_at_once(
         entry.is_some_and(|entry| entry["state"] == "killed"),
         "{entry:?}"
     );
+}
+
+#[test]
+fn an_agent_in_a_folder_whose_name_is_not_utf8_is_told_so() {
+    use std::os::unix::ffi::OsStrExt;
+    let server = ServerGuard::new("mcp-non-utf8-folder");
+    let folder = temp_dir("mcp-folder").join(std::ffi::OsStr::from_bytes(b"d\xff"));
+    std::fs::create_dir_all(&folder).expect("the folder");
+    let mut bridge = RawBridge::start_in(&server, &folder);
+    bridge.send(&json!({
+        "jsonrpc": "2.0", "id": 3, "method": "tools/call",
+        "params": {"name": "bash", "arguments": {"command": "pwd"}},
+    }));
+    let reply = bridge.reply();
+    assert_eq!(reply["result"]["isError"], true, "{reply}");
+    let text = reply["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(text.contains("not UTF-8"), "{text}");
+    assert!(!text.contains("went away"), "{text}");
 }
