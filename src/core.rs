@@ -189,9 +189,12 @@ impl Core {
         };
         // A refusal leaves nothing behind, not even an empty log.
         pty::check(&spec)?;
+        if let Some(name) = &request.task_name {
+            self.lock().tasks.reserve(name, &id)?;
+        }
         let registration = self.inner.registry.register(&id);
         let sink = Arc::new(self.new_sink(&id, size));
-        let process = pty::spawn(&spec)?;
+        let process = pty::spawn(&spec).inspect_err(|_| self.lock().tasks.unreserve(&id))?;
         let entry = Arc::new(Entry {
             id: id.clone(),
             command: request.command,
@@ -216,6 +219,8 @@ impl Core {
         let task_name = request.task_name;
         tokio::spawn(async move {
             let result = core.supervise(&entry, runner, task_name.as_deref()).await;
+            // A name kept for a task it did not become is free again.
+            core.lock().tasks.unreserve(&entry.id);
             // The waiter may have gone; the result is still in the log.
             let _ = result_tx.send(result);
         });
@@ -291,7 +296,7 @@ impl Core {
                         .and_then(|name| {
                             state
                                 .tasks
-                                .allocate(Some(name), &entry.command, call_id)
+                                .allocate(Some(name), &entry.command, &entry.id, call_id)
                                 .ok()
                         })
                         .unwrap_or_else(|| state.tasks.allocate_derived(&entry.command, call_id))

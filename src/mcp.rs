@@ -279,12 +279,20 @@ impl Bridge {
         }
         .from_here()
         .map_err(|err| err.to_string())?;
-        let link = self.link().await?;
+        let mut link = self.link().await?;
         // A bridge of a former session (or another pid namespace) may have had this pid.
-        let (id, result) = link
-            .run_unique(request)
-            .await
-            .map_err(|err| Self::failure("the command did not start", &err))?;
+        let started = match link.run_unique(request.clone()).await {
+            // The server stopped between the check and the call (a `kill-server` finishing):
+            // the command did not start, so once more on a new server.
+            Err(err) if crate::link::error_code(&err).is_none() => {
+                *self.link.lock().await = None;
+                link = self.link().await?;
+                link.run_unique(request).await
+            }
+            started => started,
+        };
+        let (id, result) =
+            started.map_err(|err| Self::failure("the command did not start", &err))?;
         let after = if args.run_in_background == Some(true) {
             Some(Duration::ZERO)
         } else {

@@ -7,7 +7,7 @@
 //! stopped, until the process ends. [`TaskBook`] allocates short ids (`t1`, `t2`, …) and keeps
 //! names unique.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::SystemTime;
 
@@ -33,24 +33,30 @@ pub enum TaskError {
 pub struct TaskBook {
     next_number: u64,
     names: HashSet<String>,
+    /// Names asked for by running calls (name → call id), kept for them until they are
+    /// detached or end: of two calls asking for one name, the second is refused at its start.
+    reserved: HashMap<String, String>,
 }
 
 impl TaskBook {
-    /// A new task id and a name: `name` when given (refused when malformed, taken by a task or
-    /// a call's id as `call_id` tells), else one derived from `command`, made unique with a
-    /// suffix.
+    /// A new task id and a name for call `for_call`: `name` when given (refused when malformed,
+    /// taken by a task, kept for another call, or a call's id as `call_id` tells), else one
+    /// derived from `command`, made unique with a suffix.
     pub fn allocate(
         &mut self,
         name: Option<&str>,
         command: &str,
+        for_call: &str,
         call_id: impl Fn(&str) -> bool,
     ) -> Result<(String, String), TaskError> {
         let name = match name {
             Some(name) => {
                 validate_name(name)?;
-                if self.names.contains(name) || call_id(name) {
+                let kept_for_it = self.reserved.get(name).is_some_and(|call| call == for_call);
+                if !kept_for_it && (self.is_taken(name) || call_id(name)) {
                     return Err(TaskError::DuplicateName(name.to_owned()));
                 }
+                self.reserved.remove(name);
                 name.to_owned()
             }
             None => return Ok(self.allocate_derived(command, call_id)),
@@ -58,10 +64,25 @@ impl TaskBook {
         Ok(self.take(name))
     }
 
-    /// Whether a task has this name.
+    /// Keeps `name` for call `for_call`, which asked for it at its start; refused when taken.
+    pub fn reserve(&mut self, name: &str, for_call: &str) -> Result<(), TaskError> {
+        validate_name(name)?;
+        if self.is_taken(name) {
+            return Err(TaskError::DuplicateName(name.to_owned()));
+        }
+        self.reserved.insert(name.to_owned(), for_call.to_owned());
+        Ok(())
+    }
+
+    /// Lets go of what call `call` kept and did not use.
+    pub fn unreserve(&mut self, call: &str) {
+        self.reserved.retain(|_, kept_for| kept_for != call);
+    }
+
+    /// Whether a task has this name, or a call keeps it.
     #[must_use]
     pub fn is_taken(&self, name: &str) -> bool {
-        self.names.contains(name)
+        self.names.contains(name) || self.reserved.contains_key(name)
     }
 
     /// A new task id and a name derived from `command`, made unique (among tasks and call ids)
@@ -72,7 +93,7 @@ impl TaskBook {
         call_id: impl Fn(&str) -> bool,
     ) -> (String, String) {
         let base = derive_name(command);
-        let taken = |name: &str| self.names.contains(name) || call_id(name);
+        let taken = |name: &str| self.is_taken(name) || call_id(name);
         let name = if taken(&base) {
             let mut suffix = 2u64;
             while taken(&format!("{base}-{suffix}")) {
@@ -248,9 +269,11 @@ impl Core {
         let (task_id, name) = {
             let state = &mut *self.lock();
             let entries = &state.entries;
-            state.tasks.allocate(name, &entry.command, |name| {
-                entries.iter().any(|entry| entry.id == name)
-            })?
+            state
+                .tasks
+                .allocate(name, &entry.command, &entry.id, |name| {
+                    entries.iter().any(|entry| entry.id == name)
+                })?
         };
         let core = self.clone();
         let reason = reason.to_owned();
@@ -309,29 +332,37 @@ mod tests {
     fn ids_are_short_and_names_unique() {
         let mut book = TaskBook::default();
         assert_eq!(
-            book.allocate(None, "npm run dev", |_| false),
+            book.allocate(None, "npm run dev", "c1", |_| false),
             Ok(("t1".into(), "npm-run-dev".into()))
         );
         assert_eq!(
-            book.allocate(None, "npm run dev", |_| false),
+            book.allocate(None, "npm run dev", "c1", |_| false),
             Ok(("t2".into(), "npm-run-dev-2".into()))
         );
         assert_eq!(
-            book.allocate(Some("npm-run-dev"), "x", |_| false),
+            book.allocate(Some("npm-run-dev"), "x", "c1", |_| false),
             Err(TaskError::DuplicateName("npm-run-dev".into()))
         );
         assert!(matches!(
-            book.allocate(Some("t9"), "x", |_| false),
+            book.allocate(Some("t9"), "x", "c1", |_| false),
             Err(TaskError::InvalidName { .. })
         ));
         assert!(matches!(
-            book.allocate(Some("has space"), "x", |_| false),
+            book.allocate(Some("has space"), "x", "c1", |_| false),
             Err(TaskError::InvalidName { .. })
         ));
         book.release("npm-run-dev");
         assert_eq!(
-            book.allocate(Some("npm-run-dev"), "x", |_| false),
+            book.allocate(Some("npm-run-dev"), "x", "c1", |_| false),
             Ok(("t3".into(), "npm-run-dev".into()))
         );
+        // A name kept for a call is that call's alone, until it lets go.
+        book.reserve("web", "c5").expect("free");
+        assert!(book.reserve("web", "c6").is_err());
+        assert!(book.allocate(Some("web"), "x", "c6", |_| false).is_err());
+        assert_eq!(book.allocate_derived("web", |_| false).1, "web-2");
+        book.unreserve("c5");
+        book.reserve("web", "c6").expect("free again");
+        assert!(book.allocate(Some("web"), "x", "c6", |_| false).is_ok());
     }
 }

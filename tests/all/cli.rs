@@ -404,3 +404,47 @@ fn a_call_detached_by_its_timeout_becomes_the_task_its_name_says() {
         String::from_utf8_lossy(&by_name.stderr)
     );
 }
+
+#[test]
+fn of_two_runs_asking_for_one_name_at_once_one_gets_it_and_the_other_stops_at_once() {
+    let server = ServerGuard::new("name-race");
+    let started = std::time::Instant::now();
+    let racers: Vec<_> = (0..2)
+        .map(|_| {
+            server
+                .oino(&[
+                    "run",
+                    "--detach-after",
+                    "0.5",
+                    "--name",
+                    "race",
+                    "--",
+                    "sleep 30",
+                ])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("oino run")
+        })
+        .collect();
+    let mut codes: Vec<Option<i32>> = racers
+        .into_iter()
+        .map(|racer| racer.wait_with_output().expect("a racer").status.code())
+        .collect();
+    codes.sort_unstable();
+    assert_eq!(codes, [Some(0), Some(2)]);
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "the loser waited for its command: {:?}",
+        started.elapsed()
+    );
+    let listed = server.oino(&["ls", "--json"]).output().expect("oino ls");
+    let entries: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("JSON");
+    let named: Vec<_> = entries
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|entry| entry["name"] == "race")
+        .collect();
+    assert_eq!(named.len(), 1, "{entries}");
+}
