@@ -7,7 +7,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::Context;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::call::{CallOptions, CallResult, TimeoutPolicy};
@@ -204,11 +203,20 @@ pub struct RunConfig {
     pub json: bool,
 }
 
+/// A flag's value that cannot be used: what to change, exit status 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct BadFlag(String);
+
 fn seconds(flag: &str, value: f64) -> anyhow::Result<Duration> {
     if !value.is_finite() || value <= 0.0 {
-        anyhow::bail!("{flag} must be a positive number of seconds, not {value}");
+        return Err(BadFlag(format!(
+            "{flag} must be a positive number of seconds, not {value}"
+        ))
+        .into());
     }
-    Duration::try_from_secs_f64(value).with_context(|| format!("{flag} {value} is too large"))
+    Duration::try_from_secs_f64(value)
+        .map_err(|_| BadFlag(format!("{flag} {value} is too large")).into())
 }
 
 impl RunArgs {
@@ -412,6 +420,9 @@ pub(crate) fn failure_status(err: &anyhow::Error) -> ExitCode {
         AlreadyTask, BadRequest, DuplicateId, DuplicateName, Forbidden, Forgotten, InvalidName,
         NoSuchEntry, NotRunning, TooLarge, Version,
     };
+    if err.chain().any(<dyn std::error::Error>::is::<BadFlag>) {
+        return ExitCode::from(EXIT_USAGE);
+    }
     match crate::link::error_code(err) {
         Some(
             NoSuchEntry | Forgotten | DuplicateId | DuplicateName | InvalidName | NotRunning
@@ -485,7 +496,7 @@ async fn run_call(
         }
     }
     for name in crate::core::variables_not_utf8() {
-        say!("oino run: {name} is left out of the call's environment: its value is not UTF-8");
+        say!("oino run: {name} is left out of the call's environment: it is not UTF-8");
     }
     let (id, result) = link.run_unique(config.request.from_here()?).await?;
     let _ = started.set(id.clone());

@@ -293,12 +293,12 @@ async fn logs(args: LogsArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn wait(args: WaitArgs) -> anyhow::Result<ExitCode> {
-    let mut client = Client::connect(&args.server.path()).await?;
     let timeout_ms = args
         .timeout
         .map(|seconds| super::seconds("--timeout", seconds))
         .transpose()?
         .map(|timeout| u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX));
+    let mut client = Client::connect(&args.server.path()).await?;
     let state: EntryState = client
         .request(&Request::Wait {
             key: args.id,

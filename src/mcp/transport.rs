@@ -172,17 +172,19 @@ fn read_message(line: &[u8]) -> Read {
             &format!("Parse error: {err}; send one JSON-RPC message a line"),
         ));
     };
+    // A notification (a method, no id at all) is never answered, even a malformed one.
+    if value.get("method").is_some() && value.get("id").is_none() {
+        return Read::Nothing;
+    }
     let id = value
         .get("id")
-        .filter(|id| id.is_string() || id.is_number());
-    match id {
-        None if value.get("method").is_some() => Read::Nothing,
-        id => Read::Answer(error_line(
-            id.unwrap_or(&Value::Null),
-            INVALID_REQUEST,
-            &format!("Invalid Request: {err}"),
-        )),
-    }
+        .filter(|id| id.is_string() || id.is_number())
+        .unwrap_or(&Value::Null);
+    Read::Answer(error_line(
+        id,
+        INVALID_REQUEST,
+        &format!("Invalid Request: {err}"),
+    ))
 }
 
 fn error_line(id: &Value, code: i32, message: &str) -> Vec<u8> {
@@ -218,6 +220,9 @@ mod tests {
         let bad_params = answer(r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":7}"#);
         assert_eq!(bad_params["id"], 4);
         assert_eq!(bad_params["error"]["code"], INVALID_REQUEST);
+        let bad_id = answer(r#"{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}"#);
+        assert_eq!(bad_id["id"], Value::Null);
+        assert_eq!(bad_id["error"]["code"], INVALID_REQUEST);
     }
 
     #[test]

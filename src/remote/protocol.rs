@@ -149,9 +149,10 @@ impl Request {
             command: call.command,
             id: call.id,
             cwd: call.cwd,
+            // Less than a millisecond is one, not none.
             timeout_ms: options
                 .timeout
-                .map(|timeout| u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX)),
+                .map(|timeout| u64::try_from(timeout.as_millis().max(1)).unwrap_or(u64::MAX)),
             on_timeout: Some(options.on_timeout),
             max_bytes: Some(options.max_result_bytes),
             title: call.title,

@@ -22,20 +22,25 @@ pub fn session_socket(name: &str) -> PathBuf {
     dir.join(format!("{name}.sock"))
 }
 
-/// The socket a command uses: `--socket`, else `OINO_SOCKET`, else the session's.
+/// The socket a command uses: `--socket`, else the session `-s` names, else `OINO_SOCKET`, else
+/// the default session's. What is said on the command line wins over the environment.
 #[must_use]
 pub fn choose_socket(socket: Option<PathBuf>, session: Option<&str>) -> PathBuf {
     socket
+        .or_else(|| session.map(session_socket))
         .or_else(|| {
             std::env::var_os("OINO_SOCKET")
                 .filter(|value| !value.is_empty())
                 .map(PathBuf::from)
         })
-        .unwrap_or_else(|| session_socket(session.unwrap_or("default")))
+        .unwrap_or_else(|| session_socket("default"))
 }
 
-/// Makes the socket's folder (0700), or checks that an existing one is ours and private.
+/// Makes the socket's folder (0700), or checks that an existing one is ours; oino's own folder
+/// (and one it made) is kept private, while a folder of the user's that a chosen socket is put
+/// in keeps its mode (the socket itself is 0600).
 pub fn prepare_dir(dir: &Path) -> anyhow::Result<()> {
+    let made_here = !dir.exists();
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
@@ -51,7 +56,8 @@ pub fn prepare_dir(dir: &Path) -> anyhow::Result<()> {
             meta.uid()
         );
     }
-    if meta.mode() & 0o077 != 0 {
+    let oino_own = session_socket("default").parent() == Some(dir);
+    if (made_here || oino_own) && meta.mode() & 0o077 != 0 {
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
             .with_context(|| format!("making {} private", dir.display()))?;
     }

@@ -111,6 +111,20 @@ fn bad_arguments_say_what_is_wrong_and_exit_2() {
         assert!(stderr.contains(message), "{args:?}: {stderr}");
         assert!(output.stdout.is_empty());
     }
+    // The other commands' flags too.
+    let server = ServerGuard::new("bad-flags");
+    for args in [
+        &["wait", "c1", "--timeout", "0"][..],
+        &["wait", "c1", "--timeout", "nan"],
+    ] {
+        let output = server.oino(args).output().expect("oino");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("--timeout must be a positive number"),
+            "{args:?}: {stderr}"
+        );
+    }
 }
 
 /// Runs `oino ARGS` on `server` with its standard output (or, with `close_stderr`, its error)

@@ -565,3 +565,56 @@ fn a_subscriber_that_leaves_no_longer_keeps_an_idle_server() {
     drop(stream);
     assert!(crate::support::wait_for_exit("the idle server to end", &mut hosting).success());
 }
+
+#[test]
+fn a_session_named_on_the_command_line_wins_over_oino_socket() {
+    let server = ServerGuard::new("session-wins");
+    let runtime = crate::support::temp_dir("runtime");
+    let output = server
+        .oino(&["server", "-s", "probe"])
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .output()
+        .expect("oino server");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let chosen = runtime.join("oino/probe.sock");
+    assert!(chosen.exists(), "no server at {}", chosen.display());
+    assert!(!server.socket.exists(), "OINO_SOCKET won over -s");
+    let stopped = server
+        .oino(&["kill-server", "-s", "probe"])
+        .env("XDG_RUNTIME_DIR", &runtime)
+        .output()
+        .expect("oino kill-server");
+    assert!(stopped.status.success());
+}
+
+#[test]
+fn a_socket_in_a_folder_of_ones_own_leaves_that_folders_mode_alone() {
+    let folder = crate::support::temp_dir("own-folder");
+    std::fs::create_dir_all(&folder).expect("folder");
+    std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let socket = folder.join("s.sock");
+    let server = ServerGuard {
+        socket: socket.clone(),
+        state: folder.join("state"),
+    };
+    start(&server);
+    let mode = std::fs::metadata(&folder)
+        .expect("folder")
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(
+        mode, 0o755,
+        "oino changed the mode of a folder it did not make"
+    );
+    let socket_mode = std::fs::metadata(&socket)
+        .expect("socket")
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(socket_mode, 0o600);
+}
