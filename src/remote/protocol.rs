@@ -1,9 +1,9 @@
 //! The protocol between oino's clients and its server: one JSON object a line, each way.
 //!
-//! A connection opens with `hello` (the protocol version); then each request gets exactly one
-//! reply, in order: `{"ok": true, "result": …}` or `{"ok": false, "error": "what to do"}`. A
-//! request that runs long (`run`, `wait`) holds its connection; clients open another for the
-//! rest. docs/protocol.md describes every request.
+//! Clients open with `hello` to check the protocol version (the server does not insist); each
+//! request gets exactly one reply, in order: `{"ok": true, "result": …}` or `{"ok": false,
+//! "code": "…", "error": "what to do"}`. A request that runs long (`run`, `wait`) holds its
+//! connection; clients open another for the rest. docs/protocol.md describes every request.
 
 use std::path::PathBuf;
 

@@ -652,12 +652,14 @@ async fn a_tool_call_the_agent_abandons_ends_its_command() {
     // Dropping the request's future is how rmcp's client cancels it.
     waiting.abort();
     wait_until("the cancelled call to end", || processes_of(&id).is_empty()).await;
-    let entries = agent.entries();
-    let entry = entries.iter().find(|entry| entry["id"] == id.as_str());
-    assert!(
-        entry.is_some_and(|entry| entry["state"] == "killed"),
-        "{entry:?}"
-    );
+    // Its processes gone, the entry says how it ended a moment later.
+    wait_until("the cancelled call to be listed as killed", || {
+        agent
+            .entries()
+            .iter()
+            .any(|entry| entry["id"] == id.as_str() && entry["state"] == "killed")
+    })
+    .await;
     let after = agent.call("bash", json!({"command": "echo next"})).await;
     assert_eq!(texts(&after), ["next\n"]);
 }
@@ -1105,13 +1107,12 @@ fn closing_the_bridges_input_during_a_call_ends_the_call_and_the_bridge_at_once(
         took < std::time::Duration::from_millis(500),
         "the bridge took {took:?} to end after its input closed"
     );
-    crate::support::wait_until_blocking("its call to end", || processes_of(&id).is_empty());
-    let entries = entries_of(&server);
-    let entry = entries.iter().find(|entry| entry["id"] == id.as_str());
-    assert!(
-        entry.is_some_and(|entry| entry["state"] == "killed"),
-        "{entry:?}"
-    );
+    crate::support::wait_until_blocking("its call to end, killed", || {
+        processes_of(&id).is_empty()
+            && entries_of(&server)
+                .iter()
+                .any(|entry| entry["id"] == id.as_str() && entry["state"] == "killed")
+    });
 }
 
 #[test]
