@@ -84,7 +84,7 @@ pub struct McpArgs {
     pub server: ServerChoice,
 }
 
-/// Where the server is: `--socket`, `OINO_SOCKET`, or a session's socket.
+/// Where the server is: `--socket`, else a session's socket (`-s`), else `OINO_SOCKET`.
 #[derive(Clone, Debug, Default, Args)]
 pub struct ServerChoice {
     /// The server's socket (default: `$XDG_RUNTIME_DIR/oino/SESSION.sock`).

@@ -154,7 +154,9 @@ impl Core {
         self.inner.events.subscribe()
     }
 
-    /// Starts a call. Fails before spawning when the cwd is missing or the id is taken.
+    /// Starts a call. Fails before spawning (leaving nothing behind) when the command is empty or
+    /// too long, the cwd is missing, the id or the task name asked for is malformed or taken, or
+    /// the environment is one `execve` would refuse.
     pub fn start(&self, request: CallRequest) -> Result<CallHandle, CoreError> {
         if request.command.trim().is_empty() {
             return Err(CoreError::EmptyCommand);
@@ -170,14 +172,7 @@ impl Core {
         };
         pty::check_cwd(&cwd)?;
 
-        if let Some(name) = &request.task_name {
-            tasks::validate_name(name)?;
-            let state = self.lock();
-            if state.tasks.is_taken(name) || state.entries.iter().any(|entry| &entry.id == name) {
-                return Err(tasks::TaskError::DuplicateName(name.clone()).into());
-            }
-        }
-        let id = self.new_call_id(request.id)?;
+        let (id, registration) = self.claim(request.id, request.task_name.as_deref())?;
         let size = request.size.unwrap_or(self.inner.config.default_size);
         let spec = SpawnSpec {
             call_id: id.clone(),
@@ -187,14 +182,12 @@ impl Core {
             size,
             waiter: request.waiter,
         };
-        // A refusal leaves nothing behind, not even an empty log.
-        pty::check(&spec)?;
-        if let Some(name) = &request.task_name {
-            self.lock().tasks.reserve(name, &id)?;
-        }
-        let registration = self.inner.registry.register(&id);
+        // A refusal leaves nothing behind, not even an empty log; the id goes with the
+        // registration, the name is let go.
+        let unclaim = |_: &PtyError| self.lock().tasks.unreserve(&id);
+        pty::check(&spec).inspect_err(unclaim)?;
         let sink = Arc::new(self.new_sink(&id, size));
-        let process = pty::spawn(&spec).inspect_err(|_| self.lock().tasks.unreserve(&id))?;
+        let process = pty::spawn(&spec).inspect_err(unclaim)?;
         let entry = Arc::new(Entry {
             id: id.clone(),
             command: request.command,
@@ -227,27 +220,48 @@ impl Core {
         Ok(CallHandle { id, result })
     }
 
-    fn new_call_id(&self, wanted: Option<String>) -> Result<String, CoreError> {
+    /// The new call's id (`wanted`, or the next `cN`), registered, and the task name it asks
+    /// for kept for it: all under one lock, so that of two starts wanting one id or one name,
+    /// exactly one gets it.
+    fn claim(
+        &self,
+        wanted: Option<String>,
+        task_name: Option<&str>,
+    ) -> Result<(String, crate::registry::Registered), CoreError> {
         let mut state = self.lock();
-        // One set of keys: a call id is no task's id or name.
+        // One set of keys: a call id is no task's id or name, a task's name no call's id.
         let taken = |state: &CoreState, id: &str| {
             state.entries.iter().any(|entry| entry.id == id)
                 || self.inner.registry.is_running(id)
                 || state.tasks.is_taken(id)
         };
-        match wanted {
-            Some(id) if !types::is_valid_id(&id) => Err(CoreError::InvalidId(id)),
-            Some(id) if tasks::TaskBook::looks_like_task_id(&id) => Err(CoreError::TaskLikeId(id)),
-            Some(id) if taken(&state, &id) => Err(CoreError::DuplicateId(id)),
-            Some(id) => Ok(id),
+        let id = match wanted {
+            Some(id) if !types::is_valid_id(&id) => return Err(CoreError::InvalidId(id)),
+            Some(id) if tasks::TaskBook::looks_like_task_id(&id) => {
+                return Err(CoreError::TaskLikeId(id));
+            }
+            Some(id) if taken(&state, &id) => return Err(CoreError::DuplicateId(id)),
+            Some(id) => id,
             None => loop {
                 state.next_call_number += 1;
                 let id = format!("c{}", state.next_call_number);
                 if !taken(&state, &id) {
-                    return Ok(id);
+                    break id;
                 }
             },
+        };
+        if let Some(name) = task_name {
+            tasks::validate_name(name)?;
+            let call_id = name == id
+                || state.entries.iter().any(|entry| entry.id == name)
+                || self.inner.registry.is_running(name);
+            if call_id {
+                return Err(tasks::TaskError::DuplicateName(name.to_owned()).into());
+            }
+            state.tasks.reserve(name, &id)?;
         }
+        let registration = self.inner.registry.register(&id);
+        Ok((id, registration))
     }
 
     fn new_sink(&self, id: &str, size: TermSize) -> OutputSink {

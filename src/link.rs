@@ -94,6 +94,12 @@ pub fn error_code(err: &anyhow::Error) -> Option<ErrorCode> {
     })
 }
 
+/// The server could not be reached, so the request was never sent: trying it again on another
+/// server cannot run anything twice.
+#[derive(Debug, thiserror::Error)]
+#[error("the request was not sent")]
+pub struct NotSent;
+
 /// A command too long for `bash -c` is refused here, naming its limit, before a request that
 /// could pass the server's cap on a request's size is sent.
 fn check_command(request: &CallRequest) -> Result<(), CoreError> {
@@ -368,7 +374,7 @@ impl Link {
                 Ok((id, tokio::spawn(async move { Ok(handle.result().await) })))
             }
             Self::Remote(remote) => {
-                let mut client = Client::connect(&remote.socket).await?;
+                let mut client = Client::connect(&remote.socket).await.context(NotSent)?;
                 let run = Request::run(request, true);
                 // The first reply says the call exists; the second comes at its end.
                 let entry: EntryInfo = client.request(&run).await?;

@@ -283,8 +283,8 @@ impl Bridge {
         // A bridge of a former session (or another pid namespace) may have had this pid.
         let started = match link.run_unique(request.clone()).await {
             // The server stopped between the check and the call (a `kill-server` finishing):
-            // the command did not start, so once more on a new server.
-            Err(err) if crate::link::error_code(&err).is_none() => {
+            // nothing was sent, so once more on a new server.
+            Err(err) if err.downcast_ref::<crate::link::NotSent>().is_some() => {
                 *self.link.lock().await = None;
                 link = self.link().await?;
                 link.run_unique(request).await

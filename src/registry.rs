@@ -58,6 +58,9 @@ impl Drop for Registration {
     }
 }
 
+/// A call's registration and the channel its detach requests come on.
+pub(crate) type Registered = (Registration, mpsc::UnboundedReceiver<CallMessage>);
+
 impl BashDetachRegistry {
     fn lock(
         &self,
@@ -65,10 +68,7 @@ impl BashDetachRegistry {
         self.calls.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    pub(crate) fn register(
-        &self,
-        tool_call_id: &str,
-    ) -> (Registration, mpsc::UnboundedReceiver<CallMessage>) {
+    pub(crate) fn register(&self, tool_call_id: &str) -> Registered {
         let (tx, rx) = mpsc::unbounded_channel();
         self.lock().insert(tool_call_id.to_owned(), tx);
         (

@@ -14,8 +14,13 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, watch};
 
-/// The longest line read as a message; a longer one is answered with an error and dropped.
+/// The longest line read as a message; a longer one is answered with an error and dropped. Well
+/// past what a tool call can use (a command is refused past 128 KiB, by the bridge, with the
+/// request's id), so that a client is told about its too-long command and not left waiting for
+/// an answer to a message that could not be read.
 const MAX_LINE_BYTES: usize = 64 << 20;
+/// The buffer kept between lines; a larger one goes with its line.
+const KEPT_LINE_BYTES: usize = 64 * 1024;
 /// Messages read ahead of the service, and lines queued for the writer.
 const QUEUED_MESSAGES: usize = 64;
 
@@ -92,6 +97,9 @@ async fn read_lines(
     let mut reader = BufReader::new(input);
     let mut line = Vec::new();
     loop {
+        if line.capacity() > KEPT_LINE_BYTES {
+            line = Vec::new();
+        }
         line.clear();
         match (&mut reader)
             .take(MAX_LINE_BYTES as u64 + 1)
@@ -101,7 +109,7 @@ async fn read_lines(
             Ok(0) | Err(_) => break,
             Ok(_) => {}
         }
-        let read = if line.len() > MAX_LINE_BYTES {
+        let read = if !line.ends_with(b"\n") && line.len() > MAX_LINE_BYTES {
             if skip_line(&mut reader).await.is_err() {
                 break;
             }

@@ -15,10 +15,12 @@ pub use crate::core::ErrorCode;
 use crate::output::DEFAULT_MAX_RESULT_BYTES;
 use crate::pty::{TermSize, Waiter};
 
-/// The version a client and a server must share.
-pub const PROTOCOL_VERSION: u32 = 1;
+/// The version a client and a server must share: 2 since `run` carries `size` and `name`, which
+/// a server of version 1 refuses as unknown fields.
+pub const PROTOCOL_VERSION: u32 = 2;
 /// The longest request line the server reads: room for a command of the longest a program can
-/// be given and an environment of the most the kernel takes (6 MiB), escaped as JSON.
+/// be given and an environment of the most the kernel takes (6 MiB), as JSON escapes ordinary
+/// text (control characters, six bytes each, could still pass it).
 pub const MAX_REQUEST_BYTES: usize = 16 << 20;
 
 /// What a client asks.

@@ -10,7 +10,7 @@ use anyhow::Context;
 use crate::pty::proc_scan;
 
 /// Where the socket of session `name` lives: `$XDG_RUNTIME_DIR/oino/NAME.sock`, else
-/// `/tmp/oino-UID/NAME.sock`.
+/// `$TMPDIR/oino-UID/NAME.sock` (`/tmp` without `TMPDIR`).
 #[must_use]
 pub fn session_socket(name: &str) -> PathBuf {
     let dir = std::env::var_os("XDG_RUNTIME_DIR")

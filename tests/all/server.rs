@@ -241,7 +241,7 @@ fn bad_requests_get_errors_and_the_server_stays_up() {
     let unknown = exchange(&mut stream, b"{\"op\":\"wait\",\"key\":\"nothing\"}\n");
     assert!(error_of(&unknown).contains("no call or task `nothing`"));
     let old = exchange(&mut stream, b"{\"op\":\"hello\",\"version\":99}\n");
-    assert!(error_of(&old).contains("speaks protocol 1"));
+    assert!(error_of(&old).contains("speaks protocol 2"));
     // The same connection still works.
     assert_eq!(exchange(&mut stream, b"{\"op\":\"list\"}\n")["ok"], true);
 
@@ -550,7 +550,7 @@ fn a_client_that_shuts_only_its_writing_half_after_run_gets_the_result() {
 fn a_subscriber_that_leaves_no_longer_keeps_an_idle_server() {
     let server = ServerGuard::new("subscriber-left");
     let mut hosting = server
-        .oino(&["server", "--foreground", "--idle-exit", "1"])
+        .oino(&["server", "--foreground", "--idle-exit", "3"])
         .stderr(Stdio::null())
         .spawn()
         .expect("oino server");
@@ -570,6 +570,11 @@ fn a_subscriber_that_leaves_no_longer_keeps_an_idle_server() {
 fn a_session_named_on_the_command_line_wins_over_oino_socket() {
     let server = ServerGuard::new("session-wins");
     let runtime = crate::support::temp_dir("runtime");
+    // Whatever happens below, the probe server is ended.
+    let _probe = ServerGuard {
+        socket: runtime.join("oino/probe.sock"),
+        state: server.state.clone(),
+    };
     let output = server
         .oino(&["server", "-s", "probe"])
         .env("XDG_RUNTIME_DIR", &runtime)

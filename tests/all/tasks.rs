@@ -243,7 +243,12 @@ async fn ids_and_names_are_one_set_of_keys_that_never_mean_two_things() {
     core.wait_output(&other, 0, DEADLINE).await.expect("output");
     let named_as_call = core.detach(&other, Some(&first), "test").await;
     assert!(
-        matches!(named_as_call, Err(oino::core::CoreError::Task(_))),
+        matches!(
+            named_as_call,
+            Err(oino::core::CoreError::Task(
+                oino::core::tasks::TaskError::DuplicateName(_)
+            ))
+        ),
         "{named_as_call:?}"
     );
     // `echo ready; sleep 30` would be named `echo-ready`, which is this call's id.
