@@ -485,16 +485,6 @@ async fn run_call(
     started: &std::sync::OnceLock<String>,
     followed: &std::sync::OnceLock<String>,
 ) -> anyhow::Result<u8> {
-    if let Some(name) = &config.name {
-        // A detach under a taken name (a task's, or a call's id) would fail only once the
-        // command runs.
-        if link.entry(name).await.is_ok() {
-            return Err(crate::core::CoreError::Task(
-                crate::core::tasks::TaskError::DuplicateName(name.clone()),
-            )
-            .into());
-        }
-    }
     for name in crate::core::variables_not_utf8() {
         say!("oino run: {name} is left out of the call's environment: it is not UTF-8");
     }

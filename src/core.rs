@@ -170,7 +170,6 @@ impl Core {
                 CoreError::Pty(PtyError::Spawn(format!("no working directory: {err}")))
             })?,
         };
-        pty::check_cwd(&cwd)?;
 
         let (id, registration) = self.claim(request.id, request.task_name.as_deref())?;
         let size = request.size.unwrap_or(self.inner.config.default_size);
@@ -185,9 +184,9 @@ impl Core {
         // A refusal leaves nothing behind, not even an empty log; the id goes with the
         // registration, the name is let go.
         let unclaim = |_: &PtyError| self.lock().tasks.unreserve(&id);
-        pty::check(&spec).inspect_err(unclaim)?;
+        let prepared = pty::prepare(&spec).inspect_err(unclaim)?;
         let sink = Arc::new(self.new_sink(&id, size));
-        let process = pty::spawn(&spec).inspect_err(unclaim)?;
+        let process = prepared.spawn().inspect_err(unclaim)?;
         let entry = Arc::new(Entry {
             id: id.clone(),
             command: request.command,

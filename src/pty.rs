@@ -309,14 +309,19 @@ fn environment(spec: &SpawnSpec, tree_key: &str) -> Vec<(OsString, OsString)> {
     env
 }
 
-/// Whether `spec` can be spawned as far as can be known before trying: its folder, and a command
-/// and environment `execve` takes.
-pub fn check(spec: &SpawnSpec) -> Result<(), PtyError> {
-    check_cwd(&spec.cwd)?;
-    check_exec(spec, &environment(spec, ""))
+/// A spawn checked as far as can be known before trying: its folder, and a command and an
+/// environment `execve` takes.
+pub struct Prepared<'a> {
+    spec: &'a SpawnSpec,
+    env: Vec<(OsString, OsString)>,
+    tree_key: String,
 }
 
-fn check_exec(spec: &SpawnSpec, env: &[(OsString, OsString)]) -> Result<(), PtyError> {
+/// Checks `spec` and builds its process's environment, once, for [`Prepared::spawn`].
+pub fn prepare(spec: &SpawnSpec) -> Result<Prepared<'_>, PtyError> {
+    check_cwd(&spec.cwd)?;
+    let tree_key = unique_tree_key();
+    let env = environment(spec, &tree_key);
     exec::check(
         &[
             OsStr::new("bash"),
@@ -325,89 +330,102 @@ fn check_exec(spec: &SpawnSpec, env: &[(OsString, OsString)]) -> Result<(), PtyE
         ],
         env.iter()
             .map(|(name, value)| (name.as_os_str(), value.as_os_str())),
-    )
+    )?;
+    Ok(Prepared {
+        spec,
+        env,
+        tree_key,
+    })
 }
 
 /// Spawns `bash -c COMMAND` in a new PTY. Must be called within a tokio runtime.
 pub fn spawn(spec: &SpawnSpec) -> Result<SpawnedProcess, PtyError> {
-    check_cwd(&spec.cwd)?;
-    let tree_key = unique_tree_key();
-    let env = environment(spec, &tree_key);
-    check_exec(spec, &env)?;
-    let size = TermSize::new(spec.size.cols, spec.size.rows);
-    let pair = native_pty_system()
-        .openpty(PtySize {
-            rows: size.rows,
-            cols: size.cols,
-            pixel_width: 0,
-            pixel_height: 0,
+    prepare(spec)?.spawn()
+}
+
+impl Prepared<'_> {
+    /// Spawns the checked call. Must be called within a tokio runtime.
+    pub fn spawn(self) -> Result<SpawnedProcess, PtyError> {
+        let Self {
+            spec,
+            env,
+            tree_key,
+        } = self;
+        let size = TermSize::new(spec.size.cols, spec.size.rows);
+        let pair = native_pty_system()
+            .openpty(PtySize {
+                rows: size.rows,
+                cols: size.cols,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .map_err(|err| PtyError::Open(err.to_string()))?;
+
+        // A second of margin for the uptime's rounding.
+        let spawned_ticks = proc_scan::now_ticks().map_or(0, |now| now.saturating_sub(100));
+        let mut command = CommandBuilder::new("bash");
+        command.args(["-c", &spec.command]);
+        command.cwd(&spec.cwd);
+        command.env_clear();
+        for (name, value) in env {
+            command.env(name, value);
+        }
+
+        let child = pair
+            .slave
+            .spawn_command(command)
+            .map_err(|err| PtyError::Spawn(err.to_string()))?;
+        // The slave must go now, or the reader never sees end of file.
+        drop(pair.slave);
+        let pid = child
+            .process_id()
+            .ok_or_else(|| PtyError::Spawn("the new process has no pid".into()))?;
+        // The waiter thread reaps by pid; the std child handle is not needed for that.
+        drop(child);
+
+        let reader = pair
+            .master
+            .try_clone_reader()
+            .map_err(|err| PtyError::Open(err.to_string()))?;
+        let writer = pair
+            .master
+            .take_writer()
+            .map_err(|err| PtyError::Open(err.to_string()))?;
+
+        let (output_tx, output) = mpsc::channel(OUTPUT_CHANNEL_CHUNKS);
+        let (exit_tx, exit) = watch::channel(None);
+        let (input, input_rx) = mpsc::channel(INPUT_CHANNEL_WRITES);
+        let (release, released) = std::sync::mpsc::channel();
+        let reaped = Arc::new(RwLock::new(false));
+
+        let waiter_reaped = Arc::clone(&reaped);
+        spawn_thread(format!("oino-wait-{pid}"), move || {
+            wait_for_exit(pid, &exit_tx, &released, &waiter_reaped);
+        })?;
+        spawn_thread(format!("oino-read-{pid}"), move || {
+            read_output(reader, &output_tx);
+        })?;
+        spawn_thread(format!("oino-in-{pid}"), move || {
+            write_input(writer, input_rx);
+        })?;
+
+        Ok(SpawnedProcess {
+            output,
+            control: ProcessControl {
+                inner: Arc::new(ControlInner {
+                    pid,
+                    call_id: spec.call_id.clone(),
+                    tree_key,
+                    spawned_ticks,
+                    exit,
+                    reaped,
+                    release: Mutex::new(Some(release)),
+                    input: Mutex::new(Some(input)),
+                    master: Mutex::new(Some(pair.master)),
+                }),
+            },
         })
-        .map_err(|err| PtyError::Open(err.to_string()))?;
-
-    // A second of margin for the uptime's rounding.
-    let spawned_ticks = proc_scan::now_ticks().map_or(0, |now| now.saturating_sub(100));
-    let mut command = CommandBuilder::new("bash");
-    command.args(["-c", &spec.command]);
-    command.cwd(&spec.cwd);
-    command.env_clear();
-    for (name, value) in env {
-        command.env(name, value);
     }
-
-    let child = pair
-        .slave
-        .spawn_command(command)
-        .map_err(|err| PtyError::Spawn(err.to_string()))?;
-    // The slave must go now, or the reader never sees end of file.
-    drop(pair.slave);
-    let pid = child
-        .process_id()
-        .ok_or_else(|| PtyError::Spawn("the new process has no pid".into()))?;
-    // The waiter thread reaps by pid; the std child handle is not needed for that.
-    drop(child);
-
-    let reader = pair
-        .master
-        .try_clone_reader()
-        .map_err(|err| PtyError::Open(err.to_string()))?;
-    let writer = pair
-        .master
-        .take_writer()
-        .map_err(|err| PtyError::Open(err.to_string()))?;
-
-    let (output_tx, output) = mpsc::channel(OUTPUT_CHANNEL_CHUNKS);
-    let (exit_tx, exit) = watch::channel(None);
-    let (input, input_rx) = mpsc::channel(INPUT_CHANNEL_WRITES);
-    let (release, released) = std::sync::mpsc::channel();
-    let reaped = Arc::new(RwLock::new(false));
-
-    let waiter_reaped = Arc::clone(&reaped);
-    spawn_thread(format!("oino-wait-{pid}"), move || {
-        wait_for_exit(pid, &exit_tx, &released, &waiter_reaped);
-    })?;
-    spawn_thread(format!("oino-read-{pid}"), move || {
-        read_output(reader, &output_tx);
-    })?;
-    spawn_thread(format!("oino-in-{pid}"), move || {
-        write_input(writer, input_rx);
-    })?;
-
-    Ok(SpawnedProcess {
-        output,
-        control: ProcessControl {
-            inner: Arc::new(ControlInner {
-                pid,
-                call_id: spec.call_id.clone(),
-                tree_key,
-                spawned_ticks,
-                exit,
-                reaped,
-                release: Mutex::new(Some(release)),
-                input: Mutex::new(Some(input)),
-                master: Mutex::new(Some(pair.master)),
-            }),
-        },
-    })
 }
 
 /// Plain threads, not `spawn_blocking`: a runtime shutting down would wait on them forever.

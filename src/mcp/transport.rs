@@ -10,8 +10,10 @@ use std::io;
 
 use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
 use rmcp::transport::Transport;
+
+use crate::remote::protocol::{Line, read_line};
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, watch};
 
 /// The longest line read as a message; a longer one is answered with an error and dropped. Well
@@ -19,8 +21,6 @@ use tokio::sync::{mpsc, watch};
 /// request's id), so that a client is told about its too-long command and not left waiting for
 /// an answer to a message that could not be read.
 const MAX_LINE_BYTES: usize = 64 << 20;
-/// The buffer kept between lines; a larger one goes with its line.
-const KEPT_LINE_BYTES: usize = 64 * 1024;
 /// Messages read ahead of the service, and lines queued for the writer.
 const QUEUED_MESSAGES: usize = 64;
 
@@ -97,29 +97,15 @@ async fn read_lines(
     let mut reader = BufReader::new(input);
     let mut line = Vec::new();
     loop {
-        if line.capacity() > KEPT_LINE_BYTES {
-            line = Vec::new();
-        }
-        line.clear();
-        match (&mut reader)
-            .take(MAX_LINE_BYTES as u64 + 1)
-            .read_until(b'\n', &mut line)
-            .await
-        {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        let read = if !line.ends_with(b"\n") && line.len() > MAX_LINE_BYTES {
-            if skip_line(&mut reader).await.is_err() {
-                break;
-            }
-            Read::Answer(error_line(
+        let read = match read_line(&mut reader, &mut line, MAX_LINE_BYTES).await {
+            // A last message without its newline is still one.
+            Ok(Line::Whole | Line::CutShort) => read_message(&line),
+            Ok(Line::TooLong) => Read::Answer(error_line(
                 &Value::Null,
                 PARSE_ERROR,
                 &format!("Parse error: the message is longer than {MAX_LINE_BYTES} bytes"),
-            ))
-        } else {
-            read_message(&line)
+            )),
+            Ok(Line::End) | Err(_) => break,
         };
         let delivered = match read {
             Read::Message(message) => incoming.send(*message).await.is_ok(),
@@ -131,22 +117,6 @@ async fn read_lines(
         }
     }
     ended.send_replace(true);
-}
-
-/// Reads past the rest of an over-long line.
-async fn skip_line<R: AsyncRead + Unpin>(reader: &mut BufReader<R>) -> io::Result<()> {
-    loop {
-        let buffered = reader.fill_buf().await?;
-        if buffered.is_empty() {
-            return Ok(());
-        }
-        if let Some(end) = buffered.iter().position(|byte| *byte == b'\n') {
-            reader.consume(end + 1);
-            return Ok(());
-        }
-        let all = buffered.len();
-        reader.consume(all);
-    }
 }
 
 const PARSE_ERROR: i32 = -32700;

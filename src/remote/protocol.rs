@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
 
 use crate::call::{CallOptions, TimeoutPolicy};
 use crate::core::CallRequest;
@@ -22,6 +23,61 @@ pub const PROTOCOL_VERSION: u32 = 2;
 /// be given and an environment of the most the kernel takes (6 MiB), as JSON escapes ordinary
 /// text (control characters, six bytes each, could still pass it).
 pub const MAX_REQUEST_BYTES: usize = 16 << 20;
+
+/// What reading one line found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Line {
+    /// A whole line, newline included.
+    Whole,
+    /// The end of the input, between lines.
+    End,
+    /// A line past the cap, read to its end and dropped.
+    TooLong,
+    /// The end of the input in the middle of a line (what came is in the buffer).
+    CutShort,
+}
+
+/// The buffer kept between lines; a larger one goes with its line.
+const KEPT_LINE_BYTES: usize = 64 * 1024;
+
+/// Reads the next line into `line`, at most `cap` bytes before its newline. A longer one is read
+/// to its end and dropped, so that the next line is still read whole.
+pub async fn read_line<R: AsyncRead + Unpin>(
+    reader: &mut BufReader<R>,
+    line: &mut Vec<u8>,
+    cap: usize,
+) -> std::io::Result<Line> {
+    if line.capacity() > KEPT_LINE_BYTES {
+        *line = Vec::new();
+    }
+    line.clear();
+    let read = (&mut *reader)
+        .take(cap as u64 + 1)
+        .read_until(b'\n', line)
+        .await?;
+    if read == 0 {
+        return Ok(Line::End);
+    }
+    if line.ends_with(b"\n") {
+        return Ok(Line::Whole);
+    }
+    if line.len() <= cap {
+        return Ok(Line::CutShort);
+    }
+    line.clear();
+    loop {
+        let buffered = reader.fill_buf().await?;
+        if buffered.is_empty() {
+            return Ok(Line::TooLong);
+        }
+        if let Some(end) = buffered.iter().position(|byte| *byte == b'\n') {
+            reader.consume(end + 1);
+            return Ok(Line::TooLong);
+        }
+        let all = buffered.len();
+        reader.consume(all);
+    }
+}
 
 /// What a client asks.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

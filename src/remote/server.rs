@@ -24,7 +24,7 @@ use tokio::sync::watch;
 
 use crate::core::{CallRequest, Core, CoreConfig, CoreEvent};
 use crate::remote::protocol::{
-    ErrorCode, Hello, MAX_REQUEST_BYTES, PROTOCOL_VERSION, Reply, Request,
+    ErrorCode, Hello, Line, MAX_REQUEST_BYTES, PROTOCOL_VERSION, Reply, Request, read_line,
 };
 use crate::remote::socket::{elder_server, lock_holder, lock_path, prepare_dir};
 
@@ -446,12 +446,8 @@ async fn serve_connection(
         return Ok(());
     }
     loop {
-        // A connection that once sent a large request does not keep its buffer.
-        if line.capacity() > KEPT_LINE_BYTES {
-            line = Vec::new();
-        }
-        match read_request(&mut reader, &mut line).await? {
-            Line::Request => {}
+        match read_line(&mut reader, &mut line, MAX_REQUEST_BYTES).await? {
+            Line::Whole => {}
             Line::End => return Ok(()),
             Line::TooLong => {
                 let too_long = Reply::failure(
@@ -504,57 +500,6 @@ async fn serve_connection(
             ),
         };
         send(&mut write, &reply).await?;
-    }
-}
-
-/// What reading one request line found.
-enum Line {
-    /// A whole line, newline included.
-    Request,
-    /// The end of the connection, between requests.
-    End,
-    /// A line past [`MAX_REQUEST_BYTES`], read to its end and dropped.
-    TooLong,
-    /// The end of the connection in the middle of a line.
-    CutShort,
-}
-
-/// The buffer a connection keeps between requests; a larger one goes with its request.
-const KEPT_LINE_BYTES: usize = 64 * 1024;
-
-/// Reads the next request line into `line`. A line past the cap is read to its end and dropped,
-/// so that the next request is still read whole; one that the end of the connection cuts short
-/// is not a request, however it reads.
-async fn read_request(
-    reader: &mut BufReader<tokio::net::unix::OwnedReadHalf>,
-    line: &mut Vec<u8>,
-) -> std::io::Result<Line> {
-    line.clear();
-    let read = (&mut *reader)
-        .take(MAX_REQUEST_BYTES as u64 + 1)
-        .read_until(b'\n', line)
-        .await?;
-    if read == 0 {
-        return Ok(Line::End);
-    }
-    if line.ends_with(b"\n") {
-        return Ok(Line::Request);
-    }
-    if line.len() <= MAX_REQUEST_BYTES {
-        return Ok(Line::CutShort);
-    }
-    line.clear();
-    loop {
-        let buffered = reader.fill_buf().await?;
-        if buffered.is_empty() {
-            return Ok(Line::TooLong);
-        }
-        if let Some(end) = buffered.iter().position(|byte| *byte == b'\n') {
-            reader.consume(end + 1);
-            return Ok(Line::TooLong);
-        }
-        let all = buffered.len();
-        reader.consume(all);
     }
 }
 
