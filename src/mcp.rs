@@ -718,7 +718,42 @@ fn arguments<T: DeserializeOwned>(
 fn tool<T: JsonSchema + 'static>(name: &'static str, description: &'static str) -> Tool {
     let schema = rmcp::handler::server::common::schema_for_input::<T>()
         .unwrap_or_else(|_| rmcp::handler::server::common::schema_for_empty_input());
+    let mut schema = serde_json::Value::Object((*schema).clone());
+    plain_schema(&mut schema);
+    let serde_json::Value::Object(schema) = schema else {
+        unreachable!("a schema stays an object")
+    };
     Tool::new(name, description, schema)
+}
+
+/// A schema as the strictest clients read it: an optional field is one that is not
+/// `required`, not one typed `[T, "null"]` (some clients then send its value as a string);
+/// every object has `properties`; no formats beyond JSON Schema's own.
+fn plain_schema(schema: &mut serde_json::Value) {
+    use serde_json::Value;
+    let Value::Object(object) = schema else {
+        return;
+    };
+    if let Some(Value::Array(kinds)) = object.get("type") {
+        let kinds: Vec<&Value> = kinds.iter().filter(|kind| *kind != "null").collect();
+        if let [kind] = kinds[..] {
+            let kind = kind.clone();
+            object.insert("type".into(), kind);
+        }
+    }
+    object.remove("format");
+    object.remove("nullable");
+    if object.get("type").is_some_and(|kind| kind == "object") {
+        object
+            .entry("properties")
+            .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    }
+    if let Some(Value::Object(properties)) = object.get_mut("properties") {
+        properties.values_mut().for_each(plain_schema);
+    }
+    if let Some(items) = object.get_mut("items") {
+        plain_schema(items);
+    }
 }
 
 fn tools() -> Vec<Tool> {
@@ -888,5 +923,56 @@ mod tests {
                  next since=11]"
             ]
         );
+    }
+}
+
+#[cfg(test)]
+mod schema_tests {
+    use serde_json::Value;
+
+    /// What the strictest known clients accept: a plain `type` string, `properties` on every
+    /// object, no custom `format`, optional fields simply not `required`.
+    fn faults(path: &str, schema: &Value, out: &mut Vec<String>) {
+        let Some(object) = schema.as_object() else {
+            return;
+        };
+        match object.get("type") {
+            Some(Value::String(kind)) => {
+                if kind == "object" && !object.contains_key("properties") {
+                    out.push(format!("{path}: an object without `properties`"));
+                }
+            }
+            Some(other) => out.push(format!("{path}: `type` is {other}, not one string")),
+            None if !path.is_empty() || object.contains_key("properties") => {
+                out.push(format!("{path}: no `type`"));
+            }
+            None => {}
+        }
+        for key in ["format", "nullable", "anyOf", "oneOf", "$ref", "$defs"] {
+            if object.contains_key(key) {
+                out.push(format!("{path}: has `{key}`"));
+            }
+        }
+        if let Some(Value::Object(properties)) = object.get("properties") {
+            for (name, property) in properties {
+                faults(&format!("{path}.{name}"), property, out);
+            }
+        }
+        if let Some(items) = object.get("items") {
+            faults(&format!("{path}[]"), items, out);
+        }
+    }
+
+    #[test]
+    fn every_tool_schema_is_one_every_client_accepts() {
+        for tool in super::tools() {
+            let schema = Value::Object((*tool.input_schema).clone());
+            let mut found = Vec::new();
+            faults("", &schema, &mut found);
+            if schema.get("type") != Some(&Value::String("object".into())) {
+                found.push("the input is not typed `object`".into());
+            }
+            assert!(found.is_empty(), "{}: {found:#?}\n{schema:#}", tool.name);
+        }
     }
 }
