@@ -35,6 +35,9 @@ const DEFAULT_OUTPUT_BYTES: usize = 30_000;
 const MAX_OUTPUT_BYTES: usize = 1 << 20;
 /// How long `task_output` waits at most, whatever is asked: clients give up on long calls.
 const MAX_WAIT_MS: u64 = 10 * 60 * 1000;
+/// How long `task_output` with `idle_ms` and no `wait_ms` waits at most: under the 60 s after
+/// which common clients give up on a request.
+const DEFAULT_IDLE_WAIT_MS: u64 = 50_000;
 
 const INSTRUCTIONS: &str = "oino runs your shell commands in terminals that the person \
 supervising you watches live. Use its `bash` tool for commands. A command that would block you \
@@ -59,17 +62,17 @@ Each call starts a fresh bash: `cd` and `export` do not carry over to the next c
 instead. Stdin is a terminal, so a command that asks a question waits for an answer: prefer \
 non-interactive flags.";
 
-const TASK_OUTPUT_DESCRIPTION: &str = "Read a background task's output (clean text), from offset \
-`since` (a byte offset in its raw output; default: where the task began, just after the detach \
-line, or, when more than max_bytes waits there, the newest max_bytes, with a note saying how to \
-read what came before). The answer ends with a line in brackets giving the task's state \
-(running, or its exit code) and `next since=N`: pass that N as `since` next time to read only \
-what is new.\n\n\
-With wait_ms, waits up to that long for new output or the task's end; with pattern (a regular \
-expression, matched against each line) too, waits until a line matches, the task ends or wait_ms \
-passes, and says which. Use pattern to wait for a server to be ready (`pattern: \"listening|\
-ready\"`) or a build to finish. At most max_bytes (default 30000) of text come back; the rest \
-waits for the next call.";
+const TASK_OUTPUT_DESCRIPTION: &str = "Read a background task's output (clean text; stdout \
+and stderr merged, as a terminal shows them). Without `since`, returns what you have not read \
+yet: on from where your last task_output of this task stopped (the first time, from where the \
+task began, after its detach line). At most max_bytes (default 30000, at most 1048576) come \
+back; the closing line in brackets gives the task's state (running, or its exit code), how much \
+more there is to read, and `next since=N` (pass since to read from an offset again).\n\n\
+wait_ms (at most 600000) waits until max_bytes of new output are there, the task ends, a line \
+matches `pattern` (a regular expression), the task has been quiet for idle_ms, or the time is \
+up, and says which. To wait for a server: pattern \"listening|ready\", or idle_ms 1000 (alone, \
+it waits up to 50000). The newest 1000 ended tasks stay readable while the oino server \
+runs.";
 
 const TASK_LIST_DESCRIPTION: &str = "List the background tasks: id (t1, t2, …), name, state \
 (running, or how it ended), how long it has run, its process id, output size and command.";
@@ -110,10 +113,13 @@ struct TaskOutputArgs {
     since: Option<u64>,
     /// At most this much text comes back (default 30000).
     max_bytes: Option<usize>,
-    /// Wait up to this long for new output (or, with pattern, for a matching line).
+    /// Wait up to this long, until `max_bytes` of new output are there, the task ends, `pattern`
+    /// matches or it goes quiet for `idle_ms`.
     wait_ms: Option<u64>,
     /// A regular expression: wait until a line of new output matches it.
     pattern: Option<String>,
+    /// Return once the task has written nothing for this long (a server done starting).
+    idle_ms: Option<u64>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -163,6 +169,14 @@ type ToolResult = Result<CallToolResult, ToolError>;
 pub struct Bridge {
     socket: PathBuf,
     link: tokio::sync::Mutex<Option<Link>>,
+    /// Per entry id, the raw offset up to which this bridge has returned its output.
+    cursors: std::sync::Mutex<std::collections::HashMap<String, u64>>,
+}
+
+fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// Serves MCP on standard input and output until the client closes it (or a signal). The server
@@ -201,6 +215,7 @@ impl Bridge {
         Self {
             socket,
             link: tokio::sync::Mutex::new(None),
+            cursors: std::sync::Mutex::default(),
         }
     }
 
@@ -327,55 +342,104 @@ impl Bridge {
             Some(max) => max.min(MAX_OUTPUT_BYTES),
             None => DEFAULT_OUTPUT_BYTES,
         };
-        let wait = Duration::from_millis(args.wait_ms.unwrap_or(0).min(MAX_WAIT_MS));
+        let idle = match args.idle_ms {
+            Some(0) => return Err("`idle_ms` must be more than 0".into()),
+            idle => idle.map(|idle| Duration::from_millis(idle.min(MAX_WAIT_MS))),
+        };
+        let wait = match (args.wait_ms, idle) {
+            (Some(wait), _) => wait,
+            (None, Some(_)) => DEFAULT_IDLE_WAIT_MS,
+            (None, None) => 0,
+        };
+        let wait = Duration::from_millis(wait.min(MAX_WAIT_MS));
         let link = self.link().await?;
         let entry = self.task(&link, &args.task).await?;
-        let since = args.since.unwrap_or(entry.detach_offset);
+        // What this bridge has not returned yet: from where its last read of the task stopped,
+        // or where the task began (its output before went with the detached call's result).
+        let since = args
+            .since
+            .unwrap_or_else(|| self.cursor(&entry.id).unwrap_or(entry.detach_offset));
         let deadline = tokio::time::Instant::now() + wait;
         let mut reader = OutputReader::new(since, max_bytes, pattern);
-        if args.since.is_none() && reader.pattern.is_none() {
-            // Asked for no offset, the newest output matters most: a long one is read from its
-            // end, and the notes say how to read what came before.
-            reader.next_offset = since.max(entry.bytes.saturating_sub(max_bytes as u64));
-        }
         let read = |err: anyhow::Error| Self::failure("reading the output failed", &err);
+        let mut last_output = tokio::time::Instant::now();
         let outcome = loop {
+            // In order, max_bytes at most; looking for a pattern, all of it, keeping the newest.
+            let room = if reader.pattern.is_some() {
+                max_bytes
+            } else {
+                max_bytes - reader.kept_bytes.min(max_bytes)
+            };
             let slice = link
-                .output(&entry.id, Some(reader.next_offset), max_bytes)
+                .output(&entry.id, Some(reader.next_offset), room.max(1))
                 .await
                 .map_err(read)?;
+            let moved = slice.next_offset > slice.from;
             if let Some(line) = reader.push(slice) {
                 break Waited::Matched(line);
             }
-            if reader.moved() && reader.pattern.is_none() {
-                break Waited::Output;
-            }
             let now = tokio::time::Instant::now();
+            if moved {
+                last_output = now;
+                // Full: a request for less than a character's bytes could only return one
+                // whole, past the limit.
+                if reader.pattern.is_none() && reader.kept_bytes + 4 > max_bytes {
+                    break Waited::Full;
+                }
+                // More may be there already: read it before waiting.
+                continue;
+            }
             if now >= deadline {
                 break Waited::TimedOut;
             }
+            let mut until = deadline;
+            if let Some(idle) = idle {
+                if now >= last_output + idle {
+                    break Waited::Idle(idle);
+                }
+                until = until.min(last_output + idle);
+            }
             let more = link
-                .wait_output(&entry.id, reader.next_offset, deadline - now)
+                .wait_output(&entry.id, reader.next_offset, until - now)
                 .await
                 .map_err(read)?;
-            if !more {
-                let ended = !link
+            if !more
+                && !link
                     .entry(&entry.id)
                     .await
                     .map_err(read)?
                     .state
-                    .is_running();
-                break if ended {
-                    Waited::Ended
-                } else {
-                    Waited::TimedOut
-                };
+                    .is_running()
+            {
+                // Whatever it wrote last is read before saying it ended.
+                let last = link
+                    .output(&entry.id, Some(reader.next_offset), room.max(1))
+                    .await
+                    .map_err(read)?;
+                if let Some(line) = reader.push(last) {
+                    break Waited::Matched(line);
+                }
+                break Waited::Ended;
             }
         };
+        self.advance_cursor(&entry.id, reader.next_offset);
         let entry = link.entry(&entry.id).await.map_err(read)?;
         Ok(CallToolResult::success(
             reader.render(&entry, &outcome, wait),
         ))
+    }
+
+    /// Where this bridge's reads of the entry `id` stopped.
+    fn cursor(&self, id: &str) -> Option<u64> {
+        lock(&self.cursors).get(id).copied()
+    }
+
+    /// Moves the entry's cursor on to `offset` (never back: a read of older output with
+    /// `since` leaves what is new unread).
+    fn advance_cursor(&self, id: &str, offset: u64) {
+        let mut cursors = lock(&self.cursors);
+        let cursor = cursors.entry(id.to_owned()).or_insert(offset);
+        *cursor = (*cursor).max(offset);
     }
 
     async fn task_list(&self, args: Option<JsonObject>) -> ToolResult {
@@ -468,9 +532,8 @@ impl Bridge {
             .map_err(|err| Self::failure("typing into the task failed", &err))?;
         Ok(CallToolResult::success(vec![ContentBlock::text(format!(
             "Typed {count} bytes into {label}. Read its answer with task_output {{\"task\": \"{}\", \
-             \"since\": {}, \"wait_ms\": 2000}}.",
+             \"idle_ms\": 500}}.",
             entry.task_id.as_deref().unwrap_or(&entry.id),
-            entry.bytes
         ))]))
     }
 
@@ -530,10 +593,13 @@ async fn bash_result(link: &Link, id: &str, result: CallResult) -> CallToolResul
 
 /// How a `task_output` wait ended.
 enum Waited {
-    Output,
+    /// `max_bytes` of new output are there.
+    Full,
     Matched(String),
     Ended,
     TimedOut,
+    /// The task wrote nothing for this long.
+    Idle(Duration),
 }
 
 /// Output read from an offset on, keeping at most `max_bytes` of the newest text, and looking
@@ -590,8 +656,9 @@ impl OutputReader {
         });
         self.kept_bytes += slice.text.len();
         self.kept.push_back((slice.from, slice.text));
-        // Only the newest text is kept: a pattern may be met after a lot of output.
-        while self.kept_bytes > self.max_bytes && self.kept.len() > 1 {
+        // Looking for a pattern, only the newest text is kept: it may be met after a lot of
+        // output. Read in order, the text was asked for within max_bytes.
+        while self.pattern.is_some() && self.kept_bytes > self.max_bytes && self.kept.len() > 1 {
             if let Some((_, text)) = self.kept.pop_front() {
                 self.kept_bytes -= text.len();
             }
@@ -616,7 +683,7 @@ impl OutputReader {
             ));
         }
         let mut body: String = self.kept.iter().map(|(_, text)| text.as_str()).collect();
-        if body.len() > self.max_bytes {
+        if self.pattern.is_some() && body.len() > self.max_bytes {
             // One slice longer than asked (cleaning can grow invalid bytes): keep its end.
             let mut cut = body.len() - self.max_bytes;
             while !body.is_char_boundary(cut) {
@@ -628,30 +695,43 @@ impl OutputReader {
                 byte_size(cut as u64)
             ));
         }
+        let ended = !entry.state.is_running();
         if let Some(pattern) = &self.pattern {
             let pattern = pattern.as_str();
             notes.push(match outcome {
                 Waited::Matched(line) => format!("[matched /{pattern}/: {:?}]", line.trim_end()),
-                Waited::Ended => format!("[the task ended with no line matching /{pattern}/]"),
-                Waited::Output | Waited::TimedOut => format!(
+                _ if ended => format!("[the task ended with no line matching /{pattern}/]"),
+                Waited::Idle(idle) => format!(
+                    "[no line matched /{pattern}/; quiet for {} ms]",
+                    idle.as_millis()
+                ),
+                _ => format!(
                     "[no line matched /{pattern}/ within {} ms]",
                     wait.as_millis()
                 ),
             });
-        } else if !self.moved() {
-            notes.push(match outcome {
-                Waited::TimedOut if !wait.is_zero() => {
-                    format!("[no new output within {} ms]", wait.as_millis())
+        } else {
+            match outcome {
+                Waited::Idle(idle) => {
+                    notes.push(format!("[quiet for {} ms]", idle.as_millis()));
                 }
-                _ => "[no new output]".to_owned(),
-            });
+                Waited::TimedOut if !self.moved() && !wait.is_zero() && !ended => {
+                    notes.push(format!("[no new output within {} ms]", wait.as_millis()));
+                }
+                _ if !self.moved() => notes.push("[no new output]".to_owned()),
+                _ => {}
+            }
         }
         if let Some(error) = &entry.log_error {
             notes.push(crate::call::log_error_note(error));
         }
         let more = entry.bytes.saturating_sub(self.next_offset);
         let more = if more > 0 {
-            format!(" · {} more to read", byte_size(more))
+            format!(
+                " · {} more to read (call again for the next part, or since={} for the newest)",
+                byte_size(more),
+                entry.bytes.saturating_sub(self.max_bytes as u64)
+            )
         } else {
             String::new()
         };
@@ -916,11 +996,11 @@ mod tests {
         reader.push(slice(0, "first part\n"));
         let killed = entry(4096, EntryState::Killed { signal: 15 });
         assert_eq!(
-            rendered(&reader, &killed, &Waited::Output),
+            rendered(&reader, &killed, &Waited::Full),
             [
                 "first part\n",
-                "[task t1 (\"web\"): killed by signal 15 (SIGTERM) · 4.0 KiB more to read · \
-                 next since=11]"
+                "[task t1 (\"web\"): killed by signal 15 (SIGTERM) · 4.0 KiB more to read (call \
+                 again for the next part, or since=3996 for the newest) · next since=11]"
             ]
         );
     }
@@ -937,11 +1017,10 @@ mod schema_tests {
             return;
         };
         match object.get("type") {
-            Some(Value::String(kind)) => {
-                if kind == "object" && !object.contains_key("properties") {
-                    out.push(format!("{path}: an object without `properties`"));
-                }
+            Some(Value::String(kind)) if kind == "object" && !object.contains_key("properties") => {
+                out.push(format!("{path}: an object without `properties`"));
             }
+            Some(Value::String(_)) => {}
             Some(other) => out.push(format!("{path}: `type` is {other}, not one string")),
             None if !path.is_empty() || object.contains_key("properties") => {
                 out.push(format!("{path}: no `type`"));

@@ -869,54 +869,122 @@ async fn the_bridge_ends_on_sigterm_with_its_input_still_open_and_ends_its_calls
 }
 
 #[tokio::test]
-async fn without_an_offset_a_long_output_is_read_from_its_newest_end() {
-    let agent = Agent::start("mcp-newest").await;
+async fn reads_without_an_offset_go_on_where_the_last_stopped_and_lose_nothing() {
+    let agent = Agent::start("mcp-cursor").await;
     let started = agent
         .call(
             "bash",
-            json!({"command": "seq 1 5000; sleep 600", "run_in_background": true}),
+            json!({"command": "sleep 0.2; seq 1 20000", "run_in_background": true}),
         )
         .await;
     let before = texts(&started)[0]
         .strip_suffix(&format!("{MARKER_PREFIX}t1: started in the background]"))
         .expect("the marker")
         .to_owned();
-    let all = agent
+    wait_until("the task to end", || {
+        agent
+            .entries()
+            .iter()
+            .any(|entry| entry["task_id"] == "t1" && entry["state"] == "exited")
+    })
+    .await;
+    let expected: String = (1..=20_000).map(|n| format!("{n}\n")).collect();
+    let mut read = before;
+    let mut calls = 0;
+    loop {
+        let page = agent.call("task_output", json!({"task": "t1"})).await;
+        calls += 1;
+        let (text, notes) = output_and_notes(&page);
+        if text.is_empty() {
+            assert!(notes.contains("[no new output]"), "{notes}");
+            break;
+        }
+        assert!(text.len() <= 30_000, "a page of {} bytes", text.len());
+        if read.len() + text.len() < expected.len() {
+            assert!(notes.contains("more to read"), "{notes}");
+        }
+        read.push_str(&text);
+        assert!(calls < 20, "paging never ends: {notes}");
+    }
+    assert_eq!(read.len(), expected.len());
+    assert!(read == expected, "output lost or repeated");
+    // 108,894 bytes in pages of 30,000, and one call that finds nothing new.
+    assert_eq!(calls, 5);
+
+    // Reading old output again with `since` leaves the cursor where it was.
+    let again = agent
         .call(
             "task_output",
-            json!({"task": "t1", "pattern": "^5000$", "wait_ms": 30_000, "max_bytes": 100}),
+            json!({"task": "t1", "since": 0, "max_bytes": 10}),
         )
         .await;
-    assert!(output_and_notes(&all).1.contains("matched"));
+    let (old, _) = output_and_notes(&again);
+    assert!(old.starts_with("1\n2\n3\n") && old.len() <= 10, "{old:?}");
+    let (text, _) = output_and_notes(&agent.call("task_output", json!({"task": "t1"})).await);
+    assert_eq!(text, "");
+}
 
-    let newest = agent
-        .call("task_output", json!({"task": "t1", "max_bytes": 1000}))
+#[tokio::test]
+async fn a_wait_returns_with_max_bytes_of_output_at_the_end_or_once_quiet() {
+    let agent = Agent::start("mcp-waits").await;
+    // 5 s of a line every 50 ms: a wait for 100 bytes returns with 100, not the first line.
+    agent
+        .call(
+            "bash",
+            json!({
+                "command": "sleep 0.3; for i in $(seq 10 99); do echo line-$i; sleep 0.05; done",
+                "run_in_background": true,
+            }),
+        )
         .await;
-    let (text, notes) = output_and_notes(&newest);
-    assert!(
-        text.ends_with("4999\n5000\n") && text.len() <= 1000,
-        "{text:?}"
-    );
-    let (_, skipped_from) = notes
-        .split_once("read them with since=")
-        .unwrap_or_else(|| panic!("no note on what was skipped: {notes}"));
-    let skipped_from: u64 = skipped_from
-        .split(']')
-        .next()
-        .and_then(|offset| offset.parse().ok())
-        .expect("an offset");
-
-    let oldest = agent
+    let full = agent
         .call(
             "task_output",
-            json!({"task": "t1", "since": skipped_from, "max_bytes": 1000}),
+            json!({"task": "t1", "wait_ms": 60_000, "max_bytes": 100}),
         )
         .await;
-    let (text, _) = output_and_notes(&oldest);
+    let (text, notes) = output_and_notes(&full);
+    assert_eq!(text.len(), 100, "{text:?} {notes}");
+    assert!(text.starts_with("line-10\nline-11\n"), "{text:?}");
+
+    // A wait ends with the task, long before its time is up.
+    agent
+        .call(
+            "bash",
+            json!({"command": "sleep 0.5; echo bye", "run_in_background": true}),
+        )
+        .await;
+    let asked = std::time::Instant::now();
+    let end = agent
+        .call("task_output", json!({"task": "t2", "wait_ms": 60_000}))
+        .await;
+    let (text, notes) = output_and_notes(&end);
+    assert_eq!(text, "bye\n");
+    assert!(notes.contains("exited with code 0"), "{notes}");
+    assert!(asked.elapsed() < std::time::Duration::from_secs(30));
+
+    // A server done starting: the wait returns once it has been quiet, with all it said.
+    let started = agent
+        .call(
+            "bash",
+            json!({
+                "command": "sleep 0.3; echo starting; sleep 0.2; echo loading; sleep 0.2; \
+                            echo ready; sleep 600",
+                "run_in_background": true,
+            }),
+        )
+        .await;
+    let quiet = agent
+        .call("task_output", json!({"task": "t3", "idle_ms": 1000}))
+        .await;
+    let (text, notes) = output_and_notes(&quiet);
+    let all = texts(&started)[0].clone() + &text;
     assert!(
-        format!("{before}{text}").starts_with("1\n2\n3\n"),
-        "{before:?} then {text:?}"
+        all.contains("starting\nloading\nready\n"),
+        "{all:?} {notes}"
     );
+    assert!(notes.contains("[quiet for 1000 ms]"), "{notes}");
+    assert!(notes.contains("running"), "{notes}");
 }
 
 /// A client whose JSON-RPC ids are strings with a newline (the protocol allows any string): the

@@ -1,0 +1,122 @@
+// End to end: the MCP Inspector's command line (`@modelcontextprotocol/inspector --cli`) over the
+// real `oino mcp`. Each Inspector run starts its own `oino mcp`, makes one request and closes it;
+// the tasks live on in the oino server at SOCKET, so later runs see them.
+//
+// The Inspector turns each `--tool-arg key=value` into the type the tool's input schema gives the
+// key (integer, boolean, …), so this checks that oino's schemas are ones a generic client can use.
+//
+// Usage: node mcp_e2e_inspector.mjs NODE_MODULES OINO_BINARY SOCKET
+// NODE_MODULES is the folder the pinned Inspector was installed in (scripts/mcp-e2e-node installs
+// it in target/mcp-node). Checks each step and exits non-zero with the reason at the first that
+// fails.
+
+import { execFile } from "node:child_process";
+import { join } from "node:path";
+import { promisify } from "node:util";
+
+const [NODE_MODULES, OINO, SOCKET] = process.argv.slice(2);
+if (!SOCKET) {
+  console.error("usage: node mcp_e2e_inspector.mjs NODE_MODULES OINO_BINARY SOCKET");
+  process.exit(2);
+}
+const INSPECTOR = join(NODE_MODULES, ".bin", "mcp-inspector");
+const DEADLINE_MS = 30_000;
+const TOOLS = ["bash", "task_input", "task_kill", "task_list", "task_output"];
+const DETACHED = /^\[Detached to background task (t\d+): (.*)\]$/m;
+
+/** One Inspector run: its JSON answer, or an error with what it printed. */
+async function inspector(method, ...rest) {
+  const args = ["--cli", OINO, "mcp", "--socket", SOCKET, "--method", method, ...rest];
+  let stdout;
+  try {
+    ({ stdout } = await promisify(execFile)(INSPECTOR, args, { timeout: DEADLINE_MS }));
+  } catch (error) {
+    throw new Error(
+      `mcp-inspector ${args.join(" ")} failed (${error.killed ? "timed out" : `exit ${error.code}`}):` +
+        `\n${error.stdout}${error.stderr}`,
+    );
+  }
+  try {
+    return JSON.parse(stdout);
+  } catch {
+    throw new Error(`mcp-inspector ${args.join(" ")} printed no JSON:\n${stdout}`);
+  }
+}
+
+/** tools/call with `--tool-arg key=value` for each pair. */
+function callTool(name, args = {}) {
+  const pairs = Object.entries(args).flatMap(([key, value]) => ["--tool-arg", `${key}=${value}`]);
+  return inspector("tools/call", "--tool-name", name, ...pairs);
+}
+
+function texts(result) {
+  return result.content.filter((block) => block.type === "text").map((block) => block.text);
+}
+
+function show(value) {
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+function check(condition, message) {
+  if (!condition) throw new Error(show(message));
+}
+
+/** A tool result that is no error: the arguments were taken, with their types. */
+function accepted(result) {
+  check(!result.isError, result);
+  return result;
+}
+
+function step(name) {
+  console.log(`ok: ${name}`);
+}
+
+async function main() {
+  const listed = await inspector("tools/list");
+  const names = listed.tools.map((tool) => tool.name).sort();
+  check(JSON.stringify(names) === JSON.stringify(TOOLS), names);
+  step("tools/list has the five tools");
+
+  const quick = accepted(await callTool("bash", { command: "echo hi", timeout_ms: 5000 }));
+  check(show(texts(quick)) === show(["hi\n"]), quick);
+  const failed = await callTool("bash", { command: "exit 3", timeout_ms: 5000 });
+  check(failed.isError === true, failed);
+  step("bash with timeout_ms=5000 (an integer) returns text, and isError for a non-zero exit");
+
+  let started = Date.now();
+  const late = accepted(await callTool("bash", { command: "sleep 30", detach_after_ms: 300 }));
+  const lateMs = Date.now() - started;
+  const lateMatch = texts(late)[0].match(DETACHED);
+  check(lateMatch, `no detach line: ${show(late)}`);
+  const sleeper = lateMatch[1];
+  step(`bash with detach_after_ms=300 detaches \`sleep 30\` as ${sleeper} (the run took ${lateMs} ms)`);
+
+  started = Date.now();
+  const background = accepted(
+    await callTool("bash", { command: "sleep 30", run_in_background: true }),
+  );
+  const backgroundMs = Date.now() - started;
+  const backgroundMatch = texts(background)[0].match(DETACHED);
+  check(backgroundMatch?.[2] === "started in the background", background);
+  const other = backgroundMatch[1];
+  check(other !== sleeper, `two detaches, one task: ${sleeper}`);
+  step(`bash with run_in_background=true (a boolean) starts ${other} (the run took ${backgroundMs} ms)`);
+
+  const tasks = texts(accepted(await callTool("task_list")))[0].split("\n");
+  for (const task of [sleeper, other]) {
+    const line = tasks.find((line) => line.startsWith(`${task} `));
+    check(line?.includes("running"), `${task} not running in task_list: ${show(tasks)}`);
+  }
+  step("task_list with no arguments lists both tasks running");
+
+  const killed = accepted(await callTool("task_kill", { task: sleeper }));
+  check(texts(killed)[0].includes("killed by signal"), killed);
+  step(`task_kill ends ${sleeper}`);
+
+  console.log("mcp e2e (Inspector CLI): all steps passed");
+}
+
+main().catch((error) => {
+  console.error(`mcp e2e (Inspector CLI): FAILED: ${error.message}`);
+  process.exit(1);
+});

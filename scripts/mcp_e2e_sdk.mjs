@@ -1,0 +1,199 @@
+// End to end: the official MCP TypeScript SDK (`@modelcontextprotocol/sdk`), as an agent would
+// use it, over the real `oino mcp`.
+//
+// Usage: node mcp_e2e_sdk.mjs NODE_MODULES OINO_BINARY SOCKET
+// NODE_MODULES is the folder the pinned SDK was installed in (scripts/mcp-e2e-node installs it in
+// target/mcp-node). Checks each step and exits non-zero with the reason at the first that fails.
+
+import { execFile } from "node:child_process";
+import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { promisify } from "node:util";
+
+const [NODE_MODULES, OINO, SOCKET] = process.argv.slice(2);
+if (!SOCKET) {
+  console.error("usage: node mcp_e2e_sdk.mjs NODE_MODULES OINO_BINARY SOCKET");
+  process.exit(2);
+}
+// ES modules ignore NODE_PATH, and the SDK lives outside this file's folders: import its ES
+// build (what its exports map gives `import`) by path.
+const sdk = join(NODE_MODULES, "@modelcontextprotocol/sdk/dist/esm");
+const { Client } = await import(pathToFileURL(join(sdk, "client/index.js")).href);
+const { StdioClientTransport } = await import(pathToFileURL(join(sdk, "client/stdio.js")).href);
+
+const DEADLINE_MS = 30_000;
+const TOOLS = ["bash", "task_input", "task_kill", "task_list", "task_output"];
+const DETACHED = /^\[Detached to background task (t\d+): (.*)\]$/m;
+
+async function oino(...args) {
+  const { stdout } = await promisify(execFile)(OINO, [...args, "--socket", SOCKET]);
+  return stdout;
+}
+
+async function entries() {
+  return JSON.parse(await oino("ls", "--json"));
+}
+
+const pause = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitUntil(what, condition) {
+  const deadline = Date.now() + DEADLINE_MS;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await pause(20);
+  }
+}
+
+/** The promise's value, or an error once DEADLINE_MS have passed. */
+async function within(what, promise) {
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), DEADLINE_MS);
+  });
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function texts(result) {
+  return result.content.filter((block) => block.type === "text").map((block) => block.text);
+}
+
+function show(value) {
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+function check(condition, message) {
+  if (!condition) throw new Error(show(message));
+}
+
+function step(name) {
+  console.log(`ok: ${name}`);
+}
+
+async function main() {
+  const client = new Client({ name: "oino-e2e-sdk", version: "0" });
+  // The SDK passes only a few variables (PATH, HOME, …) by default: XDG_STATE_HOME must reach the
+  // server the bridge starts, so pass all of them.
+  const transport = new StdioClientTransport({
+    command: OINO,
+    args: ["mcp", "--socket", SOCKET],
+    env: { ...process.env },
+  });
+  await client.connect(transport);
+  try {
+    await session(client);
+  } finally {
+    await client.close();
+  }
+  console.log("mcp e2e (TypeScript SDK): all steps passed");
+}
+
+async function session(client) {
+  const call = (name, args) => client.callTool({ name, arguments: args });
+
+  const server = client.getServerVersion();
+  check(server?.name === "oino", server);
+  const tools = Object.fromEntries((await client.listTools()).tools.map((tool) => [tool.name, tool]));
+  check(JSON.stringify(Object.keys(tools).sort()) === JSON.stringify(TOOLS), Object.keys(tools));
+  check(tools.bash.inputSchema.required.includes("command"), tools.bash);
+  step("initialize and list the tools");
+
+  const quick = await call("bash", { command: "echo hello" });
+  check(!quick.isError && show(texts(quick)) === show(["hello\n"]), quick);
+  const failed = await call("bash", { command: "exit 3" });
+  check(failed.isError === true, failed);
+  step("bash returns text, and isError for a non-zero exit");
+
+  // A detach from the interface side: `oino detach` on the call the agent waits for.
+  const command = "echo before; sleep 60";
+  const waiting = call("bash", { command });
+  let callId;
+  await waitUntil("the call to be listed running with its output", async () => {
+    const entry = (await entries()).find(
+      (entry) => entry.command === command && entry.state === "running" && entry.bytes > 0,
+    );
+    callId = entry?.id;
+    return callId !== undefined;
+  });
+  await oino("detach", callId);
+  const outside = await within("the detached call's result", waiting);
+  check(!outside.isError, outside);
+  const task = (await entries()).find((entry) => entry.id === callId)?.task_id;
+  check(/^t\d+$/.test(task ?? ""), `no task for the detached call ${callId}`);
+  const marker = `\n\n[Detached to background task ${task}: detached by \`oino detach\`]`;
+  const before = texts(outside)[0];
+  check(before.endsWith(marker), `no exact marker: ${show(before)}`);
+  check(before.slice(0, -marker.length).trim() === "before", `output lost: ${show(before)}`);
+  const ended = await call("task_kill", { task });
+  check(!ended.isError && texts(ended)[0].includes("killed by signal"), ended);
+  step("a call detached from outside returns its output so far and the exact marker");
+
+  // Numbers and booleans as arguments.
+  let started = Date.now();
+  const late = await call("bash", { command: "sleep 30", detach_after_ms: 300 });
+  const lateMs = Date.now() - started;
+  check(!late.isError, late);
+  check(lateMs < 5_000, `detach_after_ms 300 returned after ${lateMs} ms`);
+  const lateMatch = texts(late)[0].match(DETACHED);
+  check(lateMatch, `no detach line: ${show(texts(late))}`);
+  const sleeper = lateMatch[1];
+  const listed = await call("task_list", {});
+  const sleeperLine = texts(listed)[0]
+    .split("\n")
+    .find((line) => line.startsWith(`${sleeper} `));
+  check(!listed.isError && sleeperLine?.includes("running"), listed);
+  step(`detach_after_ms 300 detaches \`sleep 30\` after ${lateMs} ms; task_list shows ${sleeper}`);
+
+  const gate = mkdtempSync(join(tmpdir(), "oino-e2e-go-"));
+  try {
+    started = Date.now();
+    const background = await call("bash", {
+      command: "while [ ! -e GO ]; do sleep 0.02; done; echo ready; sleep 60",
+      cwd: gate,
+      run_in_background: true,
+    });
+    const backgroundMs = Date.now() - started;
+    check(!background.isError, background);
+    const backgroundMatch = texts(background)[0].match(DETACHED);
+    check(backgroundMatch?.[2] === "started in the background", background);
+    check(backgroundMs < 5_000, `run_in_background returned after ${backgroundMs} ms`);
+    const ready = backgroundMatch[1];
+    writeFileSync(join(gate, "GO"), "");
+    const matched = await call("task_output", { task: ready, wait_ms: 5000, pattern: "^ready$" });
+    check(!matched.isError, matched);
+    check(texts(matched).join("").includes('[matched /^ready$/: "ready"]'), matched);
+    step(`run_in_background returns at once (${backgroundMs} ms); task_output waits for ^ready$`);
+  } finally {
+    rmSync(gate, { recursive: true, force: true });
+  }
+
+  const reader = await call("bash", {
+    command: 'while IFS= read -r line; do echo "got: $line"; done',
+    run_in_background: true,
+  });
+  const readerMatch = texts(reader)[0].match(DETACHED);
+  check(!reader.isError && readerMatch, reader);
+  const echo = readerMatch[1];
+  const typed = await call("task_input", { task: echo, text: "ping" });
+  check(!typed.isError && texts(typed)[0].startsWith("Typed 5 bytes"), typed);
+  const answer = await call("task_output", { task: echo, wait_ms: 5000, pattern: "^got: ping$" });
+  check(!answer.isError && texts(answer).join("").includes('[matched /^got: ping$/: "got: ping"]'), answer);
+  const killed = await call("task_kill", { task: echo });
+  check(!killed.isError && texts(killed)[0].includes("killed by signal"), killed);
+  const gone = await call("task_list", {});
+  const echoLine = texts(gone)[0]
+    .split("\n")
+    .find((line) => line.startsWith(`${echo} `));
+  check(echoLine?.includes("killed by signal"), gone);
+  step("task_input types into a background reader, task_output shows its answer, task_kill ends it");
+}
+
+main().catch((error) => {
+  console.error(`mcp e2e (TypeScript SDK): FAILED: ${error.message}`);
+  process.exit(1);
+});
