@@ -25,7 +25,7 @@ use serde::de::DeserializeOwned;
 
 use crate::call::{CallOptions, CallResult};
 use crate::core::{CallRequest, EntryInfo, EntryKind, ErrorCode};
-use crate::link::{DetachAfter, Link};
+use crate::link::{DetachAfter, Link, RunResult};
 
 /// A bash call's timeout when the agent gives none.
 const DEFAULT_TIMEOUT_MS: u64 = 10 * 60 * 1000;
@@ -95,7 +95,8 @@ struct BashArgs {
     timeout_ms: Option<u64>,
     /// Folder to run in: absolute, or relative to the agent's. Default: the agent's folder.
     cwd: Option<PathBuf>,
-    /// Five to ten words saying what the command does: shown to the person watching.
+    /// Five to ten words saying what the command does: shown to the person watching; its first
+    /// words name the task it may become (`start-the-dev-server`).
     description: Option<String>,
     /// Start it straight as a background task and return at once.
     run_in_background: Option<bool>,
@@ -283,6 +284,11 @@ impl Bridge {
         let request = CallRequest {
             id: Some(id.clone()),
             cwd: args.cwd.map(home_expanded),
+            // The task it may become is named after what it does.
+            task_name: args
+                .description
+                .as_deref()
+                .and_then(crate::core::tasks::name_from_words),
             title: args.description.filter(|title| !title.trim().is_empty()),
             options: CallOptions {
                 timeout: Some(Duration::from_millis(
@@ -294,20 +300,7 @@ impl Bridge {
         }
         .from_here()
         .map_err(|err| err.to_string())?;
-        let mut link = self.link().await?;
-        // A bridge of a former session (or another pid namespace) may have had this pid.
-        let started = match link.run_unique(request.clone()).await {
-            // The server stopped between the check and the call (a `kill-server` finishing):
-            // nothing was sent, so once more on a new server.
-            Err(err) if err.downcast_ref::<crate::link::NotSent>().is_some() => {
-                *self.link.lock().await = None;
-                link = self.link().await?;
-                link.run_unique(request).await
-            }
-            started => started,
-        };
-        let (id, result) =
-            started.map_err(|err| Self::failure("the command did not start", &err))?;
+        let (link, id, result) = self.start(request).await?;
         let after = if args.run_in_background == Some(true) {
             Some(Duration::ZERO)
         } else {
@@ -325,6 +318,53 @@ impl Bridge {
         let result =
             finished.map_err(|err| Self::failure("the command's result was lost", &err))?;
         Ok(bash_result(&link, &id, result).await)
+    }
+
+    /// Starts an agent's call, on a new server when the old one stopped between the check and
+    /// the call. Its id is made unique, and so is the task name from its description (`name`,
+    /// `name-2`…): two calls described alike both run.
+    async fn start(
+        &self,
+        mut request: CallRequest,
+    ) -> Result<(Link, String, RunResult), ToolError> {
+        const NAME_ATTEMPTS: u32 = 100;
+        let mut base = request.task_name.clone();
+        let mut link = self.link().await?;
+        let mut attempt = 1;
+        loop {
+            // A bridge of a former session (or another pid namespace) may have had this pid.
+            let started = match link.run_unique(request.clone()).await {
+                // The server stopped between the check and the call (a `kill-server` finishing):
+                // nothing was sent, so once more on a new server.
+                Err(err) if err.downcast_ref::<crate::link::NotSent>().is_some() => {
+                    *self.link.lock().await = None;
+                    link = self.link().await?;
+                    link.run_unique(request.clone()).await
+                }
+                started => started,
+            };
+            match started {
+                Ok((id, result)) => return Ok((link, id, result)),
+                Err(err) if base.is_some() => {
+                    match crate::link::error_code(&err) {
+                        Some(ErrorCode::DuplicateName) if attempt < NAME_ATTEMPTS => {
+                            attempt += 1;
+                            request.task_name =
+                                base.as_ref().map(|base| format!("{base}-{attempt}"));
+                        }
+                        // A name that reads as an id once numbered: the task goes without.
+                        Some(ErrorCode::InvalidName | ErrorCode::DuplicateName) => {
+                            request.task_name = None;
+                        }
+                        _ => return Err(Self::failure("the command did not start", &err)),
+                    }
+                    if request.task_name.is_none() {
+                        base = None;
+                    }
+                }
+                Err(err) => return Err(Self::failure("the command did not start", &err)),
+            }
+        }
     }
 
     async fn task_output(&self, args: Option<JsonObject>) -> ToolResult {

@@ -119,6 +119,15 @@ impl TaskBook {
         (format!("t{}", self.next_number), name)
     }
 
+    /// The name kept for call `call` since its start, if one is.
+    #[must_use]
+    pub fn reserved_for(&self, call: &str) -> Option<String> {
+        self.reserved
+            .iter()
+            .find(|(_, kept_for)| *kept_for == call)
+            .map(|(name, _)| name.clone())
+    }
+
     /// Frees a name whose detach did not happen.
     pub fn release(&mut self, name: &str) {
         self.names.remove(name);
@@ -165,6 +174,22 @@ fn looks_like_id(name: &str) -> bool {
                     .is_some_and(|(pid, _)| digits(pid))
         }
     }
+}
+
+/// A task name from a few words saying what a command does: lower case, kebab-case, at most
+/// five words (`"Start the dev server"` → `start-the-dev-server`); none when nothing usable is
+/// left.
+#[must_use]
+pub fn name_from_words(text: &str) -> Option<String> {
+    let words: Vec<String> = text
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .take(5)
+        .map(str::to_lowercase)
+        .collect();
+    let name: String = words.join("-").chars().take(40).collect();
+    let name = name.trim_end_matches('-').to_owned();
+    validate_name(&name).ok().map(|()| name)
 }
 
 /// A name for a command: the first words of its first simple command, lower case, joined by
@@ -269,6 +294,9 @@ impl Core {
         let (task_id, name) = {
             let state = &mut *self.lock();
             let entries = &state.entries;
+            // Without a name, the one the call asked for at its start, if it did.
+            let reserved = state.tasks.reserved_for(&entry.id);
+            let name = name.or(reserved.as_deref());
             state
                 .tasks
                 .allocate(name, &entry.command, &entry.id, |name| {
@@ -312,6 +340,24 @@ mod tests {
         for fine in ["t3x", "web", "run-tests", "run-", "mcp", "c", "trunk-1"] {
             assert_eq!(validate_name(fine), Ok(()), "{fine}");
         }
+    }
+
+    #[test]
+    fn names_come_from_descriptions() {
+        assert_eq!(
+            name_from_words("Start the Vite dev server").as_deref(),
+            Some("start-the-vite-dev-server")
+        );
+        assert_eq!(
+            name_from_words("  Run tests (unit, fast) & report them now please").as_deref(),
+            Some("run-tests-unit-fast-report")
+        );
+        assert_eq!(
+            name_from_words("Écrire un café").as_deref(),
+            Some("écrire-un-café")
+        );
+        assert_eq!(name_from_words("t3"), None);
+        assert_eq!(name_from_words("!!!"), None);
     }
 
     #[test]

@@ -1204,3 +1204,45 @@ fn an_agent_in_a_folder_whose_name_is_not_utf8_is_told_so() {
     assert!(text.contains("not UTF-8"), "{text}");
     assert!(!text.contains("went away"), "{text}");
 }
+
+#[tokio::test]
+async fn tasks_are_named_after_their_description_and_names_stay_unique() {
+    let agent = Agent::start("mcp-names").await;
+    for _ in 0..2 {
+        let started = agent
+            .call(
+                "bash",
+                json!({
+                    "command": "sleep 600",
+                    "description": "Start the dev server",
+                    "run_in_background": true,
+                }),
+            )
+            .await;
+        assert!(!is_error(&started), "{:?}", texts(&started));
+    }
+    // A call the person detaches is named after its description too.
+    let waiting = call_in_background(
+        &agent.peer(),
+        "bash",
+        json!({"command": "echo up; sleep 600", "description": "Watch the CSS files"}),
+    );
+    let id = agent.running_call("echo up; sleep 600").await;
+    let detached = agent.oino(&["detach", &id]);
+    assert!(detached.status.success(), "{detached:?}");
+    let result = returned(waiting).await;
+    assert!(
+        texts(&result)[1].contains("(\"watch-the-css-files\")"),
+        "{:?}",
+        texts(&result)
+    );
+    let listed = agent.call("task_list", json!({})).await;
+    let listed = &texts(&listed)[0];
+    for name in [
+        "t1 \"start-the-dev-server\"",
+        "t2 \"start-the-dev-server-2\"",
+        "t3 \"watch-the-css-files\"",
+    ] {
+        assert!(listed.contains(name), "{name} in {listed}");
+    }
+}
