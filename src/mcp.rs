@@ -6,26 +6,31 @@
 //! answers). A server that went away is noticed before each tool call and replaced; a call that
 //! was running on it ends with an error that says so.
 
+mod notices;
 mod transport;
 
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use regex::Regex;
+#[allow(deprecated)] // MCP's logging: see `log_end`.
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    JsonObject, ListToolsResult, PaginatedRequestParams, RequestId, ServerCapabilities,
-    ServerConfig, Tool, ToolAnnotations,
+    JsonObject, ListToolsResult, LoggingLevel, LoggingMessageNotificationParam,
+    PaginatedRequestParams, RequestId, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    Tool, ToolAnnotations,
 };
 use rmcp::schemars::JsonSchema;
-use rmcp::service::{RequestContext, RoleServer};
+use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
 use crate::call::{CallOptions, CallResult};
-use crate::core::{CallRequest, EntryInfo, EntryKind, ErrorCode};
-use crate::link::{DetachAfter, Link, RunResult};
+use crate::core::{CallRequest, CoreEvent, EntryInfo, EntryKind, ErrorCode};
+use crate::link::{DetachAfter, Link, LinkEvent, RunResult};
 
 /// A bash call's timeout when the agent gives none.
 const DEFAULT_TIMEOUT_MS: u64 = 10 * 60 * 1000;
@@ -172,6 +177,15 @@ pub struct Bridge {
     link: tokio::sync::Mutex<Option<Link>>,
     /// Per entry id, the raw offset up to which this bridge has returned its output.
     cursors: std::sync::Mutex<std::collections::HashMap<String, u64>>,
+    /// The tasks whose end the agent is to be told of.
+    watched: Arc<notices::Watched>,
+    /// The client, for messages sent outside a tool's result.
+    peer: Arc<std::sync::Mutex<Option<Peer<RoleServer>>>>,
+    /// Whether the server's events are followed for ends to log.
+    following_ends: Arc<AtomicBool>,
+    /// The least severity of log message the client asked for, as a rank in `LOG_LEVELS`
+    /// (every one, when it did not ask).
+    log_level: Arc<std::sync::Mutex<Option<usize>>>,
 }
 
 fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -217,6 +231,10 @@ impl Bridge {
             socket,
             link: tokio::sync::Mutex::new(None),
             cursors: std::sync::Mutex::default(),
+            watched: Arc::default(),
+            peer: Arc::default(),
+            following_ends: Arc::default(),
+            log_level: Arc::default(),
         }
     }
 
@@ -317,6 +335,9 @@ impl Bridge {
         };
         let result =
             finished.map_err(|err| Self::failure("the command's result was lost", &err))?;
+        if result.detached.is_some() {
+            self.watch(&link, &id);
+        }
         Ok(bash_result(&link, &id, result).await)
     }
 
@@ -464,6 +485,10 @@ impl Bridge {
         };
         self.advance_cursor(&entry.id, reader.next_offset);
         let entry = link.entry(&entry.id).await.map_err(read)?;
+        self.watch(&link, &entry.id);
+        if !entry.state.is_running() {
+            self.watched.told(&entry.id);
+        }
         Ok(CallToolResult::success(
             reader.render(&entry, &outcome, wait),
         ))
@@ -527,6 +552,8 @@ impl Bridge {
         let link = self.link().await?;
         let entry = self.task(&link, &args.task).await?;
         let label = task_label(&entry);
+        // The answer says how it ended: no notice is owed after it.
+        self.watched.told(&entry.id);
         if !entry.state.is_running() {
             return Ok(CallToolResult::success(vec![ContentBlock::text(format!(
                 "{label} had already ended ({}).",
@@ -559,7 +586,9 @@ impl Bridge {
         let link = self.link().await?;
         let entry = self.task(&link, &args.task).await?;
         let label = task_label(&entry);
+        self.watch(&link, &entry.id);
         if !entry.state.is_running() {
+            self.watched.told(&entry.id);
             return Err(format!(
                 "{label} has ended ({}): it reads no more input",
                 entry.state
@@ -575,6 +604,59 @@ impl Bridge {
              \"idle_ms\": 500}}.",
             entry.task_id.as_deref().unwrap_or(&entry.id),
         ))]))
+    }
+
+    /// From now on the end of entry `id` is told to the agent: in its next tool result, and as
+    /// a log message when it happens.
+    fn watch(&self, link: &Link, id: &str) {
+        self.watched.watch(id);
+        if self.following_ends.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let link = link.clone();
+        let watched = Arc::clone(&self.watched);
+        let peer = Arc::clone(&self.peer);
+        let following = Arc::clone(&self.following_ends);
+        let level = Arc::clone(&self.log_level);
+        tokio::spawn(async move {
+            if let Ok(mut events) = link.events().await {
+                loop {
+                    match events.recv().await {
+                        LinkEvent::Core(CoreEvent::Ended { id, .. }) if watched.log_end(&id) => {
+                            let Ok(entry) = link.entry(&id).await else {
+                                continue;
+                            };
+                            let peer = lock(&peer).clone();
+                            let least = *lock(&level);
+                            if let Some(peer) = peer {
+                                log_end(&peer, least, &entry).await;
+                            }
+                        }
+                        LinkEvent::Closed => break,
+                        _ => {}
+                    }
+                }
+            }
+            // The server went: the next watch follows the new one.
+            following.store(false, Ordering::Release);
+        });
+    }
+
+    /// Adds to `result` the ends of watched tasks not told yet.
+    async fn add_end_notices(&self, result: &mut CallToolResult) {
+        if !self.watched.any_untold() {
+            return;
+        }
+        let Some(link) = self.link.lock().await.clone() else {
+            return;
+        };
+        let Ok(entries) = link.entries().await else {
+            return;
+        };
+        let notices = self.watched.notices(&entries);
+        if !notices.is_empty() {
+            result.content.push(ContentBlock::text(notices.join("\n")));
+        }
     }
 
     /// The task `key` names, or an error that says how to find one.
@@ -598,6 +680,35 @@ impl Bridge {
         }
         Ok(entry)
     }
+}
+
+/// MCP's log levels, least severe first.
+#[allow(deprecated)] // MCP's logging is deprecated in favour of nothing yet; clients show it.
+const LOG_LEVELS: [LoggingLevel; 8] = [
+    LoggingLevel::Debug,
+    LoggingLevel::Info,
+    LoggingLevel::Notice,
+    LoggingLevel::Warning,
+    LoggingLevel::Error,
+    LoggingLevel::Critical,
+    LoggingLevel::Alert,
+    LoggingLevel::Emergency,
+];
+
+/// Tells the client that a task ended, as a log message (for clients that show those), unless
+/// it asked for more severe messages only.
+#[allow(deprecated)] // See `LOG_LEVELS`.
+async fn log_end(peer: &Peer<RoleServer>, least: Option<usize>, entry: &EntryInfo) {
+    let level = LoggingLevel::Notice;
+    if least > LOG_LEVELS.iter().position(|known| *known == level) {
+        return;
+    }
+    let message = LoggingMessageNotificationParam::new(
+        level,
+        serde_json::Value::String(notices::end_notice(entry)),
+    )
+    .with_logger("oino");
+    let _ = peer.notify_logging_message(message).await;
 }
 
 /// A bash call's result as the agent gets it: the text (output so far and the marker, when
@@ -889,10 +1000,16 @@ fn tools() -> Vec<Tool> {
 }
 
 impl ServerHandler for Bridge {
+    #[allow(deprecated)] // Logging: see `LOG_LEVELS`.
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-            .with_server_info(Implementation::new("oino", env!("CARGO_PKG_VERSION")))
-            .with_instructions(INSTRUCTIONS)
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(Implementation::new("oino", env!("CARGO_PKG_VERSION")))
+        .with_instructions(INSTRUCTIONS)
     }
 
     async fn list_tools(
@@ -908,6 +1025,7 @@ impl ServerHandler for Bridge {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        *lock(&self.peer) = Some(context.peer.clone());
         let args = request.arguments;
         let outcome = match request.name.as_ref() {
             "bash" => self.bash(args, &context.id, context.ct.cancelled()).await,
@@ -925,10 +1043,21 @@ impl ServerHandler for Bridge {
                 ));
             }
         };
-        let result = outcome.unwrap_or_else(|ToolError(message)| {
+        let mut result = outcome.unwrap_or_else(|ToolError(message)| {
             CallToolResult::error(vec![ContentBlock::text(message)])
         });
+        self.add_end_notices(&mut result).await;
         Ok(result.into())
+    }
+
+    #[allow(deprecated)] // MCP's logging: see `log_end`.
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        *lock(&self.log_level) = LOG_LEVELS.iter().position(|known| *known == request.level);
+        Ok(())
     }
 }
 

@@ -1246,3 +1246,93 @@ async fn tasks_are_named_after_their_description_and_names_stay_unique() {
         assert!(listed.contains(name), "{name} in {listed}");
     }
 }
+
+/// A client that keeps the notifications the bridge sends: log messages and progress.
+#[derive(Clone)]
+struct Listener(tokio::sync::mpsc::UnboundedSender<(&'static str, String)>);
+
+impl rmcp::ClientHandler for Listener {
+    #[allow(deprecated)] // MCP's logging, which the bridge still uses for end notices.
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        let text = params.data.as_str().map(str::to_owned).unwrap_or_default();
+        let _ = self.0.send(("log", text));
+    }
+
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        let _ = self
+            .0
+            .send(("progress", params.message.unwrap_or_default()));
+    }
+}
+
+/// The next notification of `kind`, within the deadline.
+async fn next_notification(
+    notifications: &mut tokio::sync::mpsc::UnboundedReceiver<(&'static str, String)>,
+    kind: &str,
+) -> String {
+    tokio::time::timeout(DEADLINE, async {
+        loop {
+            let (got, text) = notifications.recv().await.expect("the client");
+            if got == kind {
+                return text;
+            }
+        }
+    })
+    .await
+    .unwrap_or_else(|_| panic!("no {kind} notification"))
+}
+
+#[tokio::test]
+async fn a_tasks_end_is_told_once_in_the_next_result_and_as_a_log_message() {
+    let server = ServerGuard::new("mcp-ends");
+    let (sender, mut notifications) = tokio::sync::mpsc::unbounded_channel();
+    let client = Listener(sender)
+        .serve(bridge(&server))
+        .await
+        .expect("the MCP handshake");
+    let peer = client.peer().clone();
+    let call = |arguments: Value| {
+        let peer = peer.clone();
+        async move { call(&peer, "bash", arguments).await.expect("bash") }
+    };
+    call(json!({"command": "sleep 0.5; exit 3", "description": "Fail soon", "run_in_background": true}))
+        .await;
+    let logged = next_notification(&mut notifications, "log").await;
+    let notice = "[task t1 \"fail-soon\" exited 3 after ";
+    assert!(logged.starts_with(notice), "{logged}");
+    assert!(
+        logged.ends_with("s: task_output {\"task\":\"t1\"} shows its output]"),
+        "{logged}"
+    );
+
+    let next = call(json!({"command": "echo next"})).await;
+    let blocks = texts(&next);
+    assert_eq!(blocks, ["next\n".to_owned(), logged.clone()]);
+    let later = call(json!({"command": "echo later"})).await;
+    assert_eq!(texts(&later), ["later\n"], "an end is told once");
+
+    // A task whose end a read already showed is not told again.
+    call(json!({"command": "sleep 0.3; echo x", "run_in_background": true})).await;
+    let read = call_in_background(
+        &peer,
+        "task_output",
+        json!({"task": "t2", "wait_ms": 60_000}),
+    );
+    let read = returned(read).await;
+    assert!(
+        texts(&read).concat().contains("exited with code 0"),
+        "{:?}",
+        texts(&read)
+    );
+    let after = call(json!({"command": "echo after"})).await;
+    assert_eq!(texts(&after), ["after\n"]);
+    drop(client);
+}
