@@ -76,7 +76,7 @@ async def main():
             check(init.server_info.name == "oino", init.server_info)
             tools = {tool.name: tool for tool in (await session.list_tools()).tools}
             check(
-                set(tools) == {"bash", "task_output", "task_list", "task_kill", "task_input"},
+                set(tools) == {"bash", "task_output", "task_screen", "task_list", "task_kill", "task_input"},
                 tools.keys(),
             )
             check("command" in tools["bash"].input_schema["required"], tools["bash"])

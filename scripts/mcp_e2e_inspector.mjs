@@ -21,7 +21,7 @@ if (!SOCKET) {
 }
 const INSPECTOR = join(NODE_MODULES, ".bin", "mcp-inspector");
 const DEADLINE_MS = 30_000;
-const TOOLS = ["bash", "task_input", "task_kill", "task_list", "task_output"];
+const TOOLS = ["bash", "task_input", "task_kill", "task_list", "task_output", "task_screen"];
 const DETACHED = /^\[Detached to background task (t\d+): (.*)\]$/m;
 
 /** One Inspector run: its JSON answer, or an error with what it printed. */
@@ -75,7 +75,7 @@ async function main() {
   const listed = await inspector("tools/list");
   const names = listed.tools.map((tool) => tool.name).sort();
   check(JSON.stringify(names) === JSON.stringify(TOOLS), names);
-  step("tools/list has the five tools");
+  step("tools/list has the six tools");
 
   const quick = accepted(await callTool("bash", { command: "echo hi", timeout_ms: 5000 }));
   check(show(texts(quick)) === show(["hi\n"]), quick);

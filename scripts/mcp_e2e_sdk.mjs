@@ -24,7 +24,7 @@ const { Client } = await import(pathToFileURL(join(sdk, "client/index.js")).href
 const { StdioClientTransport } = await import(pathToFileURL(join(sdk, "client/stdio.js")).href);
 
 const DEADLINE_MS = 30_000;
-const TOOLS = ["bash", "task_input", "task_kill", "task_list", "task_output"];
+const TOOLS = ["bash", "task_input", "task_kill", "task_list", "task_output", "task_screen"];
 const DETACHED = /^\[Detached to background task (t\d+): (.*)\]$/m;
 
 async function oino(...args) {

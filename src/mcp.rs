@@ -49,8 +49,8 @@ supervising you watches live. Use its `bash` tool for commands. A command that w
 (a dev server, a watcher, a long build) can be detached into a background task: by you \
 (run_in_background, detach_after_ms) or by the person, at any time. A detached call returns at \
 once with its output so far and a line `[Detached to background task tN: reason]`; the process \
-keeps running. Follow it with task_output, type into it with task_input, end it with task_kill, \
-and see every task with task_list.";
+keeps running. Follow it with task_output, see its screen with task_screen, type into it with \
+task_input, end it with task_kill, and see every task with task_list.";
 
 const BASH_DESCRIPTION: &str = "Run a shell command with `bash -c` in its own terminal, watched \
 live by the person supervising you. Returns the output when the command ends (colors removed; \
@@ -78,6 +78,12 @@ matches `pattern` (a regular expression), the task has been quiet for idle_ms, o
 up, and says which. To wait for a server: pattern \"listening|ready\", or idle_ms 1000 (alone, \
 it waits up to 50000). The newest 1000 ended tasks stay readable while the oino server \
 runs.";
+
+const TASK_SCREEN_DESCRIPTION: &str = "What a background task's terminal shows now, as a \
+person would see it: its rows as text (trailing blanks trimmed), then a line with its size, \
+the cursor's row and column, and whether a full-screen program has the alternate screen on. \
+Use it for a prompt waiting for an answer, a REPL, a test runner's summary or a full-screen \
+program, where the output's text alone is hard to read.";
 
 const TASK_LIST_DESCRIPTION: &str = "List the background tasks: id (t1, t2, …), name, state \
 (running, or how it ended), how long it has run, its process id, output size and command.";
@@ -505,6 +511,30 @@ impl Bridge {
         let mut cursors = lock(&self.cursors);
         let cursor = cursors.entry(id.to_owned()).or_insert(offset);
         *cursor = (*cursor).max(offset);
+    }
+
+    async fn task_screen(&self, args: Option<JsonObject>) -> ToolResult {
+        let args: TaskArgs = arguments("task_screen", args)?;
+        let link = self.link().await?;
+        let entry = self.task(&link, &args.task).await?;
+        self.watch(&link, &entry.id);
+        let view = link
+            .snapshot(&entry.id, None)
+            .await
+            .map_err(|err| Self::failure("reading the screen failed", &err))?
+            .view();
+        let mut content = Vec::new();
+        let shown = view.shown_lines();
+        if !shown.is_empty() {
+            content.push(ContentBlock::text(shown.join("\n") + "\n"));
+        }
+        content.push(ContentBlock::text(format!(
+            "[screen of {}: {} · {}]",
+            task_label(&entry),
+            view.summary(),
+            entry.state
+        )));
+        Ok(CallToolResult::success(content))
     }
 
     async fn task_list(&self, args: Option<JsonObject>) -> ToolResult {
@@ -993,6 +1023,8 @@ fn tools() -> Vec<Tool> {
         tool::<BashArgs>("bash", BASH_DESCRIPTION),
         tool::<TaskOutputArgs>("task_output", TASK_OUTPUT_DESCRIPTION)
             .with_annotations(read_only.clone()),
+        tool::<TaskArgs>("task_screen", TASK_SCREEN_DESCRIPTION)
+            .with_annotations(read_only.clone()),
         tool::<NoArgs>("task_list", TASK_LIST_DESCRIPTION).with_annotations(read_only),
         tool::<TaskArgs>("task_kill", TASK_KILL_DESCRIPTION),
         tool::<TaskInputArgs>("task_input", TASK_INPUT_DESCRIPTION),
@@ -1030,14 +1062,15 @@ impl ServerHandler for Bridge {
         let outcome = match request.name.as_ref() {
             "bash" => self.bash(args, &context.id, context.ct.cancelled()).await,
             "task_output" => self.task_output(args).await,
+            "task_screen" => self.task_screen(args).await,
             "task_list" => self.task_list(args).await,
             "task_kill" => self.task_kill(args).await,
             "task_input" => self.task_input(args).await,
             other => {
                 return Err(ErrorData::invalid_params(
                     format!(
-                        "no tool `{other}`: the tools are bash, task_output, task_list, \
-                         task_kill and task_input"
+                        "no tool `{other}`: the tools are bash, task_output, task_screen, \
+                         task_list, task_kill and task_input"
                     ),
                     None,
                 ));

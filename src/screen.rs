@@ -14,6 +14,9 @@
 //! screen, a scroll region, a saved cursor, a charset switch) makes it parse every byte.
 
 pub mod decode;
+mod view;
+
+pub use view::ScreenView;
 
 use std::num::NonZeroU16;
 use std::panic::{AssertUnwindSafe, catch_unwind};

@@ -1,5 +1,5 @@
 //! The commands that talk to the oino server: `server`, `run` through it, `ls`, `detach`,
-//! `logs`, `wait`, `kill`, `send`, `kill-server`.
+//! `logs`, `screen`, `wait`, `kill`, `send`, `kill-server`.
 
 use std::fmt::Write as _;
 use std::process::ExitCode;
@@ -91,6 +91,20 @@ pub struct WaitArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct ScreenArgs {
+    /// A call id, task id or task name.
+    pub id: String,
+    /// Keep colors and attributes (SGR sequences).
+    #[arg(long, conflicts_with = "json")]
+    pub ansi: bool,
+    #[command(flatten)]
+    pub server: ServerChoice,
+    /// Print JSON: size, lines, cursor, alternate screen.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
 pub struct KillArgs {
     /// A call id, task id or task name.
     pub id: String,
@@ -134,6 +148,8 @@ pub enum Command {
     Detach(DetachArgs),
     /// Print a call's or task's output.
     Logs(LogsArgs),
+    /// Print what a call's or task's screen shows now (a prompt, a summary, a full-screen program).
+    Screen(ScreenArgs),
     /// Wait until a call or task ends.
     Wait(WaitArgs),
     /// Kill a call or task and all its processes.
@@ -151,6 +167,7 @@ pub async fn main(command: Command) -> ExitCode {
         Command::Ls(args) => ls(&args).await,
         Command::Detach(args) => detach(args).await,
         Command::Logs(args) => logs(args).await,
+        Command::Screen(args) => screen(&args).await,
         Command::Wait(args) => wait(args).await,
         Command::Kill(args) => kill(args).await,
         Command::Send(args) => send(args).await,
@@ -290,6 +307,26 @@ async fn logs(args: LogsArgs) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::SUCCESS
     })
+}
+
+async fn screen(args: &ScreenArgs) -> anyhow::Result<ExitCode> {
+    let link = Link::connect(&args.server.path()).await?;
+    let snapshot = link.snapshot(&args.id, None).await?;
+    let view = snapshot.view();
+    if args.json {
+        print_json(&view)?;
+    } else if args.ansi {
+        let shown = view.shown_lines().len();
+        let ansi: String = snapshot.ansi().split_inclusive('\n').take(shown).collect();
+        print_raw(&ansi)?;
+    } else {
+        let mut text = view.shown_lines().join("\n");
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        print_raw(&text)?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 async fn wait(args: WaitArgs) -> anyhow::Result<ExitCode> {

@@ -2,7 +2,7 @@
 
 use std::process::Output;
 
-use crate::support::ServerGuard;
+use crate::support::{ServerGuard, wait_until_blocking};
 
 /// `oino run ARGS`, through a server of its own (ended afterwards).
 fn oino_run(args: &[&str]) -> Output {
@@ -461,4 +461,49 @@ fn of_two_runs_asking_for_one_name_at_once_one_gets_it_and_the_other_stops_at_on
         .filter(|entry| entry["name"] == "race")
         .collect();
     assert_eq!(named.len(), 1, "{entries}");
+}
+
+#[test]
+fn oino_screen_prints_what_a_task_shows_as_text_ansi_or_json() {
+    let server = ServerGuard::new("screen-cli");
+    let task = server
+        .oino(&[
+            "run",
+            "--detach-after",
+            "0.2",
+            "--name",
+            "painter",
+            "--",
+            "printf '\\e[2J\\e[Hplain\\n\\e[1;32mgreen\\e[0m done\\e[3;4H'; sleep 600",
+        ])
+        .output()
+        .expect("a task");
+    assert!(task.status.success(), "{task:?}");
+    let screen = |args: &[&str]| {
+        let mut all = vec!["screen", "painter"];
+        all.extend_from_slice(args);
+        let output = server.oino(&all).output().expect("oino screen");
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8(output.stdout).expect("utf-8")
+    };
+    wait_until_blocking("the screen to be drawn", || screen(&[]).contains("done"));
+    assert_eq!(screen(&[]), "plain\ngreen done\n");
+    assert_eq!(
+        screen(&["--ansi"]),
+        "plain\n\x1b[0;1;32mgreen\x1b[0m done\n"
+    );
+    let json: serde_json::Value = serde_json::from_str(&screen(&["--json"])).expect("json");
+    assert_eq!(json["cols"], 80);
+    assert_eq!(json["rows"], 24);
+    assert_eq!(json["lines"][1], "green done");
+    assert_eq!(json["lines"].as_array().map(Vec::len), Some(24));
+    assert_eq!(json["cursor"], serde_json::json!({"row": 2, "col": 3}));
+    assert_eq!(json["alternate_screen"], false);
+
+    let missing = server
+        .oino(&["screen", "nothing"])
+        .output()
+        .expect("oino screen");
+    assert_eq!(missing.status.code(), Some(2), "{missing:?}");
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("nothing"));
 }

@@ -170,6 +170,7 @@ async fn tools_are_listed_and_quick_commands_return_their_text_and_status() {
         [
             "bash",
             "task_output",
+            "task_screen",
             "task_list",
             "task_kill",
             "task_input"
@@ -1335,4 +1336,61 @@ async fn a_tasks_end_is_told_once_in_the_next_result_and_as_a_log_message() {
     let after = call(json!({"command": "echo after"})).await;
     assert_eq!(texts(&after), ["after\n"]);
     drop(client);
+}
+
+#[tokio::test]
+async fn task_screen_shows_a_repl_as_a_person_sees_it_and_a_full_screen_program() {
+    let agent = Agent::start("mcp-screen").await;
+    agent
+        .call(
+            "bash",
+            json!({"command": "python3 -q", "description": "Python", "run_in_background": true}),
+        )
+        .await;
+    // Typed once the prompt is there (a terminal echoes what comes earlier before it).
+    wait_until_async_screen(&agent, "t1", ">>>", &mut Vec::new()).await;
+    agent
+        .call("task_input", json!({"task": "python", "text": "6*7"}))
+        .await;
+    let mut screen = Vec::new();
+    wait_until_async_screen(&agent, "t1", "42\n>>>", &mut screen).await;
+    assert_eq!(screen[0], ">>> 6*7\n42\n>>>\n", "{screen:?}");
+    assert!(
+        screen[1].starts_with(
+            "[screen of task t1 (\"python\"): 80x24 · cursor at row 3, column 5 · the last 21 \
+             rows blank · running"
+        ),
+        "{}",
+        screen[1]
+    );
+
+    agent
+        .call(
+            "bash",
+            json!({
+                "command": "printf '\\e[?1049h\\e[5;10HFULL SCREEN'; sleep 600",
+                "run_in_background": true,
+            }),
+        )
+        .await;
+    let mut full = Vec::new();
+    wait_until_async_screen(&agent, "t2", "FULL SCREEN", &mut full).await;
+    assert_eq!(full[0], "\n\n\n\n         FULL SCREEN\n");
+    assert!(full[1].contains("alternate screen"), "{}", full[1]);
+}
+
+/// Reads the task's screen until it shows `text`.
+async fn wait_until_async_screen(agent: &Agent, task: &str, text: &str, screen: &mut Vec<String>) {
+    let deadline = std::time::Instant::now() + DEADLINE;
+    loop {
+        *screen = texts(&agent.call("task_screen", json!({"task": task})).await);
+        if screen[0].contains(text) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never shown: {text} in {screen:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
 }
