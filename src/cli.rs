@@ -11,7 +11,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use crate::call::{CallOptions, CallResult, TimeoutPolicy};
 use crate::core::{CallRequest, CoreError, MAX_COMMAND_BYTES};
-use crate::link::{DetachAfter, Link};
+use crate::link::{DetachWhen, Link};
 use crate::pty::TermSize;
 
 /// Like `eprintln!`, but a closed standard error is no panic.
@@ -175,6 +175,10 @@ pub struct RunArgs {
     /// Detach into a background task if still running after SECS seconds.
     #[arg(long, value_name = "SECS")]
     pub detach_after: Option<f64>,
+    /// Detach into a background task the moment a line of output matches REGEX (a server that
+    /// says it listens), with the output so far.
+    #[arg(long, value_name = "REGEX")]
+    pub detach_on: Option<String>,
     /// After a detach, keep printing the task's output until it ends.
     #[arg(long)]
     pub follow: bool,
@@ -197,6 +201,7 @@ pub struct RunConfig {
     pub request: CallRequest,
     pub name: Option<String>,
     pub detach_after: Option<Duration>,
+    pub detach_on: Option<regex::Regex>,
     pub follow: bool,
     /// The server's socket, or `None` to run in this process.
     pub socket: Option<PathBuf>,
@@ -230,8 +235,22 @@ impl RunArgs {
             .detach_after
             .map(|value| seconds("--detach-after", value))
             .transpose()?;
-        if self.follow && detach_after.is_none() && self.on_timeout != OnTimeout::Detach {
-            anyhow::bail!("--follow follows a detached task: add --detach-after SECS");
+        let detach_on = self
+            .detach_on
+            .as_deref()
+            .map(|pattern| {
+                regex::Regex::new(pattern).map_err(|err| {
+                    BadFlag(format!(
+                        "--detach-on {pattern:?} is not a regular expression: {err}"
+                    ))
+                })
+            })
+            .transpose()?;
+        let detaches = detach_after.is_some() || detach_on.is_some();
+        if self.follow && !detaches && self.on_timeout != OnTimeout::Detach {
+            anyhow::bail!(
+                "--follow follows a detached task: add --detach-after SECS or --detach-on REGEX"
+            );
         }
         if self.max_bytes < 100 {
             anyhow::bail!("--max-bytes must be at least 100, not {}", self.max_bytes);
@@ -277,6 +296,7 @@ impl RunArgs {
             },
             name: self.name,
             detach_after,
+            detach_on,
             follow: self.follow,
             socket: (!self.embedded).then(|| self.server.path()),
             json: self.json,
@@ -490,10 +510,11 @@ async fn run_call(
     }
     let (id, result) = link.run_unique(config.request.from_here()?).await?;
     let _ = started.set(id.clone());
-    let detach = config.detach_after.map(|after| DetachAfter {
-        after,
+    let detach = DetachWhen {
+        after: config.detach_after,
+        on_line: config.detach_on.as_ref(),
         name: config.name.as_deref(),
-    });
+    };
     let result: CallResult = link
         .finish_run(&id, result, detach, |err| {
             say!("oino run: cannot detach: {err:#}");

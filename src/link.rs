@@ -26,12 +26,22 @@ use crate::remote::client::{Client, Refused};
 use crate::remote::protocol::{Hello, PROTOCOL_VERSION, Request};
 use crate::screen::ScreenSnapshot;
 
-/// When a run becomes a task if it still runs: after `after` (at once if zero), named `name`
-/// (else after its command).
-#[derive(Clone, Copy, Debug)]
-pub struct DetachAfter<'a> {
-    pub after: Duration,
+pub mod lines;
+
+/// When a run becomes a task if it still runs: after `after` (at once if zero), or the moment a
+/// line of its clean text matches `on_line`; named `name` (else the name it asked for at its
+/// start, else one after its command).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DetachWhen<'a> {
+    pub after: Option<Duration>,
+    pub on_line: Option<&'a regex::Regex>,
     pub name: Option<&'a str>,
+}
+
+impl DetachWhen<'_> {
+    fn is_never(&self) -> bool {
+        self.after.is_none() && self.on_line.is_none()
+    }
 }
 
 /// A run's result, to come.
@@ -415,31 +425,89 @@ impl Link {
         &self,
         id: &str,
         result: RunResult,
-        detach: Option<DetachAfter<'_>>,
+        detach: DetachWhen<'_>,
         refused: impl FnOnce(anyhow::Error),
     ) -> anyhow::Result<CallResult> {
         tokio::pin!(result);
-        let finished = match detach {
-            None => result.await,
-            Some(detach) => tokio::select! {
-                finished = &mut result => finished,
-                () = tokio::time::sleep(detach.after) => {
-                    let reason = if detach.after.is_zero() {
-                        "started in the background".to_owned()
-                    } else {
-                        format!("still running after {} s", detach.after.as_secs_f64())
-                    };
-                    // A call that ended meanwhile gives its normal result.
-                    if let Err(err) = self.detach(id, detach.name, &reason).await {
-                        if self.entry(id).await.is_ok_and(|entry| entry.state.is_running()) {
-                            refused(err);
-                        }
-                    }
-                    result.await
-                }
-            },
+        if detach.is_never() {
+            return result.await.context("the call's waiter stopped")?;
+        }
+        let timer = async {
+            let Some(after) = detach.after else {
+                return std::future::pending().await;
+            };
+            tokio::time::sleep(after).await;
+            if after.is_zero() {
+                "started in the background".to_owned()
+            } else {
+                format!("still running after {} s", after.as_secs_f64())
+            }
+        };
+        let ready_line = async {
+            let Some(pattern) = detach.on_line else {
+                return std::future::pending().await;
+            };
+            match self.first_line_matching(id, pattern).await {
+                Ok(Some(line)) => format!("matched /{pattern}/: {line}"),
+                // It ended first, or its output cannot be read: its result says.
+                _ => std::future::pending().await,
+            }
+        };
+        let finished = tokio::select! {
+            finished = &mut result => finished,
+            reason = timer => self.detach_for(id, detach.name, &reason, refused, result).await,
+            reason = ready_line => self.detach_for(id, detach.name, &reason, refused, result).await,
         };
         finished.context("the call's waiter stopped")?
+    }
+
+    async fn detach_for(
+        &self,
+        id: &str,
+        name: Option<&str>,
+        reason: &str,
+        refused: impl FnOnce(anyhow::Error),
+        result: std::pin::Pin<&mut RunResult>,
+    ) -> Result<anyhow::Result<CallResult>, tokio::task::JoinError> {
+        // A call that ended meanwhile gives its normal result.
+        if let Err(err) = self.detach(id, name, reason).await {
+            if self
+                .entry(id)
+                .await
+                .is_ok_and(|entry| entry.state.is_running())
+            {
+                refused(err);
+            }
+        }
+        result.await
+    }
+
+    /// The first line of the entry's clean text, from its start, that matches `pattern`, as it
+    /// comes; `None` when it ends first.
+    async fn first_line_matching(
+        &self,
+        id: &str,
+        pattern: &regex::Regex,
+    ) -> anyhow::Result<Option<String>> {
+        const PIECE: usize = 64 * 1024;
+        let mut lines = lines::LineMatcher::new(pattern.clone());
+        let mut offset = 0;
+        loop {
+            let slice = self.output(id, Some(offset), PIECE).await?;
+            if slice.next_offset > offset {
+                offset = slice.next_offset;
+                if let Some(line) = lines.feed(&slice.text) {
+                    return Ok(Some(line));
+                }
+                continue;
+            }
+            let more = self
+                .wait_output(id, offset, Duration::from_secs(3600))
+                .await?;
+            if !more && !self.entry(id).await?.state.is_running() {
+                return Ok(None);
+            }
+        }
     }
 
     /// Whether the core still answers (a server may have been stopped or restarted).

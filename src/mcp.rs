@@ -30,7 +30,8 @@ use serde::de::DeserializeOwned;
 
 use crate::call::{CallOptions, CallResult};
 use crate::core::{CallRequest, CoreEvent, EntryInfo, EntryKind, ErrorCode};
-use crate::link::{DetachAfter, Link, LinkEvent, RunResult};
+use crate::link::lines::LineMatcher;
+use crate::link::{DetachWhen, Link, LinkEvent, RunResult};
 
 /// A bash call's timeout when the agent gives none.
 const DEFAULT_TIMEOUT_MS: u64 = 10 * 60 * 1000;
@@ -57,8 +58,10 @@ live by the person supervising you. Returns the output when the command ends (co
 very long output keeps its head and tail and names the file with all of it). isError is true \
 when it exits non-zero or times out (timeout_ms, default 600000, kills it).\n\n\
 Commands that do not end by themselves (dev servers, watchers, `tail -f`) or that take long: pass \
-run_in_background: true to start one straight as a background task, or detach_after_ms to turn \
-the call into a task if it still runs after that long. The person may also detach any call.\n\n\
+run_in_background: true to start one straight as a background task, detach_after_ms to turn \
+the call into a task if it still runs after that long, or detach_on, a regular expression, to \
+turn it into one the moment a line of its output matches (a dev server: detach_on \
+\"listening|ready\"), returning its output so far. The person may also detach any call.\n\n\
 A detached call returns at once: its output so far, then a line `[Detached to background task \
 t3: reason]`. That is not an error and the process did not stop: it keeps running as task t3. \
 Read what it writes next with task_output (which can wait for a line matching a pattern), type \
@@ -113,6 +116,9 @@ struct BashArgs {
     run_in_background: Option<bool>,
     /// Detach it into a background task if it still runs after this long, and return then.
     detach_after_ms: Option<u64>,
+    /// A regular expression: detach it the moment a line of its output matches (a server
+    /// saying it listens), and return then with the output so far.
+    detach_on: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -288,6 +294,14 @@ impl Bridge {
         if args.timeout_ms == Some(0) {
             return Err("`timeout_ms` must be more than 0 (or left out for 600000)".into());
         }
+        let detach_on = args
+            .detach_on
+            .as_deref()
+            .map(|pattern| {
+                Regex::new(pattern)
+                    .map_err(|err| format!("`detach_on` is not a valid regular expression: {err}"))
+            })
+            .transpose()?;
         if args.detach_after_ms == Some(0) {
             return Err(
                 "`detach_after_ms` must be more than 0: to start it as a task at once, \
@@ -330,7 +344,11 @@ impl Bridge {
         } else {
             args.detach_after_ms.map(Duration::from_millis)
         };
-        let detach = after.map(|after| DetachAfter { after, name: None });
+        let detach = DetachWhen {
+            after,
+            on_line: detach_on.as_ref(),
+            name: None,
+        };
         let finished = tokio::select! {
             finished = link.finish_run(&id, result, detach, |_| {}) => finished,
             () = cancelled => {
@@ -432,7 +450,7 @@ impl Bridge {
         let mut last_output = tokio::time::Instant::now();
         let outcome = loop {
             // In order, max_bytes at most; looking for a pattern, all of it, keeping the newest.
-            let room = if reader.pattern.is_some() {
+            let room = if reader.looks_for_a_line() {
                 max_bytes
             } else {
                 max_bytes - reader.kept_bytes.min(max_bytes)
@@ -450,7 +468,7 @@ impl Bridge {
                 last_output = now;
                 // Full: a request for less than a character's bytes could only return one
                 // whole, past the limit.
-                if reader.pattern.is_none() && reader.kept_bytes + 4 > max_bytes {
+                if !reader.looks_for_a_line() && reader.kept_bytes + 4 > max_bytes {
                     break Waited::Full;
                 }
                 // More may be there already: read it before waiting.
@@ -789,12 +807,10 @@ struct OutputReader {
     since: u64,
     next_offset: u64,
     max_bytes: usize,
-    pattern: Option<Regex>,
+    lines: Option<LineMatcher>,
     /// Slices kept, oldest first: (raw offset it starts at, text).
     kept: std::collections::VecDeque<(u64, String)>,
     kept_bytes: usize,
-    /// The last line so far, not ended yet: it may match once it goes on.
-    open_line: String,
 }
 
 impl OutputReader {
@@ -803,11 +819,14 @@ impl OutputReader {
             since,
             next_offset: since,
             max_bytes,
-            pattern,
+            lines: pattern.map(LineMatcher::new),
             kept: std::collections::VecDeque::new(),
             kept_bytes: 0,
-            open_line: String::new(),
         }
+    }
+
+    fn looks_for_a_line(&self) -> bool {
+        self.lines.is_some()
     }
 
     /// Whether any output was read.
@@ -821,25 +840,16 @@ impl OutputReader {
             return None;
         }
         self.next_offset = slice.next_offset;
-        let matched = self.pattern.as_ref().and_then(|pattern| {
-            let joined = std::mem::take(&mut self.open_line) + &slice.text;
-            let mut lines = joined.split('\n').peekable();
-            let mut found = None;
-            while let Some(line) = lines.next() {
-                if lines.peek().is_none() {
-                    line.clone_into(&mut self.open_line);
-                }
-                if found.is_none() && pattern.is_match(line) {
-                    found = Some(line.to_owned());
-                }
-            }
-            found
-        });
+        // An open line too: a prompt waits on one.
+        let matched = self
+            .lines
+            .as_mut()
+            .and_then(|lines| lines.feed(&slice.text).or_else(|| lines.open_line_match()));
         self.kept_bytes += slice.text.len();
         self.kept.push_back((slice.from, slice.text));
         // Looking for a pattern, only the newest text is kept: it may be met after a lot of
         // output. Read in order, the text was asked for within max_bytes.
-        while self.pattern.is_some() && self.kept_bytes > self.max_bytes && self.kept.len() > 1 {
+        while self.looks_for_a_line() && self.kept_bytes > self.max_bytes && self.kept.len() > 1 {
             if let Some((_, text)) = self.kept.pop_front() {
                 self.kept_bytes -= text.len();
             }
@@ -864,7 +874,7 @@ impl OutputReader {
             ));
         }
         let mut body: String = self.kept.iter().map(|(_, text)| text.as_str()).collect();
-        if self.pattern.is_some() && body.len() > self.max_bytes {
+        if self.looks_for_a_line() && body.len() > self.max_bytes {
             // One slice longer than asked (cleaning can grow invalid bytes): keep its end.
             let mut cut = body.len() - self.max_bytes;
             while !body.is_char_boundary(cut) {
@@ -877,8 +887,8 @@ impl OutputReader {
             ));
         }
         let ended = !entry.state.is_running();
-        if let Some(pattern) = &self.pattern {
-            let pattern = pattern.as_str();
+        if let Some(lines) = &self.lines {
+            let pattern = lines.pattern().as_str();
             notes.push(match outcome {
                 Waited::Matched(line) => format!("[matched /{pattern}/: {:?}]", line.trim_end()),
                 _ if ended => format!("[the task ended with no line matching /{pattern}/]"),

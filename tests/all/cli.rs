@@ -507,3 +507,30 @@ fn oino_screen_prints_what_a_task_shows_as_text_ansi_or_json() {
     assert_eq!(missing.status.code(), Some(2), "{missing:?}");
     assert!(String::from_utf8_lossy(&missing.stderr).contains("nothing"));
 }
+
+#[test]
+fn oino_run_detaches_on_a_ready_line_with_the_output_so_far() {
+    let server = ServerGuard::new("detach-on");
+    let ran = server
+        .oino(&[
+            "run",
+            "--detach-on",
+            "^ready in \\d+ ms$",
+            "--",
+            "echo starting; sleep 0.2; echo 'ready in 12 ms'; sleep 600",
+        ])
+        .output()
+        .expect("oino run");
+    assert!(ran.status.success(), "{ran:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&ran.stdout),
+        "starting\nready in 12 ms\n\n\n[Detached to background task t1: matched /^ready in \\d+ ms$/: \
+         ready in 12 ms]\n"
+    );
+    let bad = server
+        .oino(&["run", "--detach-on", "[", "--", "true"])
+        .output()
+        .expect("oino run");
+    assert_eq!(bad.status.code(), Some(2), "{bad:?}");
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--detach-on \"[\" is not a regular"));
+}

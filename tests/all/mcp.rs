@@ -1394,3 +1394,36 @@ async fn wait_until_async_screen(agent: &Agent, task: &str, text: &str, screen: 
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
 }
+
+#[tokio::test]
+async fn a_call_detaches_the_moment_a_line_matches_detach_on_or_returns_if_it_ends_first() {
+    let agent = Agent::start("mcp-ready").await;
+    let started = agent
+        .call(
+            "bash",
+            json!({
+                "command": "echo compiling; sleep 0.3; echo 'listening on :3000'; sleep 600",
+                "detach_on": "listening on :\\d+",
+            }),
+        )
+        .await;
+    assert!(!is_error(&started), "{:?}", texts(&started));
+    assert_eq!(
+        texts(&started)[0],
+        format!(
+            "compiling\nlistening on :3000\n{MARKER_PREFIX}t1: matched /listening on :\\d+/: \
+             listening on :3000]"
+        )
+    );
+    let ended = agent
+        .call(
+            "bash",
+            json!({"command": "echo done", "detach_on": "never"}),
+        )
+        .await;
+    assert_eq!(texts(&ended), ["done\n"]);
+    let bad = agent
+        .call("bash", json!({"command": "true", "detach_on": "("}))
+        .await;
+    assert!(is_error(&bad) && texts(&bad)[0].contains("`detach_on` is not a valid"));
+}
