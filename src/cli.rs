@@ -82,6 +82,11 @@ pub enum Command {
 pub struct McpArgs {
     #[command(flatten)]
     pub server: ServerChoice,
+    /// Detach every bash call still running after SECS seconds into a background task (unless
+    /// the call gives its own `detach_after_ms`): set it below the client's own request timeout
+    /// (60 s in Codex), so that a long call returns instead of being cancelled and killed.
+    #[arg(long, value_name = "SECS")]
+    pub detach_after: Option<f64>,
 }
 
 /// Where the server is: `--socket`, else a session's socket (`-s`), else `OINO_SOCKET`.
@@ -325,9 +330,15 @@ pub fn main() -> ExitCode {
             }
         },
         Some(Command::Headless(args)) => headless(&args),
-        Some(Command::Mcp(args)) => match runtime() {
-            Ok(runtime) => {
-                let served = runtime.block_on(crate::mcp::serve(args.server.path()));
+        Some(Command::Mcp(args)) => match (
+            args.detach_after
+                .map(|value| seconds("--detach-after", value))
+                .transpose(),
+            runtime(),
+        ) {
+            (Err(err), _) => report("oino mcp", &err),
+            (Ok(detach_after), Ok(runtime)) => {
+                let served = runtime.block_on(crate::mcp::serve(args.server.path(), detach_after));
                 // A read of standard input cannot be cancelled: ending on a signal must not wait
                 // for it.
                 runtime.shutdown_background();
@@ -339,7 +350,7 @@ pub fn main() -> ExitCode {
                     }
                 }
             }
-            Err(code) => code,
+            (Ok(_), Err(code)) => code,
         },
         Some(Command::Remote(command)) => {
             if let remote::Command::Server(args) = &command {

@@ -19,8 +19,8 @@ use regex::Regex;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     JsonObject, ListToolsResult, LoggingLevel, LoggingMessageNotificationParam,
-    PaginatedRequestParams, RequestId, ServerCapabilities, ServerConfig, SetLevelRequestParams,
-    Tool, ToolAnnotations,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, RequestId,
+    ServerCapabilities, ServerConfig, SetLevelRequestParams, Tool, ToolAnnotations,
 };
 use rmcp::schemars::JsonSchema;
 use rmcp::service::{Peer, RequestContext, RoleServer};
@@ -35,6 +35,8 @@ use crate::link::{DetachWhen, Link, LinkEvent, RunResult};
 
 /// A bash call's timeout when the agent gives none.
 const DEFAULT_TIMEOUT_MS: u64 = 10 * 60 * 1000;
+/// The longest timeout a bash call may ask for.
+const MAX_TIMEOUT_MS: u64 = 24 * 60 * 60 * 1000;
 /// Text returned by `task_output` when the agent gives no `max_bytes`.
 const DEFAULT_OUTPUT_BYTES: usize = 30_000;
 /// The most `task_output` returns at once, whatever is asked.
@@ -54,18 +56,20 @@ keeps running. Follow it with task_output, see its screen with task_screen, type
 task_input, end it with task_kill, and see every task with task_list.";
 
 const BASH_DESCRIPTION: &str = "Run a shell command with `bash -c` in its own terminal, watched \
-live by the person supervising you. Returns the output when the command ends (colors removed; \
-very long output keeps its head and tail and names the file with all of it). isError is true \
-when it exits non-zero or times out (timeout_ms, default 600000, kills it).\n\n\
-Commands that do not end by themselves (dev servers, watchers, `tail -f`) or that take long: pass \
-run_in_background: true to start one straight as a background task, detach_after_ms to turn \
-the call into a task if it still runs after that long, or detach_on, a regular expression, to \
-turn it into one the moment a line of its output matches (a dev server: detach_on \
-\"listening|ready\"), returning its output so far. The person may also detach any call.\n\n\
+live by the person supervising you. Returns its output when it ends: stdout and stderr merged, as \
+a terminal shows them, colors removed; past 30000 bytes the head and tail are kept, with the \
+path of a file holding all of it. isError is true when it exits non-zero or times out \
+(timeout_ms, default 600000, at most 86400000, kills it and all it started).\n\n\
+Commands that do not end by themselves (dev servers, watchers, `tail -f`) or take long: \
+run_in_background: true starts one straight as a background task; detach_after_ms turns the \
+call into a task if it still runs after that long (keep it below your client's own request \
+timeout, often 60000: a request the client gives up on is cancelled, which ends the command); \
+detach_on, a regular expression, turns it into one the moment a line of output matches (a dev \
+server: \"listening|ready\"). The person may also detach any call.\n\n\
 A detached call returns at once: its output so far, then a line `[Detached to background task \
 t3: reason]`. That is not an error and the process did not stop: it keeps running as task t3. \
-Read what it writes next with task_output (which can wait for a line matching a pattern), type \
-into it with task_input, stop it with task_kill.\n\n\
+Read what it writes next with task_output, see its screen with task_screen, type into it with \
+task_input, stop it with task_kill. When it ends, a later result tells you once.\n\n\
 Each call starts a fresh bash: `cd` and `export` do not carry over to the next call; pass cwd \
 instead. Stdin is a terminal, so a command that asks a question waits for an answer: prefer \
 non-interactive flags.";
@@ -96,8 +100,8 @@ const TASK_KILL_DESCRIPTION: &str = "End a background task and every process it 
 
 const TASK_INPUT_DESCRIPTION: &str = "Type text into a running background task's terminal, as \
 if at its keyboard, then press Enter unless enter is false. Control characters work (send them \
-with enter: false): \"\\u0003\" is Ctrl-C, \"\\u0004\" Ctrl-D (end of input). Returns the offset \
-to read the task's answer from with task_output.";
+with enter: false): \"\\u0003\" is Ctrl-C, \"\\u0004\" Ctrl-D (end of input). Then read its \
+answer with task_output (idle_ms 500 waits until it has answered).";
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -105,7 +109,8 @@ to read the task's answer from with task_output.";
 struct BashArgs {
     /// The command, run by `bash -c`.
     command: String,
-    /// Kill the command (and all it started) if it runs longer than this. Default 600000.
+    /// Kill the command (and all it started) if it runs longer than this. Default 600000, at
+    /// most 86400000.
     timeout_ms: Option<u64>,
     /// Folder to run in: absolute, or relative to the agent's. Default: the agent's folder.
     cwd: Option<PathBuf>,
@@ -186,6 +191,8 @@ type ToolResult = Result<CallToolResult, ToolError>;
 /// The bridge: the MCP side of one agent.
 pub struct Bridge {
     socket: PathBuf,
+    /// When a call that says nothing of it is detached (`oino mcp --detach-after`).
+    detach_after: Option<Duration>,
     link: tokio::sync::Mutex<Option<Link>>,
     /// Per entry id, the raw offset up to which this bridge has returned its output.
     cursors: std::sync::Mutex<std::collections::HashMap<String, u64>>,
@@ -208,7 +215,7 @@ fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Serves MCP on standard input and output until the client closes it (or a signal). The server
 /// ends the calls the bridge still waited for, as their connections close; tasks keep running.
-pub async fn serve(socket: PathBuf) -> anyhow::Result<()> {
+pub async fn serve(socket: PathBuf, detach_after: Option<Duration>) -> anyhow::Result<()> {
     use std::io::IsTerminal;
     use tokio::signal::unix::{SignalKind, signal};
     if std::io::stdin().is_terminal() {
@@ -221,7 +228,7 @@ pub async fn serve(socket: PathBuf) -> anyhow::Result<()> {
     let mut interrupt = signal(SignalKind::interrupt())?;
     let (transport, input_ended) = transport::lines(tokio::io::stdin(), tokio::io::stdout());
     let serving = async {
-        let service = Bridge::new(socket).serve(transport).await?;
+        let service = Bridge::new(socket, detach_after).serve(transport).await?;
         service.waiting().await?;
         anyhow::Ok(())
     };
@@ -237,10 +244,12 @@ pub async fn serve(socket: PathBuf) -> anyhow::Result<()> {
 }
 
 impl Bridge {
+    /// A bridge to the server at `socket`; `detach_after`, the detach of a call that gives none.
     #[must_use]
-    pub fn new(socket: PathBuf) -> Self {
+    pub fn new(socket: PathBuf, detach_after: Option<Duration>) -> Self {
         Self {
             socket,
+            detach_after,
             link: tokio::sync::Mutex::new(None),
             cursors: std::sync::Mutex::default(),
             watched: Arc::default(),
@@ -285,14 +294,25 @@ impl Bridge {
         &self,
         args: Option<JsonObject>,
         request_id: &RequestId,
+        progress: Option<(Peer<RoleServer>, ProgressToken)>,
         cancelled: impl Future<Output = ()>,
     ) -> ToolResult {
         let args: BashArgs = arguments("bash", args)?;
         if args.command.trim().is_empty() {
             return Err("`command` is empty: give the shell command to run".into());
         }
-        if args.timeout_ms == Some(0) {
-            return Err("`timeout_ms` must be more than 0 (or left out for 600000)".into());
+        match args.timeout_ms {
+            Some(0) => {
+                return Err("`timeout_ms` must be more than 0 (or left out for 600000)".into());
+            }
+            Some(timeout) if timeout > MAX_TIMEOUT_MS => {
+                return Err(format!(
+                    "`timeout_ms` is at most {MAX_TIMEOUT_MS} (a day): for a command that runs \
+                     longer, pass run_in_background: true"
+                )
+                .into());
+            }
+            _ => {}
         }
         let detach_on = args
             .detach_on
@@ -342,7 +362,9 @@ impl Bridge {
         let after = if args.run_in_background == Some(true) {
             Some(Duration::ZERO)
         } else {
-            args.detach_after_ms.map(Duration::from_millis)
+            args.detach_after_ms
+                .map(Duration::from_millis)
+                .or(self.detach_after)
         };
         let detach = DetachWhen {
             after,
@@ -351,6 +373,7 @@ impl Bridge {
         };
         let finished = tokio::select! {
             finished = link.finish_run(&id, result, detach, |_| {}) => finished,
+            () = report_progress(&link, &id, progress) => unreachable!("progress reports go on"),
             () = cancelled => {
                 // The agent stopped waiting (its user interrupted): end what it started.
                 let _ = link.kill(&id).await;
@@ -730,6 +753,48 @@ impl Bridge {
     }
 }
 
+/// While a call runs, tells a client that asked for progress (with a `progressToken`) the
+/// newest line of output, once a second: clients that show progress show it live, and clients
+/// that reset their request timeout on progress keep waiting. Never ends.
+async fn report_progress(
+    link: &Link,
+    id: &str,
+    progress: Option<(Peer<RoleServer>, ProgressToken)>,
+) {
+    const EVERY: Duration = Duration::from_secs(1);
+    let Some((peer, token)) = progress else {
+        return std::future::pending().await;
+    };
+    let mut seconds = 0_u32;
+    loop {
+        tokio::time::sleep(EVERY).await;
+        seconds += 1;
+        let newest = newest_line(link, id)
+            .await
+            .unwrap_or_else(|| "(no output yet)".to_owned());
+        let mut report = ProgressNotificationParam::new(token.clone(), f64::from(seconds));
+        report.message = Some(format!("{seconds} s: {newest}"));
+        let _ = peer.notify_progress(report).await;
+    }
+}
+
+/// The last line of the entry's output that is not blank, shortened to a line's worth.
+async fn newest_line(link: &Link, id: &str) -> Option<String> {
+    const TAIL: u64 = 4096;
+    let entry = link.entry(id).await.ok()?;
+    let tail = link
+        .output(id, Some(entry.bytes.saturating_sub(TAIL)), 4096)
+        .await
+        .ok()?;
+    let last = tail
+        .text
+        .lines()
+        .rev()
+        .map(str::trim)
+        .find(|line| !line.is_empty())?;
+    Some(last.chars().take(200).collect())
+}
+
 /// MCP's log levels, least severe first.
 #[allow(deprecated)] // MCP's logging is deprecated in favour of nothing yet; clients show it.
 const LOG_LEVELS: [LoggingLevel; 8] = [
@@ -1070,7 +1135,16 @@ impl ServerHandler for Bridge {
         *lock(&self.peer) = Some(context.peer.clone());
         let args = request.arguments;
         let outcome = match request.name.as_ref() {
-            "bash" => self.bash(args, &context.id, context.ct.cancelled()).await,
+            "bash" => {
+                let progress = request
+                    .meta
+                    .as_ref()
+                    .and_then(rmcp::model::RequestMetaObject::get_progress_token)
+                    .or_else(|| context.meta.get_progress_token())
+                    .map(|token| (context.peer.clone(), token));
+                self.bash(args, &context.id, progress, context.ct.cancelled())
+                    .await
+            }
             "task_output" => self.task_output(args).await,
             "task_screen" => self.task_screen(args).await,
             "task_list" => self.task_list(args).await,

@@ -553,6 +553,17 @@ async fn bad_arguments_to_every_tool_give_tool_errors_that_say_what_to_do() {
             json!({"task": "nope", "max_bytes": 0}),
             "more than 0",
         ),
+        (
+            "task_output",
+            json!({"task": "nope", "idle_ms": 0}),
+            "`idle_ms` must be more than 0",
+        ),
+        (
+            "bash",
+            json!({"command": "true", "timeout_ms": 86_400_001}),
+            "`timeout_ms` is at most 86400000",
+        ),
+        ("task_screen", json!({"task": "nope"}), "no task `nope`"),
         ("task_list", json!({"all": true}), "unknown field `all`"),
         ("task_kill", json!({"task": "nope"}), "no task `nope`"),
         ("task_kill", json!({"name": "x"}), "unknown field `name`"),
@@ -1426,4 +1437,91 @@ async fn a_call_detaches_the_moment_a_line_matches_detach_on_or_returns_if_it_en
         .call("bash", json!({"command": "true", "detach_on": "("}))
         .await;
     assert!(is_error(&bad) && texts(&bad)[0].contains("`detach_on` is not a valid"));
+}
+
+#[tokio::test]
+async fn a_long_call_reports_progress_with_its_newest_line_when_asked() {
+    let server = ServerGuard::new("mcp-progress");
+    let (sender, mut notifications) = tokio::sync::mpsc::unbounded_channel();
+    let client = Listener(sender)
+        .serve(bridge(&server))
+        .await
+        .expect("the MCP handshake");
+    let command = "echo step 1; sleep 1.5; echo step 2; sleep 1.5";
+    let Value::Object(arguments) = json!({"command": command}) else {
+        unreachable!()
+    };
+    let mut params = CallToolRequestParams::new("bash").with_arguments(arguments);
+    params.meta = Some(rmcp::model::RequestMetaObject::with_progress_token(
+        rmcp::model::ProgressToken(rmcp::model::NumberOrString::String("long-1".into())),
+    ));
+    let result = client.peer().call_tool(params).await.expect("bash");
+    assert_eq!(texts(&result), ["step 1\nstep 2\n"]);
+    let mut reports = Vec::new();
+    while let Ok((kind, text)) = notifications.try_recv() {
+        assert_eq!(kind, "progress");
+        reports.push(text);
+    }
+    assert!(
+        (2..=4).contains(&reports.len()),
+        "about one report a second: {reports:?}"
+    );
+    assert!(reports[0].starts_with("1 s: step "), "{reports:?}");
+    assert!(
+        reports.iter().any(|report| report.ends_with(": step 2")),
+        "{reports:?}"
+    );
+
+    drop(client);
+
+    // No token (rmcp's client always sends one; this one is raw), no reports: the next message
+    // is the result.
+    let mut raw = RawBridge::start(&server);
+    raw.send(&json!({
+        "jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "bash", "arguments": {"command": command}},
+    }));
+    let reply = raw.reply();
+    assert_eq!(reply["id"], 7, "{reply}");
+    assert_eq!(reply["result"]["content"][0]["text"], "step 1\nstep 2\n");
+}
+
+#[tokio::test]
+async fn oino_mcp_detach_after_detaches_calls_that_give_no_detach_of_their_own() {
+    let server = ServerGuard::new("mcp-default-detach");
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_oino"));
+    command
+        .args(["mcp", "--detach-after", "0.3"])
+        .env("OINO_SOCKET", &server.socket)
+        .env("XDG_STATE_HOME", &server.state);
+    let client =
+        ().serve(TokioChildProcess::new(command).expect("oino mcp"))
+            .await
+            .expect("the MCP handshake");
+    let long = call(
+        client.peer(),
+        "bash",
+        json!({"command": "echo up; sleep 600"}),
+    )
+    .await
+    .expect("bash");
+    assert_eq!(
+        texts(&long)[0],
+        format!("up\n{MARKER_PREFIX}t1: still running after 0.3 s]")
+    );
+    let own = call(
+        client.peer(),
+        "bash",
+        json!({"command": "sleep 1; echo finished", "detach_after_ms": 60_000}),
+    )
+    .await
+    .expect("bash");
+    assert_eq!(texts(&own), ["finished\n"]);
+    drop(client);
+
+    let bad = server
+        .oino(&["mcp", "--detach-after", "-1"])
+        .output()
+        .expect("oino mcp");
+    assert_eq!(bad.status.code(), Some(2), "{bad:?}");
 }
