@@ -64,11 +64,25 @@ pub enum TimeoutPolicy {
     Detach,
 }
 
+/// What the waiter of a call does when the call waits for someone to type.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "snake_case")]
+pub enum InputPolicy {
+    /// Keep waiting: someone answers in the interface, or with `oino send`.
+    #[default]
+    Wait,
+    /// Detach it into a task and return with the output so far (its prompt last).
+    Detach,
+    /// Kill it.
+    Kill,
+}
+
 /// How one call runs.
 #[derive(Clone, Debug)]
 pub struct CallOptions {
     pub timeout: Option<Duration>,
     pub on_timeout: TimeoutPolicy,
+    pub on_input: InputPolicy,
     pub max_result_bytes: usize,
     pub exit_grace: Duration,
     pub kill_grace: Duration,
@@ -79,6 +93,7 @@ impl Default for CallOptions {
         Self {
             timeout: None,
             on_timeout: TimeoutPolicy::Kill,
+            on_input: InputPolicy::Wait,
             max_result_bytes: crate::output::DEFAULT_MAX_RESULT_BYTES,
             exit_grace: DEFAULT_EXIT_GRACE,
             kill_grace: crate::pty::DEFAULT_KILL_GRACE,

@@ -168,6 +168,11 @@ pub struct RunArgs {
     /// What a timeout does.
     #[arg(long, value_enum, default_value = "kill", value_name = "POLICY")]
     pub on_timeout: OnTimeout,
+    /// What happens when the command waits for someone to type (a prompt, a password): detach
+    /// it into a task and print what it showed, keep waiting (answer with `oino send`, or in
+    /// `oino`), or kill it.
+    #[arg(long, value_enum, default_value = "detach", value_name = "POLICY")]
+    pub on_input: crate::call::InputPolicy,
     /// Directory to run in (default: the current one).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
@@ -294,6 +299,7 @@ impl RunArgs {
                         OnTimeout::Detach => TimeoutPolicy::Detach,
                     },
                     max_result_bytes: self.max_bytes,
+                    on_input: self.on_input,
                     ..CallOptions::default()
                 },
                 task_name: self.name.clone(),

@@ -13,6 +13,7 @@
 
 mod entries;
 pub mod error;
+mod input;
 pub mod tasks;
 pub mod types;
 
@@ -44,6 +45,8 @@ const MAX_FORGOTTEN: usize = 10_000;
 const FINISHED_SCREENS_KEPT: usize = 50;
 /// Events a core reports.
 const EVENT_BUFFER: usize = 1024;
+/// How long a detached call's waiter waits for its task to be adopted, at most (it is at once).
+const ADOPT_WAIT: Duration = Duration::from_secs(5);
 
 /// A started call: its id, and its result once it ends or is detached.
 #[derive(Debug)]
@@ -200,10 +203,14 @@ impl Core {
                 state: EntryState::Running,
                 timed_out: false,
                 ended_at: None,
+                waiting_for_input: None,
             }),
+            on_input: request.options.on_input,
+            waiter: request.waiter,
         });
         self.lock().entries.push(Arc::clone(&entry));
         self.emit(CoreEvent::Started { id: id.clone() });
+        tokio::spawn(self.clone().watch_for_input(Arc::clone(&entry)));
 
         let runner = CallRunner::new(process, sink, registration, request.options);
         let (result_tx, result) = oneshot::channel();
@@ -294,7 +301,14 @@ impl Core {
                 }
                 result
             }
-            CallEnd::Detached(result) => result,
+            CallEnd::Detached(result) => {
+                // The detach adopts the process as a task; its waiter hears of the task once it
+                // can be found by its id.
+                let mut status = entry.status.subscribe();
+                let adopted = status.wait_for(|status| status.task.is_some());
+                let _ = tokio::time::timeout(ADOPT_WAIT, adopted).await;
+                result
+            }
             CallEnd::TimedOut { detached, timeout } => {
                 let reason = format!(
                     "still running after its timeout of {} s",

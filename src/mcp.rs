@@ -28,7 +28,7 @@ use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use crate::call::{CallOptions, CallResult};
+use crate::call::{CallOptions, CallResult, InputPolicy};
 use crate::core::{CallRequest, CoreEvent, EntryInfo, EntryKind, ErrorCode};
 use crate::link::lines::LineMatcher;
 use crate::link::{DetachWhen, Link, LinkEvent, RunResult};
@@ -352,6 +352,8 @@ impl Bridge {
                 timeout: Some(Duration::from_millis(
                     args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS),
                 )),
+                // A prompt would hold the agent until the timeout: it gets the prompt instead.
+                on_input: InputPolicy::Detach,
                 ..CallOptions::default()
             },
             ..CallRequest::new(args.command)
@@ -591,11 +593,15 @@ impl Bridge {
             .filter(|entry| entry.kind == EntryKind::Task)
             .map(|entry| {
                 let end = entry.ended_ms.unwrap_or(now);
+                let state = match (&entry.waiting_for_input, entry.state.is_running()) {
+                    (Some(prompt), true) => format!("running, waiting for input: {prompt:?}"),
+                    _ => entry.state.to_string(),
+                };
                 format!(
                     "{} {:?}: {} · {} s · pid {} · {} of output{} · $ {}",
                     entry.task_id.as_deref().unwrap_or(&entry.id),
                     entry.name.as_deref().unwrap_or_default(),
-                    entry.state,
+                    state,
                     end.saturating_sub(entry.started_ms) / 1000,
                     entry.pid,
                     byte_size(entry.bytes.saturating_sub(entry.detach_offset)),
@@ -1211,6 +1217,7 @@ mod tests {
             detach_offset: 0,
             log_path: "/dev/null".into(),
             log_error: None,
+            waiting_for_input: None,
         }
     }
 

@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, watch};
 
 pub mod exec;
+pub mod waiting;
 
 /// Bytes asked of the PTY in one read.
 pub const READ_CHUNK_BYTES: usize = 64 * 1024;
@@ -654,6 +655,14 @@ impl ProcessControl {
         }
     }
 
+    /// Whether a process in the foreground of the call's terminal is blocked reading it (see
+    /// [`waiting::reading_terminal`]); never once the shell is reaped.
+    #[must_use]
+    pub fn reading_terminal(&self) -> bool {
+        let reaped = self.reaped_guard();
+        !*reaped && waiting::reading_terminal(pid_as_i32(self.inner.pid))
+    }
+
     /// Whether any process of the tree is still alive (zombies do not count).
     #[must_use]
     pub fn tree_alive(&self) -> bool {
@@ -726,6 +735,10 @@ pub mod proc_scan {
         pub parent: i32,
         pub group: i32,
         pub session: i32,
+        /// The foreground process group of its terminal (-1 without one).
+        pub terminal_group: i32,
+        /// `R` running, `S` sleeping (waiting for something), `D`, `T`…
+        pub state: char,
         /// When it started, in clock ticks since boot.
         pub started: u64,
     }
@@ -759,20 +772,24 @@ pub mod proc_scan {
         // The command name may hold spaces and parentheses: fields start after the last ')'.
         let rest = &text[text.rfind(')')? + 1..];
         let mut fields = rest.split_whitespace();
-        let state = fields.next()?;
-        if state == "Z" || state == "X" {
+        let state = fields.next()?.chars().next()?;
+        if state == 'Z' || state == 'X' {
             return None;
         }
         let parent = fields.next()?.parse().ok()?;
         let group = fields.next()?.parse().ok()?;
         let session = fields.next()?.parse().ok()?;
-        // Field 22 of the line; `session` was field 6.
-        let started = fields.nth(22 - 7).and_then(|field| field.parse().ok())?;
+        let _terminal = fields.next()?;
+        let terminal_group = fields.next()?.parse().ok()?;
+        // Field 22 of the line; `terminal_group` was field 8.
+        let started = fields.nth(22 - 9).and_then(|field| field.parse().ok())?;
         Some(ProcessStat {
             pid,
             parent,
             group,
             session,
+            terminal_group,
+            state,
             started,
         })
     }

@@ -226,7 +226,11 @@ async fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
         "ID", "TASK", "NAME", "STATE", "PID", "TIME"
     );
     for entry in &entries {
-        let state = format!("{:#}", entry.state);
+        let state = if entry.state.is_running() && entry.waiting_for_input.is_some() {
+            "input?".to_owned()
+        } else {
+            format!("{:#}", entry.state)
+        };
         let elapsed = crate::time::format_elapsed(crate::time::shown_elapsed_ms(
             entry.started_ms,
             entry.ended_ms.unwrap_or(now),
@@ -246,6 +250,15 @@ async fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
             elapsed,
             entry.command
         );
+    }
+    for entry in &entries {
+        if let (Some(prompt), true) = (&entry.waiting_for_input, entry.state.is_running()) {
+            let key = entry.task_id.as_deref().unwrap_or(&entry.id);
+            let _ = writeln!(
+                out,
+                "? {key} waits for input: {prompt} (answer with `oino send {key} TEXT --enter`)"
+            );
+        }
     }
     for entry in entries.iter().filter(|entry| entry.log_error.is_some()) {
         let _ = writeln!(

@@ -9,8 +9,9 @@ use tokio::sync::watch;
 
 use super::tasks::TaskBook;
 use super::types::{EntryInfo, EntryKind, EntryState};
+use crate::call::InputPolicy;
 use crate::output::OutputSink;
-use crate::pty::ProcessControl;
+use crate::pty::{ProcessControl, Waiter};
 use crate::time::unix_ms;
 
 #[derive(Clone, Debug)]
@@ -27,6 +28,8 @@ pub(super) struct EntryStatus {
     pub(super) state: EntryState,
     pub(super) timed_out: bool,
     pub(super) ended_at: Option<SystemTime>,
+    /// The prompt line, while a process of the call waits for someone to type.
+    pub(super) waiting_for_input: Option<String>,
 }
 
 pub(super) struct Entry {
@@ -38,6 +41,9 @@ pub(super) struct Entry {
     pub(super) control: ProcessControl,
     pub(super) sink: Arc<OutputSink>,
     pub(super) status: watch::Sender<EntryStatus>,
+    /// What its waiter does when it waits for input (a program's call only).
+    pub(super) on_input: InputPolicy,
+    pub(super) waiter: Waiter,
 }
 
 impl Entry {
@@ -65,6 +71,7 @@ impl Entry {
             detach_offset: status.task.as_ref().map_or(0, |task| task.detach_offset),
             log_path: self.sink.log_path().to_owned(),
             log_error: self.sink.log_error(),
+            waiting_for_input: status.waiting_for_input,
         }
     }
 

@@ -213,6 +213,9 @@ pub struct EntryInfo {
     pub log_path: PathBuf,
     /// Why the log could not be written, if it could not.
     pub log_error: Option<String>,
+    /// While it waits for someone to type: the line it prompts with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_for_input: Option<String>,
 }
 
 impl EntryInfo {
@@ -256,6 +259,11 @@ pub enum CoreEvent {
     Ended {
         id: String,
         state: EntryState,
+    },
+    /// It began (with its prompt line) or stopped waiting for someone to type.
+    Waiting {
+        id: String,
+        prompt: Option<String>,
     },
 }
 

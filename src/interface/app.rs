@@ -351,6 +351,23 @@ impl App {
                     .into_iter()
                     .collect()
             }
+            CoreEvent::Waiting { id, prompt } => {
+                self.entries_stale = true;
+                if let Some(prompt) = prompt {
+                    let label = self
+                        .entries
+                        .iter()
+                        .find(|entry| entry.id == *id)
+                        .map_or(id.as_str(), |entry| {
+                            entry.task_id.as_deref().unwrap_or(&entry.id)
+                        });
+                    self.say(
+                        format!("{label} waits for input: {prompt} (Enter to type into it)"),
+                        false,
+                    );
+                }
+                Vec::new()
+            }
             CoreEvent::Detached { .. } | CoreEvent::Ended { .. } => {
                 self.entries_stale = true;
                 if let Mode::Focus = self.mode {
@@ -764,6 +781,7 @@ mod tests {
             detach_offset: 0,
             log_path: std::path::PathBuf::from("/dev/null"),
             log_error: None,
+            waiting_for_input: None,
         };
         app.entries = vec![entry("c1"), entry("c2"), entry("c3")];
         app.selected = Some("c1".into());

@@ -157,6 +157,7 @@ mod tests {
             detach_offset: 0,
             log_path: PathBuf::from("/tmp/x.log"),
             log_error: None,
+            waiting_for_input: None,
         }
     }
 

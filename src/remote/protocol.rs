@@ -10,15 +10,15 @@ use std::path::PathBuf;
 use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
 
-use crate::call::{CallOptions, TimeoutPolicy};
+use crate::call::{CallOptions, InputPolicy, TimeoutPolicy};
 use crate::core::CallRequest;
 pub use crate::core::ErrorCode;
 use crate::output::DEFAULT_MAX_RESULT_BYTES;
 use crate::pty::{TermSize, Waiter};
 
-/// The version a client and a server must share: 2 since `run` carries `size` and `name`, which
-/// a server of version 1 refuses as unknown fields.
-pub const PROTOCOL_VERSION: u32 = 2;
+/// The version a client and a server must share: 2 since `run` carries `size` and `name`, 3
+/// since it carries `on_input`, which older servers refuse as unknown fields.
+pub const PROTOCOL_VERSION: u32 = 3;
 /// The longest request line the server reads: room for a command of the longest a program can
 /// be given and an environment of the most the kernel takes (6 MiB), as JSON escapes ordinary
 /// text (control characters, six bytes each, could still pass it).
@@ -112,6 +112,10 @@ pub enum Request {
         /// The name of the task it becomes when its timeout detaches it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         name: Option<String>,
+        /// What happens when it waits for someone to type: `"wait"` (default), `"detach"` or
+        /// `"kill"`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        on_input: Option<InputPolicy>,
         /// Answer twice: the new entry as soon as the call exists (or why it could not start),
         /// then its result. A client that detaches, kills or writes to it waits for the first.
         #[serde(default)]
@@ -217,6 +221,7 @@ impl Request {
             env: call.env,
             size: call.size,
             name: call.task_name,
+            on_input: (options.on_input != InputPolicy::Wait).then_some(options.on_input),
             started,
         }
     }
@@ -249,6 +254,7 @@ impl Request {
                 env,
                 size,
                 name,
+                on_input,
                 started,
             } => Some((
                 CallRequest {
@@ -261,6 +267,7 @@ impl Request {
                     options: CallOptions {
                         timeout: timeout_ms.map(std::time::Duration::from_millis),
                         on_timeout: on_timeout.unwrap_or_default(),
+                        on_input: on_input.unwrap_or_default(),
                         max_result_bytes: max_bytes.unwrap_or(DEFAULT_MAX_RESULT_BYTES),
                         ..CallOptions::default()
                     },
@@ -402,6 +409,7 @@ mod tests {
                 env: vec![("A".into(), "b".into())],
                 size: Some(size),
                 name: Some("tests".into()),
+                on_input: Some(InputPolicy::Detach),
                 started: true,
             },
             Request::List {},
@@ -516,6 +524,7 @@ mod tests {
                     env: Vec::new(),
                     size: None,
                     name: None,
+                    on_input: None,
                     started: false,
                 },
             ),

@@ -534,3 +534,70 @@ fn oino_run_detaches_on_a_ready_line_with_the_output_so_far() {
     assert_eq!(bad.status.code(), Some(2), "{bad:?}");
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--detach-on \"[\" is not a regular"));
 }
+
+#[test]
+fn oino_run_returns_at_a_prompt_and_ls_says_what_waits_for_an_answer() {
+    let server = ServerGuard::new("run-prompt");
+    let ran = server
+        .oino(&[
+            "run",
+            "--",
+            "python3 -c 'print(\"hello\", input(\"name: \"))'",
+        ])
+        .output()
+        .expect("oino run");
+    assert!(ran.status.success(), "{ran:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&ran.stdout),
+        "name: \n\n[Detached to background task t1: waiting for input: name:]\n"
+    );
+    let listed = server.oino(&["ls"]).output().expect("ls");
+    let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+    assert!(listed.contains("input?"), "{listed}");
+    assert!(
+        listed.contains("? t1 waits for input: name: (answer with `oino send t1 TEXT --enter`)"),
+        "{listed}"
+    );
+    let sent = server
+        .oino(&["send", "t1", "Ada", "--enter"])
+        .output()
+        .expect("send");
+    assert!(sent.status.success(), "{sent:?}");
+    let waited = server.oino(&["wait", "t1"]).output().expect("wait");
+    assert!(waited.status.success(), "{waited:?}");
+    let logs = server.oino(&["logs", "t1"]).output().expect("logs");
+    assert_eq!(String::from_utf8_lossy(&logs.stdout), "Ada\nhello Ada\n");
+
+    // Told to wait, it waits: `oino send` answers it.
+    let waiting = server
+        .oino(&[
+            "run",
+            "--on-input",
+            "wait",
+            "--",
+            "read -p 'Sure? ' a; echo got=$a",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("oino run");
+    let mut id = String::new();
+    wait_until_blocking("the call to wait for input", || {
+        let listed = server.oino(&["ls", "--json"]).output().expect("ls");
+        let entries: Vec<serde_json::Value> =
+            serde_json::from_slice(&listed.stdout).unwrap_or_default();
+        entries
+            .iter()
+            .find(|entry| entry["waiting_for_input"] == "Sure?")
+            .and_then(|entry| entry["id"].as_str())
+            .map(|found| id = found.to_owned())
+            .is_some()
+    });
+    let sent = server
+        .oino(&["send", &id, "yes", "--enter"])
+        .output()
+        .expect("send");
+    assert!(sent.status.success(), "{sent:?}");
+    let ran = waiting.wait_with_output().expect("oino run");
+    assert!(ran.status.success(), "{ran:?}");
+    assert_eq!(String::from_utf8_lossy(&ran.stdout), "Sure? yes\ngot=yes\n");
+}

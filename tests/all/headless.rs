@@ -206,3 +206,17 @@ fn malformed_arguments_stop_the_script_with_their_line() {
         assert!(stderr.contains(line), "{script:?}: {stderr}");
     }
 }
+
+#[test]
+fn a_call_waiting_for_input_is_marked_until_answered() {
+    let stdout = script("answer-a-prompt");
+    let (asking, answered) = stdout
+        .split_once("hello Ada")
+        .unwrap_or_else(|| panic!("never answered: {stdout}"));
+    assert!(
+        asking.contains("ask waits for input: Name? (Enter to type into it)"),
+        "{stdout}"
+    );
+    assert!(asking.contains("? read -p"), "{stdout}");
+    assert!(!answered.contains("waiting for input"), "{stdout}");
+}

@@ -146,6 +146,13 @@ fn is_error(result: &CallToolResult) -> bool {
 /// A `task_output` answer: the output (empty when none came) and the notes after it.
 fn output_and_notes(result: &CallToolResult) -> (String, String) {
     let mut blocks = texts(result);
+    // A task that ended meanwhile is told of in a block of its own, last.
+    if blocks
+        .last()
+        .is_some_and(|last| last.starts_with("[task ") && last.ends_with("shows its output]"))
+    {
+        blocks.pop();
+    }
     let notes = blocks.pop().expect("a notes block");
     assert!(notes.starts_with('['), "notes: {notes:?}");
     assert!(blocks.len() <= 1, "{blocks:?}");
@@ -1524,4 +1531,34 @@ async fn oino_mcp_detach_after_detaches_calls_that_give_no_detach_of_their_own()
         .output()
         .expect("oino mcp");
     assert_eq!(bad.status.code(), Some(2), "{bad:?}");
+}
+
+#[tokio::test]
+async fn a_call_that_asks_a_question_returns_its_prompt_and_the_agent_answers_it() {
+    let agent = Agent::start("mcp-prompt").await;
+    let asked = agent
+        .call(
+            "bash",
+            json!({"command": "read -p 'Continue? [y/N] ' a; echo answer=$a", "description": "Ask"}),
+        )
+        .await;
+    assert!(!is_error(&asked), "{:?}", texts(&asked));
+    assert_eq!(
+        texts(&asked)[0],
+        format!("Continue? [y/N] {MARKER_PREFIX}t1: waiting for input: Continue? [y/N]]")
+    );
+    let listed = agent.call("task_list", json!({})).await;
+    assert!(
+        texts(&listed)[0].contains("t1 \"ask\": running, waiting for input: \"Continue? [y/N]\""),
+        "{:?}",
+        texts(&listed)
+    );
+    agent
+        .call("task_input", json!({"task": "t1", "text": "y"}))
+        .await;
+    let answer = agent
+        .call("task_output", json!({"task": "t1", "wait_ms": 60_000}))
+        .await;
+    let (text, notes) = output_and_notes(&answer);
+    assert!(text.ends_with("answer=y\n"), "{text:?} {notes}");
 }

@@ -36,6 +36,13 @@ pub(super) fn render_header(
         ),
         theme.dim(),
     )];
+    if let (Some(prompt), true) = (&entry.waiting_for_input, entry.state.is_running()) {
+        let prompt: String = prompt.chars().take(40).collect();
+        right.push(Span::styled(
+            format!("  [waiting for input: {prompt}]"),
+            theme.fg(Color::Yellow),
+        ));
+    }
     if entry.log_error.is_some() {
         right.push(Span::styled(
             "  [log not written: output kept in memory]",

@@ -27,6 +27,9 @@ impl Theme {
     }
 
     pub(super) fn state(&self, entry: &EntryInfo) -> Style {
+        if entry.state.is_running() && entry.waiting_for_input.is_some() {
+            return self.fg(Color::Yellow).add_modifier(Modifier::BOLD);
+        }
         match (entry.state, entry.kind) {
             (EntryState::Running, EntryKind::Call) => self.fg(Color::Cyan),
             (EntryState::Running, EntryKind::Task) => self.fg(Color::Magenta),
@@ -55,6 +58,9 @@ pub(super) fn title_style() -> Style {
 /// The symbol of an entry's state.
 #[must_use]
 pub fn state_symbol(entry: &EntryInfo) -> &'static str {
+    if entry.state.is_running() && entry.waiting_for_input.is_some() {
+        return "?";
+    }
     match (entry.state, entry.kind) {
         (EntryState::Running, EntryKind::Call) => "▶",
         (EntryState::Running, EntryKind::Task) => "◆",

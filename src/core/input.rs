@@ -1,0 +1,125 @@
+//! Calls that wait for someone to type: noticed from the kernel's account of the terminal's
+//! foreground processes once a call has been quiet a while, shown on its entry, and acted on by
+//! its waiter's policy (a program's call may be detached or killed; a person sees it marked).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use super::Core;
+use super::entries::Entry;
+use super::types::CoreEvent;
+use crate::call::InputPolicy;
+use crate::pty::Waiter;
+
+/// How often a running call's output is looked at.
+const TICK: Duration = Duration::from_millis(250);
+/// How long a call is quiet before its processes are looked at: a prompt is the last thing
+/// printed before the wait.
+const QUIET: Duration = Duration::from_secs(1);
+/// The longest wait between two looks at a call that stays quiet without reading.
+const MAX_BACKOFF: Duration = Duration::from_secs(8);
+/// The longest prompt line kept.
+const MAX_PROMPT_CHARS: usize = 200;
+
+impl Core {
+    /// Follows `entry` until it ends, marking it while a process of it waits for input.
+    pub(super) async fn watch_for_input(self, entry: Arc<Entry>) {
+        let mut seen = entry.sink.readable();
+        let mut next_look = Instant::now() + QUIET;
+        let mut backoff = QUIET;
+        let mut acted = false;
+        while entry.is_running() {
+            tokio::time::sleep(TICK).await;
+            let now = Instant::now();
+            let written = entry.sink.readable();
+            if written != seen {
+                // New output: whatever it waited for, it is on its way again.
+                seen = written;
+                next_look = now + QUIET;
+                backoff = QUIET;
+                acted = false;
+                self.set_waiting(&entry, None);
+                continue;
+            }
+            if now < next_look {
+                continue;
+            }
+            let control = entry.control.clone();
+            let reading = tokio::task::spawn_blocking(move || control.reading_terminal())
+                .await
+                .unwrap_or(false);
+            if !entry.is_running() {
+                break;
+            }
+            if reading {
+                // Looked at again each second: a password typed shows nothing.
+                next_look = now + QUIET;
+                if entry.status.borrow().waiting_for_input.is_none() {
+                    let prompt = prompt_line(&entry);
+                    self.set_waiting(&entry, Some(prompt.clone()));
+                    if !acted {
+                        acted = true;
+                        self.act_on_input(&entry, &prompt).await;
+                    }
+                }
+            } else {
+                self.set_waiting(&entry, None);
+                backoff = (backoff * 2).min(MAX_BACKOFF);
+                next_look = now + backoff;
+            }
+        }
+        self.set_waiting(&entry, None);
+    }
+
+    fn set_waiting(&self, entry: &Entry, prompt: Option<String>) {
+        let changed = entry.status.send_if_modified(|status| {
+            if status.waiting_for_input == prompt {
+                return false;
+            }
+            status.waiting_for_input.clone_from(&prompt);
+            true
+        });
+        if changed {
+            self.emit(CoreEvent::Waiting {
+                id: entry.id.clone(),
+                prompt,
+            });
+        }
+    }
+
+    /// What the waiter of a program's call asked for when it waits for input.
+    async fn act_on_input(&self, entry: &Entry, prompt: &str) {
+        let is_call = entry.status.borrow().task.is_none();
+        if !is_call || entry.waiter != Waiter::Program {
+            return;
+        }
+        match entry.on_input {
+            InputPolicy::Wait => {}
+            InputPolicy::Detach => {
+                let reason = if prompt.is_empty() {
+                    "waiting for input".to_owned()
+                } else {
+                    format!("waiting for input: {prompt}")
+                };
+                // Refused only when it ended or was detached meanwhile.
+                let _ = self.detach(&entry.id, None, &reason).await;
+            }
+            InputPolicy::Kill => {
+                let _ = self.kill(&entry.id).await;
+            }
+        }
+    }
+}
+
+/// The line the cursor is on (where a prompt waits), else the last line shown.
+fn prompt_line(entry: &Entry) -> String {
+    let view = entry.sink.snapshot(None, 0).view();
+    view.cursor
+        .and_then(|cursor| view.lines.get(usize::from(cursor.row)))
+        .filter(|line| !line.trim().is_empty())
+        .or_else(|| view.shown_lines().last())
+        .map(|line| line.trim().chars().take(MAX_PROMPT_CHARS).collect())
+        .unwrap_or_default()
+}

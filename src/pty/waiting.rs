@@ -1,0 +1,212 @@
+//! Whether a call waits for someone to type: a process of its terminal's foreground group is
+//! blocked reading the terminal, as /proc shows it. Read from the kernel's own account (the
+//! system call each thread sleeps in and the files it waits on), not guessed from the output:
+//! `sleep`, a server blocked in `accept` or `poll` on its sockets, and a busy loop never look
+//! like a prompt.
+
+use std::os::unix::fs::FileExt;
+
+use nix::libc;
+
+use super::proc_scan::{self, ProcessStat};
+
+/// The most processes of one call looked at.
+const MAX_PROCESSES: usize = 256;
+/// The most descriptors of a `poll` looked at.
+const MAX_POLLED: u64 = 256;
+
+/// Whether a process of the foreground group of the terminal that `leader` (the call's shell,
+/// leader of its session) controls is blocked reading that terminal.
+#[must_use]
+pub fn reading_terminal(leader: i32) -> bool {
+    let Some(shell) = proc_scan::stat(leader) else {
+        return false;
+    };
+    let foreground = shell.terminal_group;
+    if foreground <= 0 {
+        return false;
+    }
+    session_processes(shell)
+        .into_iter()
+        .filter(|process| process.group == foreground && process.state == 'S')
+        .any(|process| threads(process.pid).any(|thread| reads_terminal(process.pid, thread)))
+}
+
+/// The shell and its descendants, by the kernel's lists of children.
+fn session_processes(shell: ProcessStat) -> Vec<ProcessStat> {
+    let mut found = vec![shell];
+    let mut next = 0;
+    while next < found.len() && found.len() < MAX_PROCESSES {
+        let parent = found[next].pid;
+        next += 1;
+        for thread in threads(parent) {
+            let Ok(children) =
+                std::fs::read_to_string(format!("/proc/{parent}/task/{thread}/children"))
+            else {
+                continue;
+            };
+            found.extend(
+                children
+                    .split_whitespace()
+                    .filter_map(|child| child.parse().ok())
+                    .filter_map(proc_scan::stat)
+                    .filter(|child| child.session == shell.session),
+            );
+        }
+    }
+    found
+}
+
+fn threads(pid: i32) -> impl Iterator<Item = i32> {
+    std::fs::read_dir(format!("/proc/{pid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
+}
+
+/// A system call a thread sleeps in, from /proc/PID/task/TID/syscall.
+#[derive(Debug, PartialEq, Eq)]
+struct Blocked {
+    number: i64,
+    args: [u64; 6],
+}
+
+fn parse_syscall(text: &str) -> Option<Blocked> {
+    let mut fields = text.split_whitespace();
+    let number = fields.next()?.parse().ok()?;
+    let mut args = [0; 6];
+    for arg in &mut args {
+        *arg = u64::from_str_radix(fields.next()?.trim_start_matches("0x"), 16).ok()?;
+    }
+    Some(Blocked { number, args })
+}
+
+/// Whether the thread sleeps reading one of the process's terminal descriptors: in `read`, or
+/// waiting for one to be readable in `select`, `poll` or `epoll`.
+fn reads_terminal(pid: i32, thread: i32) -> bool {
+    let Some(blocked) = std::fs::read_to_string(format!("/proc/{pid}/task/{thread}/syscall"))
+        .ok()
+        .as_deref()
+        .and_then(parse_syscall)
+    else {
+        return false;
+    };
+    let terminals = terminal_descriptors(pid);
+    if terminals.is_empty() {
+        return false;
+    }
+    let is_terminal = |fd: u64| i32::try_from(fd).is_ok_and(|fd| terminals.contains(&fd));
+    let [first, second, ..] = blocked.args;
+    match blocked.number {
+        libc::SYS_read | libc::SYS_readv | libc::SYS_pread64 => is_terminal(first),
+        libc::SYS_pselect6 => select_reads(pid, first, second, &terminals),
+        libc::SYS_ppoll => poll_reads(pid, first, second, &terminals),
+        libc::SYS_epoll_pwait | libc::SYS_epoll_pwait2 => epoll_reads(pid, first, &terminals),
+        // The older calls, which only some architectures have.
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_select => select_reads(pid, first, second, &terminals),
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_poll => poll_reads(pid, first, second, &terminals),
+        #[cfg(target_arch = "x86_64")]
+        libc::SYS_epoll_wait => epoll_reads(pid, first, &terminals),
+        _ => false,
+    }
+}
+
+/// The process's descriptors open on a terminal (a pseudo-terminal, or `/dev/tty`).
+fn terminal_descriptors(pid: i32) -> Vec<i32> {
+    std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|entry| {
+            std::fs::read_link(entry.path()).is_ok_and(|target| {
+                let target = target.to_string_lossy();
+                target.starts_with("/dev/pts/") || target == "/dev/tty"
+            })
+        })
+        .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
+        .collect()
+}
+
+fn memory(pid: i32, address: u64, length: usize) -> Option<Vec<u8>> {
+    let file = std::fs::File::open(format!("/proc/{pid}/mem")).ok()?;
+    let mut bytes = vec![0; length];
+    file.read_exact_at(&mut bytes, address).ok()?;
+    Some(bytes)
+}
+
+/// `select(nfds, readfds, …)`: whether a terminal descriptor is in the set read.
+fn select_reads(pid: i32, count: u64, set: u64, terminals: &[i32]) -> bool {
+    if set == 0 {
+        return false;
+    }
+    let count = count.min(1024);
+    let Ok(words) = usize::try_from(count.div_ceil(64)) else {
+        return false;
+    };
+    let Some(bytes) = memory(pid, set, words * 8) else {
+        return false;
+    };
+    terminals.iter().any(|&fd| {
+        let Ok(fd) = usize::try_from(fd) else {
+            return false;
+        };
+        (fd as u64) < count && bytes[fd / 8] & (1 << (fd % 8)) != 0
+    })
+}
+
+/// `poll(fds, nfds, …)`: whether a terminal descriptor is polled for input.
+fn poll_reads(pid: i32, fds: u64, count: u64, terminals: &[i32]) -> bool {
+    const POLLIN: i16 = 1;
+    let Ok(count) = usize::try_from(count.min(MAX_POLLED)) else {
+        return false;
+    };
+    let Some(bytes) = memory(pid, fds, count * 8) else {
+        return false;
+    };
+    bytes.chunks_exact(8).any(|entry| {
+        let fd = i32::from_ne_bytes([entry[0], entry[1], entry[2], entry[3]]);
+        let events = i16::from_ne_bytes([entry[4], entry[5]]);
+        events & POLLIN != 0 && terminals.contains(&fd)
+    })
+}
+
+/// `epoll_wait(epfd, …)`: whether a terminal descriptor is in the epoll set, for input (the
+/// kernel lists the set in /proc/PID/fdinfo/EPFD).
+fn epoll_reads(pid: i32, epoll: u64, terminals: &[i32]) -> bool {
+    const EPOLLIN: u32 = 1;
+    let Ok(info) = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{epoll}")) else {
+        return false;
+    };
+    info.lines().any(|line| {
+        let mut fields = line.split_whitespace();
+        if fields.next() != Some("tfd:") {
+            return false;
+        }
+        let fd = fields.next().and_then(|fd| fd.parse().ok());
+        let events = fields
+            .skip_while(|field| *field != "events:")
+            .nth(1)
+            .and_then(|events| u32::from_str_radix(events, 16).ok());
+        matches!((fd, events), (Some(fd), Some(events)) if events & EPOLLIN != 0 && terminals.contains(&fd))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_syscall_line_reads_as_number_and_arguments() {
+        assert_eq!(
+            parse_syscall("0 0x3 0x7f19f70f7000 0x20000 0x7f19 0xffffffff 0x0 0x7ffc 0x7f19"),
+            Some(Blocked {
+                number: 0,
+                args: [3, 0x7f19_f70f_7000, 0x20000, 0x7f19, 0xffff_ffff, 0]
+            })
+        );
+        assert_eq!(parse_syscall("running"), None);
+    }
+}

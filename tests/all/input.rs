@@ -1,0 +1,133 @@
+//! Calls that wait for someone to type: seen from /proc (real bash, real PTYs, real prompts),
+//! with no false alarm for processes that are quiet for other reasons.
+
+use oino::call::InputPolicy;
+use oino::core::{CallRequest, Core, EntryState};
+
+use crate::support::{request, temp_dir, test_core, unique_id, wait_until};
+
+fn program_call(id: &str, command: &str, on_input: InputPolicy) -> CallRequest {
+    let mut call = request(id, command);
+    call.options.on_input = on_input;
+    call
+}
+
+fn prompt_of(core: &Core, id: &str) -> Option<String> {
+    core.entry(id)
+        .ok()
+        .and_then(|entry| entry.waiting_for_input)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompts_are_seen_and_quiet_processes_are_not_taken_for_them() {
+    let core = test_core("input-seen");
+    let keys = temp_dir("input-keys").join("key");
+    let quiet = [
+        "sleep 30",
+        // A server blocked in accept, and one in select on its socket.
+        "python3 -c \"import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); s.listen(); \
+         print('listening', flush=True); s.accept()\"",
+        "python3 -c \"import socket, select; s = socket.socket(); s.bind(('127.0.0.1', 0)); \
+         s.listen(); print('polling', flush=True); select.select([s], [], [])\"",
+        // A silent loop that keeps a core busy.
+        "while :; do :; done",
+    ];
+    let mut quiet_ids = Vec::new();
+    for command in quiet {
+        let id = unique_id("quiet");
+        let handle = core
+            .start(program_call(&id, command, InputPolicy::Wait))
+            .expect("start");
+        drop(handle);
+        quiet_ids.push(id);
+    }
+    let prompts = [
+        ("read -p 'Continue? [y/N] ' answer", "Continue? [y/N]"),
+        ("python3 -c 'input(\"name: \")'", "name:"),
+        (
+            &*format!("ssh-keygen -q -t ed25519 -f {}", keys.display()),
+            "Enter passphrase (empty for no passphrase):",
+        ),
+    ];
+    for (command, prompt) in prompts {
+        let id = unique_id("prompt");
+        let handle = core
+            .start(program_call(&id, command, InputPolicy::Wait))
+            .expect("start");
+        drop(handle);
+        wait_until(&format!("`{command}` to be seen waiting"), || {
+            prompt_of(&core, &id).is_some()
+        })
+        .await;
+        assert_eq!(prompt_of(&core, &id).as_deref(), Some(prompt), "{command}");
+        // Answered, it goes on and is no longer marked.
+        core.write(&id, b"\r".to_vec()).await.expect("type");
+        if command.starts_with("ssh-keygen") {
+            wait_until("the second question", || {
+                prompt_of(&core, &id).as_deref() == Some("Enter same passphrase again:")
+            })
+            .await;
+            core.write(&id, b"\r".to_vec()).await.expect("type");
+        }
+        wait_until("it to end", || {
+            core.entry(&id)
+                .is_ok_and(|entry| !entry.state.is_running() && entry.waiting_for_input.is_none())
+        })
+        .await;
+    }
+    // The quiet ones were started before the prompts and looked at as long.
+    for (id, command) in quiet_ids.iter().zip(quiet) {
+        let entry = core.entry(id).expect("entry");
+        assert_eq!(entry.state, EntryState::Running, "{command}");
+        assert_eq!(
+            entry.waiting_for_input, None,
+            "a false alarm for `{command}`"
+        );
+    }
+    core.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_programs_call_that_asks_is_detached_with_its_prompt_or_killed() {
+    let core = test_core("input-policy");
+    let id = unique_id("ask");
+    let handle = core
+        .start(program_call(
+            &id,
+            "echo preparing; read -p 'Continue? [y/N] ' answer; echo \"answer=$answer\"",
+            InputPolicy::Detach,
+        ))
+        .expect("start");
+    let result = handle.result().await;
+    let detached = result.detached.expect("detached");
+    assert_eq!(detached.reason, "waiting for input: Continue? [y/N]");
+    assert_eq!(
+        result.text,
+        format!(
+            "preparing\nContinue? [y/N] \n\n[Detached to background task {}: waiting for input: \
+             Continue? [y/N]]",
+            detached.task_id
+        )
+    );
+    core.write(&detached.task_id, b"y\r".to_vec())
+        .await
+        .expect("answer");
+    wait_until("the task to end", || {
+        core.entry(&id).is_ok_and(|entry| !entry.state.is_running())
+    })
+    .await;
+    let output = core.output(&id, Some(0), 10_000).expect("output").text;
+    assert!(output.ends_with("answer=y\n"), "{output:?}");
+
+    let killed = unique_id("ask-kill");
+    let handle = core
+        .start(program_call(&killed, "cat", InputPolicy::Kill))
+        .expect("start");
+    let result = handle.result().await;
+    assert!(result.is_error && result.detached.is_none(), "{result:?}");
+    assert!(matches!(
+        core.entry(&killed).expect("entry").state,
+        EntryState::Killed { .. }
+    ));
+    core.shutdown().await;
+}
