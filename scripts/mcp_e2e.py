@@ -19,6 +19,7 @@ from mcp.client.stdio import stdio_client
 OINO, SOCKET = sys.argv[1], sys.argv[2]
 DEADLINE_S = 30
 MARKER = "\n\n[Detached to background task t1: detached by `oino detach`]"
+DETACHED = re.compile(r"^\[Detached to background task (t\d+): (.*)\]$", re.M)
 
 
 def oino(*args):
@@ -154,6 +155,63 @@ async def main():
             bad = await session.call_tool("bash", {"cmd": "true"})
             check(bad.is_error and "unknown field `cmd`" in texts(bad)[0], bad)
             step("bad arguments are tool errors")
+
+            asked = await session.call_tool(
+                "bash", {"command": "python3 -c 'print(\"hi\", input(\"name: \"))'"}
+            )
+            found = DETACHED.search(texts(asked)[0])
+            check(found and found.group(2) == "waiting for input: name:", asked)
+            await session.call_tool("task_input", {"task": found.group(1), "text": "Ada"})
+            answer = await session.call_tool(
+                "task_output", {"task": found.group(1), "wait_ms": 10000, "pattern": "^hi Ada$"}
+            )
+            check('[matched /^hi Ada$/: "hi Ada"]' in "".join(texts(answer)), answer)
+            step("a call waiting for input returns its prompt; task_input answers it")
+
+            dev = await session.call_tool(
+                "bash",
+                {"command": "echo vite; echo '  Local: http://localhost:5173/'; sleep 60",
+                 "detach_on": r"Local:\s+http"},
+            )
+            found = DETACHED.search(texts(dev)[0])
+            check(found and found.group(2).startswith("matched /Local:"), dev)
+            check(texts(dev)[0].startswith("vite\n  Local: http://localhost:5173/\n"), dev)
+            step("detach_on returns at the ready line with the output so far")
+
+            await session.call_tool(
+                "bash",
+                {"command": "python3 -q", "run_in_background": True, "description": "REPL"},
+            )
+            screen = None
+
+            async def shows(text):
+                nonlocal screen
+                screen = await session.call_tool("task_screen", {"task": "repl"})
+                return text in texts(screen)[0] if texts(screen) else False
+
+            deadline = time.monotonic() + DEADLINE_S
+            while not await shows(">>>"):
+                check(time.monotonic() < deadline, f"no prompt: {screen}")
+                await asyncio.sleep(0.05)
+            await session.call_tool("task_input", {"task": "repl", "text": "6*7"})
+            while not await shows("42"):
+                check(time.monotonic() < deadline, f"no answer: {screen}")
+                await asyncio.sleep(0.05)
+            check(texts(screen)[0] == ">>> 6*7\n42\n>>>\n", screen)
+            check("cursor at row 3, column 5" in texts(screen)[1], screen)
+            step("task_screen shows a REPL as a person sees it")
+
+            await session.call_tool(
+                "bash", {"command": "sleep 0.3; exit 5", "run_in_background": True}
+            )
+            notice = None
+            while notice is None:
+                check(time.monotonic() < deadline + DEADLINE_S, "no end notice")
+                done = await session.call_tool("bash", {"command": "true"})
+                notice = next((t for t in texts(done) if t.startswith("[task ")), None)
+            check(re.fullmatch(r'\[task t\d+ "sleep-0.3" exited 5 after \d+ms: '
+                               r'task_output \{"task":"t\d+"\} shows its output\]', notice), notice)
+            step("a task's end is told once, in a later result")
 
             samples = []
             for _ in range(100):

@@ -113,6 +113,40 @@ async function main() {
   check(texts(killed)[0].includes("killed by signal"), killed);
   step(`task_kill ends ${sleeper}`);
 
+  const asked = accepted(await callTool("bash", { command: "read -p 'Name? ' n; echo hi $n" }));
+  const askedMatch = texts(asked)[0].match(DETACHED);
+  check(askedMatch?.[2] === "waiting for input: Name?", asked);
+  accepted(await callTool("task_input", { task: askedMatch[1], text: "Ada" }));
+  const greeted = accepted(
+    await callTool("task_output", { task: askedMatch[1], since: 0, wait_ms: 10000, pattern: "^hi Ada$" }),
+  );
+  check(texts(greeted).join("").includes('[matched /^hi Ada$/: "hi Ada"]'), greeted);
+  step(`a prompt returns as ${askedMatch[1]}, waiting for input; task_input answers it`);
+
+  const dev = accepted(
+    await callTool("bash", { command: "echo booting; echo 'ready in 5 ms'; sleep 30", detach_on: "^ready in" }),
+  );
+  check(texts(dev)[0].match(DETACHED)?.[2] === "matched /^ready in/: ready in 5 ms", dev);
+  step("detach_on detaches at the ready line");
+
+  accepted(
+    await callTool("bash", {
+      command: "printf 'row one\\nrow two'; sleep 30",
+      run_in_background: true,
+      description: "Two rows",
+    }),
+  );
+  const deadline = Date.now() + DEADLINE_MS;
+  let screen;
+  do {
+    screen = accepted(await callTool("task_screen", { task: "two-rows" }));
+  } while (!texts(screen)[0].includes("row two") && Date.now() < deadline);
+  check(texts(screen)[0] === "row one\nrow two\n", screen);
+  check(texts(screen)[1].includes("cursor at row 2, column 8"), screen);
+  step("task_screen shows the rows and the cursor");
+  // The end notices are a bridge's own: each Inspector run starts a new bridge, so they are
+  // checked with the SDK's client, which keeps one.
+
   console.log("mcp e2e (Inspector CLI): all steps passed");
 }
 

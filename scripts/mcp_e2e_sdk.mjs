@@ -191,6 +191,65 @@ async function session(client) {
     .find((line) => line.startsWith(`${echo} `));
   check(echoLine?.includes("killed by signal"), gone);
   step("task_input types into a background reader, task_output shows its answer, task_kill ends it");
+
+  // A question: the call returns with its prompt, the agent answers it.
+  const asked = await call("bash", { command: "read -p 'Continue? [y/N] ' a; echo answer=$a" });
+  const askedMatch = texts(asked)[0].match(DETACHED);
+  check(!asked.isError && askedMatch?.[2] === "waiting for input: Continue? [y/N]", asked);
+  const asker = askedMatch[1];
+  await call("task_input", { task: asker, text: "y" });
+  const answered = await call("task_output", { task: asker, wait_ms: 10_000, pattern: "^answer=y$" });
+  check(texts(answered).join("").includes('[matched /^answer=y$/: "answer=y"]'), answered);
+  step("a call waiting for input returns its prompt; task_input answers it");
+
+  // A ready line: the call returns the moment its server says it listens.
+  const dev = await call("bash", {
+    command: "echo compiling; sleep 0.2; echo 'listening on :3000'; sleep 60",
+    detach_on: "listening on :\\d+",
+  });
+  const devMatch = texts(dev)[0].match(DETACHED);
+  check(devMatch?.[2] === "matched /listening on :\\d+/: listening on :3000", dev);
+  check(texts(dev)[0].startsWith("compiling\nlistening on :3000\n"), dev);
+  step("detach_on returns at the ready line with the output so far");
+
+  // The screen of a full-screen program.
+  await call("bash", {
+    command: "printf '\\e[?1049h\\e[3;5HFULL SCREEN'; sleep 60",
+    run_in_background: true,
+    description: "Paint the screen",
+  });
+  let screen;
+  await waitUntil("the screen to be painted", async () => {
+    screen = await call("task_screen", { task: "paint-the-screen" });
+    return texts(screen)[0]?.includes("FULL SCREEN");
+  });
+  check(texts(screen)[0] === "\n\n    FULL SCREEN\n", screen);
+  check(texts(screen)[1].includes("alternate screen"), screen);
+  step("task_screen shows a full-screen program's screen, found by its description's name");
+
+  // The end of a task is told once, in the next result.
+  await call("bash", { command: "sleep 0.3; exit 4", run_in_background: true, description: "Fail" });
+  let notice;
+  await waitUntil("the end notice", async () => {
+    const next = await call("bash", { command: "true" });
+    notice = texts(next).find((text) => text.startsWith("[task "));
+    return notice !== undefined;
+  });
+  check(/^\[task t\d+ "fail" exited 4 after \d+ms: task_output \{"task":"t\d+"\} shows its output\]$/.test(notice), notice);
+  const after = await call("bash", { command: "true" });
+  check(!texts(after).some((text) => text.startsWith("[task ")), after);
+  step("a task's end is told once, in the next result");
+
+  // Progress: live lines, and a client timeout reset by them keeps a call longer than itself.
+  const progress = [];
+  const long = await client.callTool(
+    { name: "bash", arguments: { command: "for i in 1 2 3; do echo step $i; sleep 0.8; done" } },
+    undefined,
+    { onprogress: (report) => progress.push(report.message), timeout: 1500, resetTimeoutOnProgress: true },
+  );
+  check(show(texts(long)) === show(["step 1\nstep 2\nstep 3\n"]), long);
+  check(progress.length >= 1 && progress.every((line) => /^\d+ s: /.test(line)), progress);
+  step(`progress reports (${progress.length}) keep a 2.4 s call past a 1.5 s client timeout`);
 }
 
 main().catch((error) => {
