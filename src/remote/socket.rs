@@ -81,12 +81,25 @@ pub fn lock_holder(socket: &Path) -> Option<u32> {
 /// Like [`lock_holder`], but a server found among the processes counts only if it started before
 /// this one: of servers starting together, exactly one (the eldest) goes on to take the lock.
 pub(super) fn elder_server(socket: &Path) -> Option<u32> {
-    let age = |pid: u32| {
-        let pid = i32::try_from(pid).ok()?;
-        Some((proc_scan::stat(pid)?.started, pid))
-    };
     let mine = age(std::process::id());
-    server_of(socket, |pid| age(pid) < mine)
+    server_of(socket, |pid| is_elder(age(pid), mine))
+}
+
+/// When a process started, with its pid to order two started in one tick; `None` for one gone
+/// or a zombie.
+type Age = (u64, i32);
+
+fn age(pid: u32) -> Option<Age> {
+    let pid = i32::try_from(pid).ok()?;
+    Some((proc_scan::stat(pid)?.started, pid))
+}
+
+/// Whether a process of age `theirs` started before this one. A process whose age cannot be
+/// read is gone, or a zombie: a racer that gave way and exited between two reads of /proc. It
+/// serves no one, so it is no elder; counting it one made the eldest give way to it, and no
+/// server stayed.
+fn is_elder(theirs: Option<Age>, mine: Option<Age>) -> bool {
+    matches!((theirs, mine), (Some(theirs), Some(mine)) if theirs < mine)
 }
 
 /// The server named in the lock, else the first server among the processes that `counts`.
@@ -141,4 +154,43 @@ pub fn server_log(socket: &Path) -> PathBuf {
                 .map(|state| state.join(format!("server-{name}.log")))
         })
         .unwrap_or_else(|| socket.with_extension("log"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_racer_gone_between_two_reads_of_proc_is_no_elder() {
+        let dir = std::env::temp_dir().join(format!("oino-elder-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a folder");
+        let socket = dir.join("s.sock");
+        // A process whose command line reads as `… server SOCKET`, as a racing server's does.
+        let script = dir.join("server");
+        std::fs::write(&script, "read _").expect("the script");
+        let racer = std::process::Command::new("sh")
+            .arg("server")
+            .arg(&socket)
+            .current_dir(&dir)
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .expect("sh");
+        let racer_pid = racer.id();
+        let racer = std::cell::RefCell::new(racer);
+        let mine = age(std::process::id());
+        // Its command line is read, then it exits (and is reaped) before its age is read.
+        let found = server_of(&socket, |pid| {
+            if pid == racer_pid {
+                let mut racer = racer.borrow_mut();
+                let _ = racer.kill();
+                let _ = racer.wait();
+            }
+            is_elder(age(pid), mine)
+        });
+        assert_eq!(found, None);
+        assert!(!is_elder(None, Some((5, 100))));
+        assert!(is_elder(Some((5, 99)), Some((5, 100))));
+        assert!(!is_elder(Some((1, 1)), None));
+        let _ = std::fs::remove_dir_all(dir);
+    }
 }
