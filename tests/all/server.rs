@@ -336,6 +336,13 @@ fn servers_started_together_leave_exactly_one_serving() {
             String::from_utf8_lossy(&ls.stderr)
         );
         assert_eq!(servers_of(&server), 1, "round {round}");
+        // The one serving is a racer, not a server `ls` had to start after all of them left.
+        let serving = racers
+            .iter_mut()
+            .map(|racer| racer.try_wait().expect("try_wait"))
+            .filter(Option::is_none)
+            .count();
+        assert_eq!(serving, 1, "round {round}: no racer stayed");
         drop(server);
         for mut racer in racers {
             racer.wait().expect("racer ends with kill-server");
