@@ -1,6 +1,7 @@
 //! Latency of a `bash` tool call of `true` through the agent bridge (rmcp's client over the real
 //! `oino mcp`, which asks a real server), against `bash -c true` in a bare PTY (portable-pty, no
-//! oino), by an in-process core and by `oino run`, all measured in one run.
+//! oino), by an in-process core and by `oino run`, all measured in one run, in alternating
+//! rounds.
 //! Run: `cargo bench --bench mcp_latency`.
 
 use std::process::{Command, Stdio};
@@ -17,20 +18,12 @@ use rmcp::transport::TokioChildProcess;
 mod percentiles;
 use percentiles::Percentiles;
 
-const ROUNDS: usize = 200;
-
-fn report(label: &str, times: Vec<Duration>, reference_p50: Option<f64>) -> f64 {
-    let times = Percentiles::new(times);
-    let (p50, p99) = (times.p50_ms(), times.p99_ms());
-    let ratio = reference_p50.map_or_else(String::new, |reference| {
-        format!(", p50 {:.2}x the bare PTY", p50 / reference)
-    });
-    println!("{label:<40} p50 {p50:>6.2} ms, p99 {p99:>6.2} ms{ratio}");
-    p50
-}
+/// Alternating rounds of each way, and calls of each way a round.
+const ROUNDS: usize = 5;
+const CALLS: usize = 40;
 
 fn timed(mut run: impl FnMut()) -> Vec<Duration> {
-    (0..ROUNDS)
+    (0..CALLS)
         .map(|_| {
             let start = Instant::now();
             run();
@@ -39,38 +32,36 @@ fn timed(mut run: impl FnMut()) -> Vec<Duration> {
         .collect()
 }
 
+fn bare_pty() {
+    let pair = portable_pty::native_pty_system()
+        .openpty(portable_pty::PtySize::default())
+        .expect("a PTY");
+    let mut command = portable_pty::CommandBuilder::new("bash");
+    command.args(["-c", "true"]);
+    let mut child = pair.slave.spawn_command(command).expect("bash");
+    drop(pair.slave);
+    let mut reader = pair.master.try_clone_reader().expect("the PTY's reader");
+    // The read ends with EIO once the terminal's last user is gone.
+    let _ = std::io::copy(&mut reader, &mut std::io::sink());
+    assert!(child.wait().expect("wait").success());
+}
+
+fn median(values: impl Iterator<Item = f64>) -> f64 {
+    let mut values: Vec<f64> = values.collect();
+    values.sort_by(f64::total_cmp);
+    values[values.len() / 2]
+}
+
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() -> anyhow::Result<()> {
     let dir = std::env::temp_dir().join(format!("oino-bench-mcp-{}", std::process::id()));
     let socket = dir.join("sock/bench.sock");
     let oino = env!("CARGO_BIN_EXE_oino");
 
-    let bare_pty = timed(|| {
-        let pair = portable_pty::native_pty_system()
-            .openpty(portable_pty::PtySize::default())
-            .expect("a PTY");
-        let mut command = portable_pty::CommandBuilder::new("bash");
-        command.args(["-c", "true"]);
-        let mut child = pair.slave.spawn_command(command).expect("bash");
-        drop(pair.slave);
-        let mut reader = pair.master.try_clone_reader().expect("the PTY's reader");
-        // The read ends with EIO once the terminal's last user is gone.
-        let _ = std::io::copy(&mut reader, &mut std::io::sink());
-        assert!(child.wait().expect("wait").success());
-    });
-
     let core = Core::new(CoreConfig {
         log_dir: Some(dir.join("logs")),
         ..CoreConfig::default()
     })?;
-    let mut in_process = Vec::with_capacity(ROUNDS);
-    for _ in 0..ROUNDS {
-        let start = Instant::now();
-        let result = core.start(CallRequest::new("true"))?.result().await;
-        in_process.push(start.elapsed());
-        assert!(!result.is_error);
-    }
-
     let mut bridge = Command::new(oino);
     bridge
         .args(["mcp", "--socket"])
@@ -88,39 +79,61 @@ async fn main() -> anyhow::Result<()> {
     };
     // The first call starts the server.
     agent.call_tool(call()).await?;
-    let mut through_bridge = Vec::with_capacity(ROUNDS);
+
+    const WAYS: [&str; 4] = [
+        "bash -c true in a bare PTY",
+        "oino core, in process",
+        "bash tool call through oino mcp",
+        "oino run through the server (a process)",
+    ];
+    // Per round and way: (p50, p99) in ms.
+    let mut rounds: Vec<[(f64, f64); 4]> = Vec::new();
     for _ in 0..ROUNDS {
-        let start = Instant::now();
-        let result = agent.call_tool(call()).await?;
-        through_bridge.push(start.elapsed());
-        assert_eq!(result.is_error, Some(false));
+        let bare = timed(bare_pty);
+        let mut in_process = Vec::with_capacity(CALLS);
+        for _ in 0..CALLS {
+            let start = Instant::now();
+            let result = core.start(CallRequest::new("true"))?.result().await;
+            in_process.push(start.elapsed());
+            assert!(!result.is_error);
+        }
+        let mut through_bridge = Vec::with_capacity(CALLS);
+        for _ in 0..CALLS {
+            let start = Instant::now();
+            let result = agent.call_tool(call()).await?;
+            through_bridge.push(start.elapsed());
+            assert_eq!(result.is_error, Some(false));
+        }
+        let oino_run = timed(|| {
+            let status = Command::new(oino)
+                .args(["run", "--socket"])
+                .arg(&socket)
+                .args(["--", "true"])
+                .env("XDG_STATE_HOME", dir.join("state"))
+                .stdout(Stdio::null())
+                .status()
+                .expect("oino run");
+            assert!(status.success());
+        });
+        let round = [bare, in_process, through_bridge, oino_run].map(|times| {
+            let times = Percentiles::new(times);
+            (times.p50_ms(), times.p99_ms())
+        });
+        rounds.push(round);
     }
 
-    let oino_run = timed(|| {
-        let status = Command::new(oino)
-            .args(["run", "--socket"])
-            .arg(&socket)
-            .args(["--", "true"])
-            .env("XDG_STATE_HOME", dir.join("state"))
-            .stdout(Stdio::null())
-            .status()
-            .expect("oino run");
-        assert!(status.success());
-    });
-
-    println!("`true` in a PTY, {ROUNDS} rounds each:");
-    let reference = report("bash -c true in a bare PTY", bare_pty, None);
-    report("oino core, in process", in_process, Some(reference));
-    report(
-        "oino run through the server (a process)",
-        oino_run,
-        Some(reference),
-    );
-    report(
-        "bash tool call through oino mcp",
-        through_bridge,
-        Some(reference),
-    );
+    println!("`true` in a PTY: {ROUNDS} alternating rounds of {CALLS} calls each way; medians of the rounds' p50 and p99, and of the rounds' p50 ratios to the bare PTY:");
+    for (way, label) in WAYS.iter().enumerate() {
+        let p50 = median(rounds.iter().map(|round| round[way].0));
+        let p99 = median(rounds.iter().map(|round| round[way].1));
+        let ratio = median(rounds.iter().map(|round| round[way].0 / round[0].0));
+        let ratio = if way == 0 {
+            String::new()
+        } else {
+            format!(", p50 {ratio:.2}x the bare PTY")
+        };
+        println!("{label:<40} p50 {p50:>6.2} ms, p99 {p99:>6.2} ms{ratio}");
+    }
 
     agent.cancel().await?;
     let _: String = Client::connect(&socket)
