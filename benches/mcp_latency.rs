@@ -18,6 +18,12 @@ use rmcp::transport::TokioChildProcess;
 mod percentiles;
 use percentiles::Percentiles;
 
+const WAYS: [&str; 4] = [
+    "bash -c true in a bare PTY",
+    "oino core, in process",
+    "bash tool call through oino mcp",
+    "oino run through the server (a process)",
+];
 /// Alternating rounds of each way, and calls of each way a round.
 const ROUNDS: usize = 5;
 const CALLS: usize = 40;
@@ -80,12 +86,6 @@ async fn main() -> anyhow::Result<()> {
     // The first call starts the server.
     agent.call_tool(call()).await?;
 
-    const WAYS: [&str; 4] = [
-        "bash -c true in a bare PTY",
-        "oino core, in process",
-        "bash tool call through oino mcp",
-        "oino run through the server (a process)",
-    ];
     // Per round and way: (p50, p99) in ms.
     let mut rounds: Vec<[(f64, f64); 4]> = Vec::new();
     for _ in 0..ROUNDS {
@@ -122,7 +122,9 @@ async fn main() -> anyhow::Result<()> {
         rounds.push(round);
     }
 
-    println!("`true` in a PTY: {ROUNDS} alternating rounds of {CALLS} calls each way; medians of the rounds' p50 and p99, and of the rounds' p50 ratios to the bare PTY:");
+    println!(
+        "`true` in a PTY: {ROUNDS} alternating rounds of {CALLS} calls each way; medians of the rounds' p50 and p99, and of the rounds' p50 ratios to the bare PTY:"
+    );
     for (way, label) in WAYS.iter().enumerate() {
         let p50 = median(rounds.iter().map(|round| round[way].0));
         let p99 = median(rounds.iter().map(|round| round[way].1));

@@ -39,18 +39,91 @@ pub async fn route_chunk(sink: &OutputSink, control: &ProcessControl, chunk: &[u
 /// grandchild holding the PTY): only detached tasks outlive their call. Then the tree is
 /// released: it is never signalled again.
 pub fn end_leftovers(control: &ProcessControl, grace: Duration) {
-    let control = control.clone();
-    // Looking for them reads all of /proc: the result does not wait for that.
-    tokio::spawn(async move {
-        let looking = control.clone();
-        if tokio::task::spawn_blocking(move || looking.tree_alive())
-            .await
-            .unwrap_or(true)
-        {
-            control.kill_tree(grace).await;
+    let ended = Ended {
+        control: control.clone(),
+        grace,
+        runtime: tokio::runtime::Handle::current(),
+    };
+    if let Err(std::sync::mpsc::SendError(ended)) = sweeper().send(ended) {
+        // No sweeper thread (it could not be started): this tree is looked at alone.
+        ended.runtime.spawn(async move {
+            let control = ended.control;
+            let looking = control.clone();
+            if tokio::task::spawn_blocking(move || looking.tree_alive())
+                .await
+                .unwrap_or(true)
+            {
+                control.kill_tree(ended.grace).await;
+            }
+            control.release();
+        });
+    }
+}
+
+/// A tree whose shell ended, waiting to be looked at.
+struct Ended {
+    control: ProcessControl,
+    grace: Duration,
+    /// Where its kill runs, if it needs one.
+    runtime: tokio::runtime::Handle,
+}
+
+/// How long the sweeper gathers trees before one look at /proc for all of them: calls ending
+/// together (an agent's burst of quick commands) share one read of every process's status.
+const SWEEP_GATHER: Duration = Duration::from_millis(50);
+
+/// The thread that looks for what ended trees left running. Looking reads all of /proc, so it
+/// is done once for the trees that ended within [`SWEEP_GATHER`], off the results' path.
+fn sweeper() -> std::sync::mpsc::Sender<Ended> {
+    static SWEEPER: std::sync::OnceLock<std::sync::mpsc::Sender<Ended>> =
+        std::sync::OnceLock::new();
+    SWEEPER
+        .get_or_init(|| {
+            let (send, receive) = std::sync::mpsc::channel::<Ended>();
+            let started = std::thread::Builder::new()
+                .name("oino-sweep".into())
+                .spawn(move || {
+                    while let Ok(first) = receive.recv() {
+                        let mut batch = vec![first];
+                        let until = std::time::Instant::now() + SWEEP_GATHER;
+                        while let Some(left) =
+                            until.checked_duration_since(std::time::Instant::now())
+                        {
+                            match receive.recv_timeout(left) {
+                                Ok(ended) => batch.push(ended),
+                                Err(_) => break,
+                            }
+                        }
+                        sweep(batch);
+                    }
+                });
+            if started.is_err() {
+                // A sender whose receiver is gone: every tree is then looked at alone.
+                return std::sync::mpsc::channel().0;
+            }
+            send
+        })
+        .clone()
+}
+
+fn sweep(batch: Vec<Ended>) {
+    let controls: Vec<ProcessControl> = batch.iter().map(|ended| ended.control.clone()).collect();
+    let alive = ProcessControl::alive_trees(&controls);
+    for (ended, alive) in batch.into_iter().zip(alive) {
+        if alive {
+            let Ended {
+                control,
+                grace,
+                runtime,
+            } = ended;
+            runtime.spawn(async move {
+                control.kill_tree(grace).await;
+                control.release();
+            });
+        } else {
+            ended.control.release();
         }
-        control.release();
-    });
+    }
 }
 
 /// What happens when a call's timeout passes.

@@ -663,6 +663,26 @@ impl ProcessControl {
         !*reaped && waiting::reading_terminal(pid_as_i32(self.inner.pid))
     }
 
+    /// For each tree of `trees`, whether any process of it is still alive: one scan of /proc for
+    /// them all (trees that ended together are looked at together).
+    #[must_use]
+    pub fn alive_trees(trees: &[Self]) -> Vec<bool> {
+        let guards: Vec<_> = trees.iter().map(Self::reaped_guard).collect();
+        let mut alive: Vec<bool> = vec![false; trees.len()];
+        let looked: Vec<usize> = (0..trees.len()).filter(|&at| !*guards[at]).collect();
+        if looked.is_empty() {
+            return alive;
+        }
+        for process in proc_scan::live_processes() {
+            for &at in &looked {
+                if !alive[at] && trees[at].is_member(&process) {
+                    alive[at] = true;
+                }
+            }
+        }
+        alive
+    }
+
     /// Whether any process of the tree is still alive (zombies do not count).
     #[must_use]
     pub fn tree_alive(&self) -> bool {
