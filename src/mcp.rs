@@ -278,6 +278,15 @@ impl Bridge {
         Ok(link)
     }
 
+    /// The link as it is, unchecked (a new one when there is none): for a `run`, which is sent
+    /// on a connection of its own and tried once more on a new server when it could not be.
+    async fn link_unchecked(&self) -> Result<Link, ToolError> {
+        if let Some(link) = self.link.lock().await.as_ref() {
+            return Ok(link.clone());
+        }
+        self.link().await
+    }
+
     /// Says what went wrong with a request: the server's refusal as it gave it, or the server
     /// gone (the next tool call starts a new one).
     fn failure(doing: &str, err: &anyhow::Error) -> ToolError {
@@ -399,7 +408,7 @@ impl Bridge {
     ) -> Result<(Link, String, RunResult), ToolError> {
         const NAME_ATTEMPTS: u32 = 100;
         let mut base = request.task_name.clone();
-        let mut link = self.link().await?;
+        let mut link = self.link_unchecked().await?;
         let mut attempt = 1;
         loop {
             // A bridge of a former session (or another pid namespace) may have had this pid.

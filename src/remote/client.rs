@@ -53,6 +53,20 @@ impl Client {
         Ok(client)
     }
 
+    /// Whether the server closed this connection (or sent what nobody asked for): a connection
+    /// kept for later is checked before a request that must not be sent twice.
+    #[must_use]
+    pub fn is_closed(&self) -> bool {
+        if !self.reader.buffer().is_empty() {
+            return true;
+        }
+        let mut byte = [0; 1];
+        !matches!(
+            self.reader.get_ref().try_read(&mut byte),
+            Err(err) if err.kind() == std::io::ErrorKind::WouldBlock
+        )
+    }
+
     /// Connects, starting a server in the background when none answers.
     pub async fn connect_or_start(socket: &Path) -> anyhow::Result<Self> {
         match Self::connect(socket).await {
