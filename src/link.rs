@@ -61,9 +61,6 @@ pub enum Link {
 pub struct Remote {
     socket: PathBuf,
     queries: Mutex<Client>,
-    /// A connection being made ready (connected, versions checked) for the next `run`, which
-    /// then starts without waiting for the handshake.
-    spare: std::sync::Mutex<Option<tokio::task::JoinHandle<anyhow::Result<Client>>>>,
 }
 
 /// What an event source yields.
@@ -146,7 +143,6 @@ impl Link {
         Self::Remote(Arc::new(Remote {
             socket: client.socket().to_owned(),
             queries: Mutex::new(client),
-            spare: std::sync::Mutex::new(None),
         }))
     }
 
@@ -388,7 +384,7 @@ impl Link {
                 Ok((id, tokio::spawn(async move { Ok(handle.result().await) })))
             }
             Self::Remote(remote) => {
-                let mut client = remote.run_connection().await.context(NotSent)?;
+                let mut client = Client::connect(&remote.socket).await.context(NotSent)?;
                 let run = Request::run(request, true);
                 // The first reply says the call exists; the second comes at its end.
                 let entry: EntryInfo = client.request(&run).await?;
@@ -505,8 +501,10 @@ impl Link {
                 }
                 continue;
             }
+            // In slices: a wait left behind (the call detached or ended meanwhile) ends soon on
+            // the server too.
             let more = self
-                .wait_output(id, offset, Duration::from_secs(3600))
+                .wait_output(id, offset, Duration::from_secs(30))
                 .await?;
             if !more && !self.entry(id).await?.state.is_running() {
                 return Ok(None);
@@ -557,32 +555,6 @@ fn millis(duration: Duration) -> u64 {
 }
 
 impl Remote {
-    /// A connection for a `run`: the spare one made ready meanwhile when it is still open, else a
-    /// new one; either way the next is made ready in the background.
-    async fn run_connection(&self) -> anyhow::Result<Client> {
-        let spare = self
-            .spare
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
-        let socket = self.socket.clone();
-        let next = tokio::spawn(async move { Client::connect(&socket).await });
-        *self
-            .spare
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(next);
-        if let Some(spare) = spare {
-            // A server that closed it (stopped, restarted) is asked again on a new connection:
-            // nothing was sent on this one.
-            if let Ok(Ok(client)) = spare.await {
-                if !client.is_closed() {
-                    return Ok(client);
-                }
-            }
-        }
-        Client::connect(&self.socket).await
-    }
-
     /// A quick question, on the shared connection.
     async fn ask<T: DeserializeOwned>(&self, request: &Request) -> anyhow::Result<T> {
         self.queries.lock().await.request(request).await

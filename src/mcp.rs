@@ -39,6 +39,8 @@ const DEFAULT_TIMEOUT_MS: u64 = 10 * 60 * 1000;
 const MAX_TIMEOUT_MS: u64 = 24 * 60 * 60 * 1000;
 /// Text returned by `task_output` when the agent gives no `max_bytes`.
 const DEFAULT_OUTPUT_BYTES: usize = 30_000;
+/// What `task_output` reads at a time looking for a pattern (of which it keeps the newest).
+const PATTERN_PIECE_BYTES: usize = 64 * 1024;
 /// The most `task_output` returns at once, whatever is asked.
 const MAX_OUTPUT_BYTES: usize = 1 << 20;
 /// How long `task_output` waits at most, whatever is asked: clients give up on long calls.
@@ -71,8 +73,9 @@ t3: reason]`. That is not an error and the process did not stop: it keeps runnin
 Read what it writes next with task_output, see its screen with task_screen, type into it with \
 task_input, stop it with task_kill. When it ends, a later result tells you once.\n\n\
 Each call starts a fresh bash: `cd` and `export` do not carry over to the next call; pass cwd \
-instead. Stdin is a terminal, so a command that asks a question waits for an answer: prefer \
-non-interactive flags.";
+instead. Stdin is a terminal: a command that asks a question (a prompt, a password) returns \
+detached after a second of waiting, with `waiting for input: PROMPT` as its reason; answer with \
+task_input, or ask the person, who can type it in oino. Prefer non-interactive flags.";
 
 const TASK_OUTPUT_DESCRIPTION: &str = "Read a background task's output (clean text; stdout \
 and stderr merged, as a terminal shows them). Without `since`, returns what you have not read \
@@ -169,6 +172,48 @@ struct TaskInputArgs {
 #[serde(deny_unknown_fields)]
 #[schemars(crate = "rmcp::schemars")]
 struct NoArgs {}
+
+/// What a `task_output` looks for and how long it waits, checked.
+struct Waits {
+    pattern: Option<Regex>,
+    max_bytes: usize,
+    idle: Option<Duration>,
+    wait: Duration,
+}
+
+impl TaskOutputArgs {
+    fn waits(&self) -> Result<Waits, ToolError> {
+        let pattern = self
+            .pattern
+            .as_deref()
+            .map(|pattern| {
+                Regex::new(pattern)
+                    .map_err(|err| format!("`pattern` is not a valid regular expression: {err}"))
+            })
+            .transpose()?;
+        let max_bytes = match self.max_bytes {
+            Some(0) => return Err("`max_bytes` must be more than 0".into()),
+            Some(max) => max.min(MAX_OUTPUT_BYTES),
+            None => DEFAULT_OUTPUT_BYTES,
+        };
+        let idle = match self.idle_ms {
+            Some(0) => return Err("`idle_ms` must be more than 0".into()),
+            idle => idle.map(|idle| Duration::from_millis(idle.min(MAX_WAIT_MS))),
+        };
+        let wait = match (self.wait_ms, idle) {
+            (Some(wait), _) => wait,
+            (None, Some(_)) => DEFAULT_IDLE_WAIT_MS,
+            (None, None) => 0,
+        };
+        let wait = Duration::from_millis(wait.min(MAX_WAIT_MS));
+        Ok(Waits {
+            pattern,
+            max_bytes,
+            idle,
+            wait,
+        })
+    }
+}
 
 /// A tool call that failed, in words the model can act on.
 #[derive(Debug)]
@@ -267,7 +312,11 @@ impl Bridge {
                 return Ok(link.clone());
             }
         }
-        *slot = None;
+        if slot.take().is_some() {
+            // A new server: ids start again, so the old offsets and ends mean nothing there.
+            lock(&self.cursors).clear();
+            self.following_ends.store(false, Ordering::Release);
+        }
         let link = Link::remote(&self.socket).await.map_err(|err| {
             format!(
                 "cannot reach the oino server at {}: {err:#}",
@@ -446,100 +495,111 @@ impl Bridge {
         }
     }
 
-    async fn task_output(&self, args: Option<JsonObject>) -> ToolResult {
+    async fn task_output(
+        &self,
+        args: Option<JsonObject>,
+        cancelled: impl Future<Output = ()>,
+    ) -> ToolResult {
         let args: TaskOutputArgs = arguments("task_output", args)?;
-        let pattern = args
-            .pattern
-            .as_deref()
-            .map(|pattern| {
-                Regex::new(pattern)
-                    .map_err(|err| format!("`pattern` is not a valid regular expression: {err}"))
-            })
-            .transpose()?;
-        let max_bytes = match args.max_bytes {
-            Some(0) => return Err("`max_bytes` must be more than 0".into()),
-            Some(max) => max.min(MAX_OUTPUT_BYTES),
-            None => DEFAULT_OUTPUT_BYTES,
-        };
-        let idle = match args.idle_ms {
-            Some(0) => return Err("`idle_ms` must be more than 0".into()),
-            idle => idle.map(|idle| Duration::from_millis(idle.min(MAX_WAIT_MS))),
-        };
-        let wait = match (args.wait_ms, idle) {
-            (Some(wait), _) => wait,
-            (None, Some(_)) => DEFAULT_IDLE_WAIT_MS,
-            (None, None) => 0,
-        };
-        let wait = Duration::from_millis(wait.min(MAX_WAIT_MS));
+        let Waits {
+            pattern,
+            max_bytes,
+            idle,
+            wait,
+        } = args.waits()?;
         let link = self.link().await?;
         let entry = self.task(&link, &args.task).await?;
         // What this bridge has not returned yet: from where its last read of the task stopped,
         // or where the task began (its output before went with the detached call's result).
+        // An offset past the end (a cursor of a server that was restarted, a wrong `since`)
+        // reads from the end.
         let since = args
             .since
-            .unwrap_or_else(|| self.cursor(&entry.id).unwrap_or(entry.detach_offset));
+            .unwrap_or_else(|| self.cursor(&entry.id).unwrap_or(entry.detach_offset))
+            .min(entry.bytes);
         let deadline = tokio::time::Instant::now() + wait;
         let mut reader = OutputReader::new(since, max_bytes, pattern);
         let read = |err: anyhow::Error| Self::failure("reading the output failed", &err);
         let mut last_output = tokio::time::Instant::now();
-        let outcome = loop {
-            // In order, max_bytes at most; looking for a pattern, all of it, keeping the newest.
-            let room = if reader.looks_for_a_line() {
-                max_bytes
-            } else {
-                max_bytes - reader.kept_bytes.min(max_bytes)
-            };
-            let slice = link
-                .output(&entry.id, Some(reader.next_offset), room.max(1))
-                .await
-                .map_err(read)?;
-            let moved = slice.next_offset > slice.from;
-            if let Some(line) = reader.push(slice) {
-                break Waited::Matched(line);
-            }
-            let now = tokio::time::Instant::now();
-            if moved {
-                last_output = now;
-                // Full: a request for less than a character's bytes could only return one
-                // whole, past the limit.
-                if !reader.looks_for_a_line() && reader.kept_bytes + 4 > max_bytes {
-                    break Waited::Full;
-                }
-                // More may be there already: read it before waiting.
-                continue;
-            }
-            if now >= deadline {
-                break Waited::TimedOut;
-            }
-            let mut until = deadline;
-            if let Some(idle) = idle {
-                if now >= last_output + idle {
-                    break Waited::Idle(idle);
-                }
-                until = until.min(last_output + idle);
-            }
-            let more = link
-                .wait_output(&entry.id, reader.next_offset, until - now)
-                .await
-                .map_err(read)?;
-            if !more
-                && !link
-                    .entry(&entry.id)
-                    .await
-                    .map_err(read)?
-                    .state
-                    .is_running()
-            {
-                // Whatever it wrote last is read before saying it ended.
-                let last = link
+        let reading = async {
+            loop {
+                // In order, max_bytes at most; looking for a pattern, all of it in large pieces,
+                // keeping the newest max_bytes.
+                let room = if reader.looks_for_a_line() {
+                    PATTERN_PIECE_BYTES.max(max_bytes)
+                } else {
+                    max_bytes - reader.kept_bytes.min(max_bytes)
+                };
+                let slice = match link
                     .output(&entry.id, Some(reader.next_offset), room.max(1))
                     .await
-                    .map_err(read)?;
-                if let Some(line) = reader.push(last) {
-                    break Waited::Matched(line);
+                {
+                    Ok(slice) => slice,
+                    Err(err) => break Err(read(err)),
+                };
+                let moved = slice.next_offset > slice.from;
+                if let Some(line) = reader.push(slice) {
+                    break Ok(Waited::Matched(line));
                 }
-                break Waited::Ended;
+                let now = tokio::time::Instant::now();
+                if moved {
+                    last_output = now;
+                    // Full: a request for less than a character's bytes could only return one
+                    // whole, past the limit.
+                    if !reader.looks_for_a_line() && reader.kept_bytes + 4 > max_bytes {
+                        break Ok(Waited::Full);
+                    }
+                    // More may be there already: read it before waiting (in order, up to
+                    // max_bytes; looking for a pattern in a flood, until the time is up).
+                    if !reader.looks_for_a_line() || now < deadline {
+                        continue;
+                    }
+                }
+                if now >= deadline {
+                    break Ok(reader.at_the_end(Waited::TimedOut));
+                }
+                let mut until = deadline;
+                if let Some(idle) = idle {
+                    if now >= last_output + idle {
+                        break Ok(reader.at_the_end(Waited::Idle(idle)));
+                    }
+                    until = until.min(last_output + idle);
+                }
+                let more = match link
+                    .wait_output(&entry.id, reader.next_offset, until - now)
+                    .await
+                {
+                    Ok(more) => more,
+                    Err(err) => break Err(read(err)),
+                };
+                if more {
+                    continue;
+                }
+                let ended = match link.entry(&entry.id).await {
+                    Ok(now) => !now.state.is_running(),
+                    Err(err) => break Err(read(err)),
+                };
+                if ended {
+                    // Whatever it wrote last is read before saying it ended.
+                    let last = match link
+                        .output(&entry.id, Some(reader.next_offset), room.max(1))
+                        .await
+                    {
+                        Ok(last) => last,
+                        Err(err) => break Err(read(err)),
+                    };
+                    if let Some(line) = reader.push(last) {
+                        break Ok(Waited::Matched(line));
+                    }
+                    break Ok(reader.at_the_end(Waited::Ended));
+                }
             }
+        };
+        // A read the agent gave up on (its client's timeout, a cancel) returns nothing: the
+        // cursor stays where the agent last got output.
+        let outcome = tokio::select! {
+            outcome = reading => outcome?,
+            () = cancelled => return Err("cancelled: nothing was read".into()),
         };
         self.advance_cursor(&entry.id, reader.next_offset);
         let entry = link.entry(&entry.id).await.map_err(read)?;
@@ -909,6 +969,15 @@ impl OutputReader {
         self.lines.is_some()
     }
 
+    /// How a wait that is over ended: a line not ended yet counts only now, at the end (a
+    /// prompt waits on one; earlier, it could be half a line).
+    fn at_the_end(&self, waited: Waited) -> Waited {
+        match self.lines.as_ref().and_then(LineMatcher::open_line_match) {
+            Some(line) => Waited::Matched(line),
+            None => waited,
+        }
+    }
+
     /// Whether any output was read.
     fn moved(&self) -> bool {
         !self.kept.is_empty()
@@ -920,11 +989,10 @@ impl OutputReader {
             return None;
         }
         self.next_offset = slice.next_offset;
-        // An open line too: a prompt waits on one.
         let matched = self
             .lines
             .as_mut()
-            .and_then(|lines| lines.feed(&slice.text).or_else(|| lines.open_line_match()));
+            .and_then(|lines| lines.feed(&slice.text));
         self.kept_bytes += slice.text.len();
         self.kept.push_back((slice.from, slice.text));
         // Looking for a pattern, only the newest text is kept: it may be met after a lot of
@@ -1160,7 +1228,7 @@ impl ServerHandler for Bridge {
                 self.bash(args, &context.id, progress, context.ct.cancelled())
                     .await
             }
-            "task_output" => self.task_output(args).await,
+            "task_output" => self.task_output(args, context.ct.cancelled()).await,
             "task_screen" => self.task_screen(args).await,
             "task_list" => self.task_list(args).await,
             "task_kill" => self.task_kill(args).await,

@@ -53,6 +53,11 @@ impl Core {
             if !entry.is_running() {
                 break;
             }
+            // Output that came during the look means it moved on (someone answered): the look
+            // is stale, and the next tick starts over.
+            if entry.sink.readable() != seen {
+                continue;
+            }
             if reading {
                 // Looked at again each second: a password typed shows nothing.
                 next_look = now + QUIET;

@@ -83,7 +83,9 @@ fn parse_syscall(text: &str) -> Option<Blocked> {
 }
 
 /// Whether the thread sleeps reading one of the process's terminal descriptors: in `read`, or
-/// waiting for one to be readable in `select`, `poll` or `epoll`.
+/// waiting for one to be readable in `select`, `poll` or `epoll` on nothing but terminals and
+/// files of its own. A wait that also watches a socket or a terminal's master side is a relay
+/// (`ssh`, `script`, `docker run -it`): it passes keys on as they come, it asks nothing.
 fn reads_terminal(pid: i32, thread: i32) -> bool {
     let Some(blocked) = std::fs::read_to_string(format!("/proc/{pid}/task/{thread}/syscall"))
         .ok()
@@ -92,42 +94,77 @@ fn reads_terminal(pid: i32, thread: i32) -> bool {
     else {
         return false;
     };
-    let terminals = terminal_descriptors(pid);
-    if terminals.is_empty() {
-        return false;
-    }
-    let is_terminal = |fd: u64| i32::try_from(fd).is_ok_and(|fd| terminals.contains(&fd));
     let [first, second, ..] = blocked.args;
-    match blocked.number {
-        libc::SYS_read | libc::SYS_readv | libc::SYS_pread64 => is_terminal(first),
-        libc::SYS_pselect6 => select_reads(pid, first, second, &terminals),
-        libc::SYS_ppoll => poll_reads(pid, first, second, &terminals),
-        libc::SYS_epoll_pwait | libc::SYS_epoll_pwait2 => epoll_reads(pid, first, &terminals),
+    // The call first: most threads sleep in none of these, and their files are not read.
+    let wait = match blocked.number {
+        libc::SYS_read | libc::SYS_readv | libc::SYS_pread64 => Wait::Read(first),
+        libc::SYS_pselect6 => Wait::Select(first, second),
+        libc::SYS_ppoll => Wait::Poll(first, second),
+        libc::SYS_epoll_pwait | libc::SYS_epoll_pwait2 => Wait::Epoll(first),
         // The older calls, which only some architectures have.
         #[cfg(target_arch = "x86_64")]
-        libc::SYS_select => select_reads(pid, first, second, &terminals),
+        libc::SYS_select => Wait::Select(first, second),
         #[cfg(target_arch = "x86_64")]
-        libc::SYS_poll => poll_reads(pid, first, second, &terminals),
+        libc::SYS_poll => Wait::Poll(first, second),
         #[cfg(target_arch = "x86_64")]
-        libc::SYS_epoll_wait => epoll_reads(pid, first, &terminals),
-        _ => false,
+        libc::SYS_epoll_wait => Wait::Epoll(first),
+        _ => return false,
+    };
+    let files = Files::of(pid);
+    if files.terminals.is_empty() {
+        return false;
     }
+    let watched = match wait {
+        Wait::Read(fd) => return i32::try_from(fd).is_ok_and(|fd| files.terminals.contains(&fd)),
+        Wait::Select(count, set) => select_set(pid, count, set),
+        Wait::Poll(fds, count) => poll_set(pid, fds, count),
+        Wait::Epoll(epoll) => epoll_set(pid, epoll),
+    };
+    watched.iter().any(|fd| files.terminals.contains(fd))
+        && !watched.iter().any(|fd| files.relays.contains(fd))
 }
 
-/// The process's descriptors open on a terminal (a pseudo-terminal, or `/dev/tty`).
-fn terminal_descriptors(pid: i32) -> Vec<i32> {
-    std::fs::read_dir(format!("/proc/{pid}/fd"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter(|entry| {
-            std::fs::read_link(entry.path()).is_ok_and(|target| {
-                let target = target.to_string_lossy();
-                target.starts_with("/dev/pts/") || target == "/dev/tty"
-            })
-        })
-        .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
-        .collect()
+/// What a thread sleeps in, with the arguments that say on what.
+enum Wait {
+    Read(u64),
+    Select(u64, u64),
+    Poll(u64, u64),
+    Epoll(u64),
+}
+
+/// The process's descriptors open on a terminal (a pseudo-terminal, or `/dev/tty`), and those
+/// a relay passes keys to (a socket, a terminal's master side).
+struct Files {
+    terminals: Vec<i32>,
+    relays: Vec<i32>,
+}
+
+impl Files {
+    fn of(pid: i32) -> Self {
+        let mut files = Self {
+            terminals: Vec::new(),
+            relays: Vec::new(),
+        };
+        for entry in std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let Some(fd) = entry.file_name().to_str().and_then(|fd| fd.parse().ok()) else {
+                continue;
+            };
+            let Ok(target) = std::fs::read_link(entry.path()) else {
+                continue;
+            };
+            let target = target.to_string_lossy();
+            if target == "/dev/ptmx" || target == "/dev/pts/ptmx" || target.starts_with("socket:") {
+                files.relays.push(fd);
+            } else if target.starts_with("/dev/pts/") || target == "/dev/tty" {
+                files.terminals.push(fd);
+            }
+        }
+        files
+    }
 }
 
 fn memory(pid: i32, address: u64, length: usize) -> Option<Vec<u8>> {
@@ -137,61 +174,67 @@ fn memory(pid: i32, address: u64, length: usize) -> Option<Vec<u8>> {
     Some(bytes)
 }
 
-/// `select(nfds, readfds, …)`: whether a terminal descriptor is in the set read.
-fn select_reads(pid: i32, count: u64, set: u64, terminals: &[i32]) -> bool {
+/// `select(nfds, readfds, …)`: the descriptors in the set read.
+fn select_set(pid: i32, count: u64, set: u64) -> Vec<i32> {
     if set == 0 {
-        return false;
+        return Vec::new();
     }
     let count = count.min(1024);
     let Ok(words) = usize::try_from(count.div_ceil(64)) else {
-        return false;
+        return Vec::new();
     };
     let Some(bytes) = memory(pid, set, words * 8) else {
-        return false;
+        return Vec::new();
     };
-    terminals.iter().any(|&fd| {
-        let Ok(fd) = usize::try_from(fd) else {
-            return false;
-        };
-        (fd as u64) < count && bytes[fd / 8] & (1 << (fd % 8)) != 0
-    })
+    (0..count)
+        .filter_map(|fd| {
+            let at = usize::try_from(fd).ok()?;
+            let set = bytes[at / 8] & (1 << (at % 8)) != 0;
+            set.then(|| i32::try_from(fd).ok()).flatten()
+        })
+        .collect()
 }
 
-/// `poll(fds, nfds, …)`: whether a terminal descriptor is polled for input.
-fn poll_reads(pid: i32, fds: u64, count: u64, terminals: &[i32]) -> bool {
+/// `poll(fds, nfds, …)`: the descriptors polled for input.
+fn poll_set(pid: i32, fds: u64, count: u64) -> Vec<i32> {
     const POLLIN: i16 = 1;
     let Ok(count) = usize::try_from(count.min(MAX_POLLED)) else {
-        return false;
+        return Vec::new();
     };
     let Some(bytes) = memory(pid, fds, count * 8) else {
-        return false;
+        return Vec::new();
     };
-    bytes.chunks_exact(8).any(|entry| {
-        let fd = i32::from_ne_bytes([entry[0], entry[1], entry[2], entry[3]]);
-        let events = i16::from_ne_bytes([entry[4], entry[5]]);
-        events & POLLIN != 0 && terminals.contains(&fd)
-    })
+    bytes
+        .chunks_exact(8)
+        .filter_map(|entry| {
+            let fd = i32::from_ne_bytes([entry[0], entry[1], entry[2], entry[3]]);
+            let events = i16::from_ne_bytes([entry[4], entry[5]]);
+            (events & POLLIN != 0).then_some(fd)
+        })
+        .collect()
 }
 
-/// `epoll_wait(epfd, …)`: whether a terminal descriptor is in the epoll set, for input (the
-/// kernel lists the set in /proc/PID/fdinfo/EPFD).
-fn epoll_reads(pid: i32, epoll: u64, terminals: &[i32]) -> bool {
+/// `epoll_wait(epfd, …)`: the descriptors in the epoll set, for input (the kernel lists the
+/// set in /proc/PID/fdinfo/EPFD).
+fn epoll_set(pid: i32, epoll: u64) -> Vec<i32> {
     const EPOLLIN: u32 = 1;
     let Ok(info) = std::fs::read_to_string(format!("/proc/{pid}/fdinfo/{epoll}")) else {
-        return false;
+        return Vec::new();
     };
-    info.lines().any(|line| {
-        let mut fields = line.split_whitespace();
-        if fields.next() != Some("tfd:") {
-            return false;
-        }
-        let fd = fields.next().and_then(|fd| fd.parse().ok());
-        let events = fields
-            .skip_while(|field| *field != "events:")
-            .nth(1)
-            .and_then(|events| u32::from_str_radix(events, 16).ok());
-        matches!((fd, events), (Some(fd), Some(events)) if events & EPOLLIN != 0 && terminals.contains(&fd))
-    })
+    info.lines()
+        .filter_map(|line| {
+            let mut fields = line.split_whitespace();
+            if fields.next() != Some("tfd:") {
+                return None;
+            }
+            let fd = fields.next()?.parse().ok()?;
+            let events = fields
+                .skip_while(|field| *field != "events:")
+                .nth(1)
+                .and_then(|events| u32::from_str_radix(events, 16).ok())?;
+            (events & EPOLLIN != 0).then_some(fd)
+        })
+        .collect()
 }
 
 #[cfg(test)]

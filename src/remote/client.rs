@@ -53,20 +53,6 @@ impl Client {
         Ok(client)
     }
 
-    /// Whether the server closed this connection (or sent what nobody asked for): a connection
-    /// kept for later is checked before a request that must not be sent twice.
-    #[must_use]
-    pub fn is_closed(&self) -> bool {
-        if !self.reader.buffer().is_empty() {
-            return true;
-        }
-        let mut byte = [0; 1];
-        !matches!(
-            self.reader.get_ref().try_read(&mut byte),
-            Err(err) if err.kind() == std::io::ErrorKind::WouldBlock
-        )
-    }
-
     /// Connects, starting a server in the background when none answers.
     pub async fn connect_or_start(socket: &Path) -> anyhow::Result<Self> {
         match Self::connect(socket).await {
@@ -75,12 +61,16 @@ impl Client {
             Err(err) if !nobody_listens(&err) => return Err(err),
             Err(_) => {}
         }
-        // A live server whose socket was just removed makes it again by itself.
-        if crate::remote::socket::lock_holder(socket).is_none() {
-            start_server(socket)?;
-        }
+        // A live server whose socket was just removed makes it again by itself; one that is
+        // ending (its socket gone first, its lock last) does not: once it has let go of the lock,
+        // a new one is started.
+        let mut started = false;
         let deadline = tokio::time::Instant::now() + START_DEADLINE;
         loop {
+            if !started && crate::remote::socket::lock_holder(socket).is_none() {
+                start_server(socket)?;
+                started = true;
+            }
             match Self::connect(socket).await {
                 Ok(client) => return Ok(client),
                 Err(err) if tokio::time::Instant::now() >= deadline => {

@@ -31,6 +31,8 @@ async fn prompts_are_seen_and_quiet_processes_are_not_taken_for_them() {
          s.listen(); print('polling', flush=True); select.select([s], [], [])\"",
         // A silent loop that keeps a core busy.
         "while :; do :; done",
+        // A relay: it waits on the terminal and on another one's master side, passing keys on.
+        "script -qc 'sleep 30' /dev/null",
     ];
     let mut quiet_ids = Vec::new();
     for command in quiet {
