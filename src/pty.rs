@@ -567,6 +567,33 @@ impl ProcessControl {
             .map_err(|err| PtyError::Resize(err.to_string()))
     }
 
+    /// Whether every holder of the slave side has closed it: then the reader's end of file is
+    /// sure to come once it has read what is left, however long a loaded machine makes that.
+    /// A closed terminal, or one that cannot be asked, counts as still held.
+    #[must_use]
+    // portable-pty gives the master only as a raw descriptor; borrowing it is the one unsafe
+    // step, and the lock below keeps it open meanwhile.
+    #[allow(unsafe_code)]
+    pub fn terminal_hung_up(&self) -> bool {
+        use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+        use std::os::fd::BorrowedFd;
+        let master = self
+            .inner
+            .master
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let Some(fd) = master.as_ref().and_then(|master| master.as_raw_fd()) else {
+            return false;
+        };
+        // SAFETY: the master is kept open by the lock held for this whole borrow.
+        let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+        let mut fds = [PollFd::new(fd, PollFlags::empty())];
+        matches!(poll(&mut fds, PollTimeout::ZERO), Ok(1))
+            && fds[0]
+                .revents()
+                .is_some_and(|events| events.contains(PollFlags::POLLHUP))
+    }
+
     /// Lets the terminal go once its process has ended, so that a finished call kept in a list
     /// holds no file descriptor and no writer thread (it would hang up anything still on it).
     pub fn close_terminal(&self) {
@@ -928,9 +955,15 @@ impl ProcessStream {
                     }
                 }
                 () = crate::time::sleep_until_opt(grace), if grace.is_some() && !self.end_of_file => {
-                    // Take what is already buffered, then stop waiting for an end of file that
-                    // a grandchild holds back.
-                    self.drain_after_grace = Some(OUTPUT_CHANNEL_CHUNKS);
+                    if self.process.control.terminal_hung_up() {
+                        // Nobody holds the terminal: its end of file is coming, and the output
+                        // before it is the call's to the last byte.
+                        self.grace_deadline = None;
+                    } else {
+                        // Take what is already buffered, then stop waiting for an end of file
+                        // that a grandchild holds back.
+                        self.drain_after_grace = Some(OUTPUT_CHANNEL_CHUNKS);
+                    }
                 }
             }
         }
@@ -1013,6 +1046,56 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         assert!(control.tree_members().is_empty());
+    }
+
+    /// Output still in the terminal when the shell exits is all read, however short the grace
+    /// and however late the reader delivers: the grace is only for a terminal someone still holds.
+    #[tokio::test]
+    async fn all_output_written_before_the_exit_arrives_however_slow_the_reader() {
+        let mut process = spawn(&SpawnSpec {
+            call_id: "drained".into(),
+            command: "head -c 100000 /dev/zero | tr '\\0' x; printf END".into(),
+            cwd: std::env::temp_dir(),
+            env: Vec::new(),
+            size: TermSize::DEFAULT,
+            waiter: Waiter::Program,
+        })
+        .expect("spawn");
+        // A reader starved by a loaded machine: every chunk comes late, long after the exit.
+        let (slow_tx, slow_rx) = mpsc::channel(1);
+        let mut output = std::mem::replace(&mut process.output, slow_rx);
+        tokio::spawn(async move {
+            while let Some(chunk) = output.recv().await {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+                if slow_tx.send(chunk).await.is_err() {
+                    break;
+                }
+            }
+        });
+        let mut stream = ProcessStream::new(process, Duration::ZERO);
+        let mut received = Vec::new();
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let event = tokio::time::timeout_at(deadline, stream.next())
+                .await
+                .expect("the stream never ended");
+            match event {
+                StreamEvent::Output(chunk) => received.extend_from_slice(&chunk),
+                StreamEvent::Ended(exit) => {
+                    assert_eq!(exit, ProcessExit::Code(0));
+                    break;
+                }
+            }
+        }
+        let mut expected = vec![b'x'; 100_000];
+        expected.extend_from_slice(b"END");
+        assert!(
+            received == expected,
+            "output was lost: {} bytes of {}",
+            received.len(),
+            expected.len()
+        );
+        stream.control().release();
     }
 
     #[test]

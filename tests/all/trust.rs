@@ -43,6 +43,9 @@ fn a_reused_pid_is_never_signalled() {
         pid=$("$OINO" ls --json | sed -n 's/^ *"pid": \([0-9]*\),/\1/p' | head -n 1)
         id=$("$OINO" ls --json | sed -n 's/^ *"id": "\(.*\)",/\1/p' | head -n 1)
         [ -n "$pid" ] || { echo "no pid listed"; exit 1; }
+        # The shell is reaped once what it left has been looked for; only then is its pid free.
+        for wait in $(seq 1000); do [ -e /proc/$pid ] || break; sleep 0.01; done
+        [ -e /proc/$pid ] && { echo "pid $pid was never reaped"; exit 1; }
         for attempt in $(seq 50); do
             echo $((pid - 1)) > /proc/sys/kernel/ns_last_pid
             setsid sleep 777 &
