@@ -14,6 +14,7 @@
 //! screen, a scroll region, a saved cursor, a charset switch) makes it parse every byte.
 
 pub mod decode;
+mod extras;
 mod view;
 
 pub use view::ScreenView;
@@ -25,6 +26,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::pty::TermSize;
 use decode::{Csi, Decoder, Step};
+use extras::Extras;
 
 /// Rows of history kept in memory per call: none, since the log file keeps everything and
 /// front ends scroll through it (a history row costs a cell per column, 200 columns of them).
@@ -155,9 +157,13 @@ impl ScreenSnapshot {
     pub fn text(&self) -> String {
         let mut text = String::new();
         for row in &self.rows {
+            // The cell after a wide character is its right half: nothing of its own.
+            let halves = std::iter::once(false).chain(row.iter().map(|cell| cell.wide));
             let line: String = row
                 .iter()
-                .map(|cell| {
+                .zip(halves)
+                .filter(|(_, right_half)| !right_half)
+                .map(|(cell, _)| {
                     if cell.text.is_empty() && !cell.wide {
                         " "
                     } else {
@@ -341,7 +347,7 @@ impl Backlog {
         self.decoder.advance(byte, &mut |step| match step {
             Step::Csi(found) => csi = Some(found),
             Step::Execute(_) => controls = true,
-            Step::Print(_) => {}
+            Step::Print(_) | Step::Escape(_) => {}
         });
         if self.sequence.dropping {
             if self.decoder.in_string() {
@@ -479,8 +485,12 @@ impl Backlog {
                 self.scroll_region = params.iter().any(|&n| n > 1);
                 self.parse_until(end);
             }
-            b's' | b'u' => self.parse_until(end),
-            b'h' | b'l' if csi.private && params.iter().any(|n| matches!(n, 47 | 1047 | 1049)) => {
+            // Tab stops outlast the rows they were set on.
+            b's' | b'u' | b'g' => self.parse_until(end),
+            // The alternate screen, and DECCOLM (a clear that must not be replayed later).
+            b'h' | b'l'
+                if csi.private && params.iter().any(|n| matches!(n, 3 | 47 | 1047 | 1049)) =>
+            {
                 self.parse_until(end);
             }
             // Colors, modes, and edits or moves of rows that will scroll away.
@@ -572,6 +582,8 @@ fn lasting_sequences(replay: &[u8], marks: &[(usize, usize)], cut: usize) -> Opt
 /// The terminal model of one call.
 pub struct Screen {
     parser: vt100::Parser<Answers>,
+    /// What the parser lacks, carried out around it.
+    extras: Extras,
     size: TermSize,
     scrollback_rows: usize,
     backlog: Backlog,
@@ -593,6 +605,7 @@ impl Screen {
         let size = TermSize::new(size.cols, size.rows);
         Self {
             parser: Self::parser(size, scrollback_rows),
+            extras: Extras::default(),
             size,
             scrollback_rows,
             backlog: Backlog::new(size, scrollback_rows),
@@ -639,10 +652,13 @@ impl Screen {
 
     fn parse(&mut self, bytes: &[u8]) {
         self.parsed_bytes += bytes.len() as u64;
-        let parsed = catch_unwind(AssertUnwindSafe(|| self.parser.process(bytes)));
+        let parsed = catch_unwind(AssertUnwindSafe(|| {
+            self.extras.process(bytes, &mut self.parser);
+        }));
         if parsed.is_err() {
             // A parser bug must not take oino down: start over on a blank screen.
             self.parser = Self::parser(self.size, self.scrollback_rows);
+            self.extras = Extras::default();
             self.parser_resets += 1;
         }
     }
@@ -656,6 +672,7 @@ impl Screen {
         let text = self.snapshot(0).text();
         self.frozen = Some(text.lines().map(str::to_owned).collect());
         self.parser = Self::parser(TermSize::new(2, 2), 0);
+        self.extras = Extras::default();
         self.backlog = Backlog::new(TermSize::new(2, 2), 0);
     }
 
@@ -948,6 +965,17 @@ mod tests {
             }
         }
         strings.extend(b"\x1b]0;unterminated at the end");
+        // What vt100 lacks: tab stops, line drawing, index moves, autowrap off, insert mode.
+        let mut extras = b"\x1b[3g\x1b[1;5H\x1bH\x1b[1;13H\x1bH\x1b)0\r".to_vec();
+        for n in 0..3000 {
+            extras.extend(format!("\t{n}\x0elqk\x0f\x1bD\x1bE\tx\r\n").bytes());
+            match n {
+                500 => extras.extend(b"\x1b#8\x1b[9;1H"),
+                1500 => extras.extend(format!("\x1b[?7l{}\r\n", "z".repeat(300)).bytes()),
+                2000 => extras.extend(b"\x1b[4hab\rc\r\n\x1b[4l\x1b[?7h"),
+                _ => {}
+            }
+        }
         vec![
             ("plain", plain),
             ("colored", colored),
@@ -959,6 +987,7 @@ mod tests {
             ("saved cursor", saved),
             ("string controls", strings),
             ("repeats and controls within sequences", repeats),
+            ("what vt100 lacks", extras),
         ]
     }
 

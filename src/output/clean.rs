@@ -127,7 +127,7 @@ impl Row {
             // A tab stays a tab in the text; it takes one column here.
             Step::Execute(b'\t') => self.put('\t', out),
             Step::Csi(csi) if !csi.private && !csi.intermediate => self.csi(&csi),
-            Step::Execute(_) | Step::Csi(_) => {}
+            Step::Execute(_) | Step::Csi(_) | Step::Escape(_) => {}
         }
     }
 

@@ -70,6 +70,17 @@ pub enum Step {
     Execute(u8),
     /// A complete CSI sequence.
     Csi(Csi),
+    /// A complete escape sequence other than CSI and string controls: `ESC [intermediate] final`.
+    Escape(Escape),
+}
+
+/// An escape sequence's content: designations (`ESC ( 0`), index moves (`ESC D`), tests
+/// (`ESC # 8`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Escape {
+    /// The first intermediate byte (`(`, `)`, `#` …), if any.
+    pub intermediate: Option<u8>,
+    pub action: u8,
 }
 
 /// The decoder: state only, a few dozen bytes, whatever the input.
@@ -80,6 +91,8 @@ pub struct Decoder {
     utf8_len: u8,
     utf8_need: u8,
     csi: Csi,
+    /// The escape sequence's first intermediate byte.
+    escape_intermediate: Option<u8>,
     /// A parameter is being written (its digits so far are in `csi.params`).
     param_open: bool,
     /// More parameters came than are kept.
@@ -107,9 +120,16 @@ impl Decoder {
                 params: [0; MAX_CSI_PARAMS],
                 param_count: 0,
             },
+            escape_intermediate: None,
             param_open: false,
             params_overflow: false,
         }
+    }
+
+    /// Forgets a character half read: for a reader that passes over text it does not need.
+    pub fn forget_character(&mut self) {
+        self.utf8_need = 0;
+        self.utf8_len = 0;
     }
 
     /// Whether the bytes so far end at a boundary: the ground state, no character half read.
@@ -171,7 +191,13 @@ impl Decoder {
             State::Escape => self.escape(byte, emit),
             State::EscapeIntermediate => match byte {
                 0x20..=0x2f | 0x7f => {}
-                0x30..=0x7e => self.state = State::Ground,
+                0x30..=0x7e => {
+                    self.state = State::Ground;
+                    emit(Step::Escape(Escape {
+                        intermediate: self.escape_intermediate,
+                        action: byte,
+                    }));
+                }
                 _ => self.anywhere_or_execute(byte, emit),
             },
             State::CsiEntry | State::CsiParam | State::CsiIntermediate => self.csi(byte, emit),
@@ -218,6 +244,7 @@ impl Decoder {
         self.csi.private = false;
         self.csi.intermediate = false;
         self.csi.param_count = 0;
+        self.escape_intermediate = None;
         self.param_open = false;
         self.params_overflow = false;
     }
@@ -245,12 +272,21 @@ impl Decoder {
 
     fn escape(&mut self, byte: u8, emit: &mut impl FnMut(Step)) {
         match byte {
-            0x20..=0x2f => self.state = State::EscapeIntermediate,
+            0x20..=0x2f => {
+                self.state = State::EscapeIntermediate;
+                self.escape_intermediate = Some(byte);
+            }
             b'P' => self.state = State::DcsEntry,
             b'X' | b'^' | b'_' => self.state = State::IgnoredString,
             b'[' => self.state = State::CsiEntry,
             b']' => self.state = State::OscString,
-            0x30..=0x7e => self.state = State::Ground,
+            0x30..=0x7e => {
+                self.state = State::Ground;
+                emit(Step::Escape(Escape {
+                    intermediate: None,
+                    action: byte,
+                }));
+            }
             // ESC ESC: still an escape.
             0x1b | 0x7f => {}
             _ => self.anywhere_or_execute(byte, emit),
