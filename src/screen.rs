@@ -65,6 +65,10 @@ pub struct CellAttrs {
     pub italic: bool,
     pub underline: bool,
     pub inverse: bool,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub blink: bool,
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub strikethrough: bool,
 }
 
 /// One character cell. Serialized compactly (short names, defaults left out): a screen goes
@@ -854,8 +858,10 @@ fn unfinished_character(bytes: &[u8]) -> usize {
 }
 
 fn snapshot_cell(cell: &vt100::Cell) -> Cell {
+    let mut text = cell.contents().to_owned();
+    let marks = extras::take_marks(&mut text);
     Cell {
-        text: cell.contents().to_owned(),
+        text,
         fg: cell.fgcolor().into(),
         bg: cell.bgcolor().into(),
         attrs: CellAttrs {
@@ -864,6 +870,8 @@ fn snapshot_cell(cell: &vt100::Cell) -> Cell {
             italic: cell.italic(),
             underline: cell.underline(),
             inverse: cell.inverse(),
+            blink: marks.blink,
+            strikethrough: marks.strikethrough,
         },
         wide: cell.is_wide(),
     }
@@ -971,6 +979,8 @@ mod tests {
             extras.extend(format!("\t{n}\x0elqk\x0f\x1bD\x1bE\tx\r\n").bytes());
             match n {
                 500 => extras.extend(b"\x1b#8\x1b[9;1H"),
+                1000 => extras.extend(b"\x1b[5;9m"),
+                2500 => extras.extend(b"\x1b[25m"),
                 1500 => extras.extend(format!("\x1b[?7l{}\r\n", "z".repeat(300)).bytes()),
                 2000 => extras.extend(b"\x1b[4hab\rc\r\n\x1b[4l\x1b[?7h"),
                 _ => {}

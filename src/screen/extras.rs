@@ -6,7 +6,7 @@
 //!
 //! Carried out: IND and NEL; HTS, TBC and tabs to the stops set; DECALN; DECCOLM (clears and
 //! homes, the width stays); DECAWM off; IRM; the DEC special graphics charset in G0 and G1,
-//! with SO and SI; and RIS, DECSC and DECRC for this state.
+//! with SO and SI; blink and strikethrough; and RIS, DECSC and DECRC for this state.
 
 use std::fmt::Write as _;
 
@@ -31,6 +31,39 @@ pub struct Extras {
     tab_stops: Option<Vec<u16>>,
     autowrap: bool,
     insert: bool,
+    /// Blink and strikethrough in the pen (SGR 5 and 9): vt100 keeps neither, so each
+    /// character drawn with them carries a mark in its cell (see [`take_marks`]).
+    pen: Marks,
+    /// The pen DECSC saved.
+    saved_pen: Marks,
+}
+
+/// Attributes vt100 cannot store, carried in a cell as zero-width tag characters after its
+/// character: invisible to vt100, which appends them like combining marks, and taken out
+/// again when the cell is read.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Marks {
+    pub blink: bool,
+    pub strikethrough: bool,
+}
+
+const BLINK_MARK: char = '\u{E0062}';
+const STRIKETHROUGH_MARK: char = '\u{E0073}';
+
+/// Takes the marks out of a cell's text.
+pub fn take_marks(text: &mut String) -> Marks {
+    // A character and a mark take at least five bytes: most cells are passed over at once.
+    if text.len() < 5 {
+        return Marks::default();
+    }
+    let marks = Marks {
+        blink: text.contains(BLINK_MARK),
+        strikethrough: text.contains(STRIKETHROUGH_MARK),
+    };
+    if marks != Marks::default() {
+        text.retain(|c| c != BLINK_MARK && c != STRIKETHROUGH_MARK);
+    }
+    marks
 }
 
 impl Default for Extras {
@@ -43,6 +76,8 @@ impl Default for Extras {
             tab_stops: None,
             autowrap: true,
             insert: false,
+            pen: Marks::default(),
+            saved_pen: Marks::default(),
         }
     }
 }
@@ -50,7 +85,10 @@ impl Default for Extras {
 impl Extras {
     /// Whether text must be rewritten before vt100 draws it.
     fn rewrites_text(&self) -> bool {
-        self.graphics[usize::from(self.shifted)] || !self.autowrap || self.insert
+        self.graphics[usize::from(self.shifted)]
+            || !self.autowrap
+            || self.insert
+            || self.pen != Marks::default()
     }
 
     /// Hands `bytes` to `parser`, carrying out what it ignores where it comes.
@@ -143,6 +181,12 @@ impl Extras {
             }
         }
         out.push(character);
+        if self.pen.blink {
+            out.push(BLINK_MARK);
+        }
+        if self.pen.strikethrough {
+            out.push(STRIKETHROUGH_MARK);
+        }
         parser.process(out.as_bytes());
     }
 
@@ -181,8 +225,14 @@ impl Extras {
                 }
             }
             (None, b'c') => *self = Self::default(),
-            (None, b'7') => self.saved = (self.graphics, self.shifted),
-            (None, b'8') => (self.graphics, self.shifted) = self.saved,
+            (None, b'7') => {
+                self.saved = (self.graphics, self.shifted);
+                self.saved_pen = self.pen;
+            }
+            (None, b'8') => {
+                (self.graphics, self.shifted) = self.saved;
+                self.pen = self.saved_pen;
+            }
             (Some(b'#'), b'8') => Self::alignment_test(parser),
             (Some(designate @ (b'(' | b')')), charset) => {
                 self.graphics[usize::from(designate == b')')] = charset == b'0';
@@ -196,6 +246,7 @@ impl Extras {
             return;
         }
         match (csi.private, csi.action) {
+            (false, b'm') => self.select_graphic_rendition(csi.params()),
             // TBC: the stop at the cursor, or every stop.
             (false, b'g') => {
                 let (cols, col) = cols_and_col(parser);
@@ -219,6 +270,31 @@ impl Extras {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// SGR: what vt100 drops of it (blink, strikethrough) kept in the pen.
+    fn select_graphic_rendition(&mut self, params: &[u16]) {
+        if params.is_empty() {
+            self.pen = Marks::default();
+        }
+        let mut index = 0;
+        while let Some(&param) = params.get(index) {
+            index += 1;
+            match param {
+                0 => self.pen = Marks::default(),
+                5 | 6 => self.pen.blink = true,
+                25 => self.pen.blink = false,
+                9 => self.pen.strikethrough = true,
+                29 => self.pen.strikethrough = false,
+                // An extended color: its own numbers follow.
+                38 | 48 | 58 => match params.get(index) {
+                    Some(5) => index += 2,
+                    Some(2) => index += 4,
+                    _ => {}
+                },
+                _ => {}
+            }
         }
     }
 
@@ -354,6 +430,43 @@ mod tests {
         let screen = shown(80, 24, b"\x1b)0a\x0emqj\x0fb\x1b7\x0e\x1b8x");
         // DECRC brings back the charsets saved with the cursor (SI then).
         assert_eq!(lines(&screen), ["a└─┘bx"]);
+    }
+
+    #[test]
+    fn blink_and_strikethrough_are_kept_per_cell_and_reset() {
+        let screen = shown(
+            20,
+            2,
+            "\x1b[5ma\x1b[9mb\x1b[25mc\x1b[29md\x1b[5;9m中\x1b[0me\x1b[38;5;9mf\x1b[9;25mg\x1b[mh"
+                .as_bytes(),
+        );
+        let marks: Vec<(String, bool, bool)> = screen.rows[0]
+            .iter()
+            .filter(|cell| !cell.text.is_empty())
+            .map(|cell| {
+                (
+                    cell.text.clone(),
+                    cell.attrs.blink,
+                    cell.attrs.strikethrough,
+                )
+            })
+            .collect();
+        let expected = [
+            ("a", true, false),
+            ("b", true, true),
+            ("c", false, true),
+            ("d", false, false),
+            ("中", true, true),
+            ("e", false, false),
+            ("f", false, false),
+            ("g", false, true),
+            ("h", false, false),
+        ]
+        .map(|(text, blink, strike)| (text.to_owned(), blink, strike));
+        assert_eq!(marks, expected);
+        assert_eq!(lines(&screen), ["abcd中efgh"]);
+        // The cursor moves as without the marks.
+        assert_eq!(screen.cursor, Some(CursorPos { row: 0, col: 10 }));
     }
 
     #[test]

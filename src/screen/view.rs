@@ -116,6 +116,8 @@ fn sgr(cell: &Cell) -> String {
         (attrs.italic, "3"),
         (attrs.underline, "4"),
         (attrs.inverse, "7"),
+        (attrs.blink, "5"),
+        (attrs.strikethrough, "9"),
     ] {
         if on {
             codes.push(code.to_owned());

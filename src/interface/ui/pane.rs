@@ -27,6 +27,8 @@ pub(super) fn cell_style(cell: &ScreenCell) -> Style {
         (attrs.italic, Modifier::ITALIC),
         (attrs.underline, Modifier::UNDERLINED),
         (attrs.inverse, Modifier::REVERSED),
+        (attrs.blink, Modifier::SLOW_BLINK),
+        (attrs.strikethrough, Modifier::CROSSED_OUT),
     ] {
         if on {
             style = style.add_modifier(modifier);
