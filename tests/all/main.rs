@@ -16,3 +16,4 @@ mod server;
 mod support;
 mod tasks;
 mod trust;
+mod vttest;
