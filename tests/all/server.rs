@@ -375,6 +375,58 @@ fn kill_server_ends_every_call_and_task() {
     wait_until_blocking("the server to end", || servers_of(&server) == 0);
 }
 
+/// A server ending (here: its task ignores TERM and HUP, so it waits out the kill grace) takes no
+/// new client: a second `kill-server` is told at once that none answers, rather than reaching a
+/// server that will never read it. The first returns once the server and its processes are gone.
+#[test]
+fn a_server_that_is_ending_takes_no_client_and_kill_server_waits_for_its_end() {
+    let server = ServerGuard::new("ending");
+    let run = server
+        .oino(&[
+            "run",
+            "--detach-after",
+            "0.2",
+            "--",
+            "trap '' TERM HUP; sleep 600",
+        ])
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("oino run");
+    let id = format!("run-{}", run.id());
+    assert!(run.wait_with_output().expect("oino run").status.success());
+    assert!(!processes_of(&id).is_empty(), "the task is not running");
+    let first = server.oino(&["kill-server"]).spawn().expect("kill-server");
+    let log = server.state.join("oino").join(
+        oino::remote::socket::server_log(&server.socket)
+            .file_name()
+            .expect("a log name"),
+    );
+    wait_until_blocking("the server to start ending", || {
+        std::fs::read_to_string(&log).is_ok_and(|log| log.contains("stopping"))
+    });
+    let second = server.oino(&["kill-server"]).output().expect("kill-server");
+    let said = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(1), "{said}");
+    assert!(
+        said.contains("does not answer") || said.contains("no server answers"),
+        "{said}"
+    );
+    // Told while the server still waits out its task's grace: it was not left hanging.
+    let mut first = first;
+    assert!(
+        first.try_wait().expect("kill-server").is_none(),
+        "the second kill-server was answered only once the server had ended"
+    );
+    let first = first.wait_with_output().expect("kill-server");
+    assert!(first.status.success());
+    // Nothing is left once the first returns.
+    assert!(
+        processes_of(&id).is_empty(),
+        "the task outlived kill-server"
+    );
+    assert_eq!(servers_of(&server), 0, "the server outlived kill-server");
+}
+
 #[test]
 fn an_idle_server_ends_by_itself_and_json_is_there_for_scripts() {
     let server = ServerGuard::new("idle");
