@@ -118,6 +118,60 @@ pub struct ScreenSnapshot {
     pub application_cursor: bool,
     /// Whether pasted text should be wrapped in bracketed-paste markers.
     pub bracketed_paste: bool,
+    /// The mouse events the program asked for, and how it wants them written.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub mouse: MouseReporting,
+}
+
+/// Which mouse events a program asked to be told of (DECSET 9, 1000, 1002, 1003).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MouseEvents {
+    #[default]
+    None,
+    /// X10: presses only.
+    Press,
+    /// Presses and releases.
+    PressRelease,
+    /// Presses, releases, and moves with a button down.
+    ButtonMotion,
+    /// Presses, releases, and every move.
+    AnyMotion,
+}
+
+/// How mouse reports are written (DECSET 1005, 1006).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MouseEncoding {
+    #[default]
+    Default,
+    Utf8,
+    Sgr,
+}
+
+/// A program's mouse reporting.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MouseReporting {
+    pub events: MouseEvents,
+    pub encoding: MouseEncoding,
+}
+
+impl MouseReporting {
+    fn of(screen: &vt100::Screen) -> Self {
+        let events = match screen.mouse_protocol_mode() {
+            vt100::MouseProtocolMode::None => MouseEvents::None,
+            vt100::MouseProtocolMode::Press => MouseEvents::Press,
+            vt100::MouseProtocolMode::PressRelease => MouseEvents::PressRelease,
+            vt100::MouseProtocolMode::ButtonMotion => MouseEvents::ButtonMotion,
+            vt100::MouseProtocolMode::AnyMotion => MouseEvents::AnyMotion,
+        };
+        let encoding = match screen.mouse_protocol_encoding() {
+            vt100::MouseProtocolEncoding::Default => MouseEncoding::Default,
+            vt100::MouseProtocolEncoding::Utf8 => MouseEncoding::Utf8,
+            vt100::MouseProtocolEncoding::Sgr => MouseEncoding::Sgr,
+        };
+        Self { events, encoding }
+    }
 }
 
 impl ScreenSnapshot {
@@ -153,6 +207,7 @@ impl ScreenSnapshot {
             alternate_screen: false,
             application_cursor: false,
             bracketed_paste: false,
+            mouse: MouseReporting::default(),
         }
     }
 
@@ -827,6 +882,7 @@ impl Screen {
         let alternate_screen = screen.alternate_screen();
         let application_cursor = screen.application_cursor();
         let bracketed_paste = screen.bracketed_paste();
+        let mouse = MouseReporting::of(screen);
         self.parser.screen_mut().set_scrollback(0);
         ScreenSnapshot {
             size: self.size,
@@ -837,6 +893,7 @@ impl Screen {
             alternate_screen,
             application_cursor,
             bracketed_paste,
+            mouse,
         }
     }
 }

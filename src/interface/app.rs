@@ -19,6 +19,7 @@ use crate::screen::ScreenSnapshot;
 mod keymap;
 mod keys;
 mod layout;
+mod mouse;
 
 pub use keymap::{Action, Binding, default_keymap};
 pub use keys::encode_key;
@@ -430,10 +431,7 @@ impl App {
         match input {
             Input::Key(key) if key.kind != KeyEventKind::Release => self.handle_key(key),
             Input::Paste(text) => self.handle_paste(&text),
-            Input::Mouse(mouse) => {
-                self.handle_mouse(mouse);
-                Vec::new()
-            }
+            Input::Mouse(mouse) => self.handle_mouse(mouse),
             Input::Resize { cols, rows } => {
                 self.term_size = (cols, rows);
                 self.resize_all()
@@ -716,11 +714,30 @@ impl App {
         }
     }
 
-    fn handle_mouse(&mut self, mouse: MouseEvent) {
+    fn handle_mouse(&mut self, mouse: MouseEvent) -> Vec<Effect> {
         let Some(layout) = self.layout() else {
-            return;
+            return Vec::new();
         };
+        let position = ratatui::layout::Position::new(mouse.column, mouse.row);
+        if let Some(effects) =
+            self.live_program(layout.pane.contains(position))
+                .and_then(|(id, pane)| {
+                    let (col, row) = (mouse.column - layout.pane.x, mouse.row - layout.pane.y);
+                    let bytes = program_mouse(pane, mouse, col, row, self.mode == Mode::Focus)?;
+                    Some(if bytes.is_empty() {
+                        Vec::new()
+                    } else {
+                        vec![Effect::Write { id, bytes }]
+                    })
+                })
+        {
+            return effects;
+        }
         match mouse.kind {
+            // A full-screen program's output makes no history to look back on.
+            MouseEventKind::ScrollUp
+                if self.scroll == 0
+                    && self.pane.as_ref().is_some_and(|pane| pane.alternate_screen) => {}
             MouseEventKind::ScrollUp => self.scroll = self.scroll.saturating_add(WHEEL_ROWS),
             MouseEventKind::ScrollDown => self.scroll = self.scroll.saturating_sub(WHEEL_ROWS),
             MouseEventKind::Down(MouseButton::Left)
@@ -735,6 +752,15 @@ impl App {
             }
             _ => {}
         }
+        Vec::new()
+    }
+
+    /// The selected entry's id and live screen, when it is running and `inside` its pane.
+    fn live_program(&self, inside: bool) -> Option<(String, &ScreenSnapshot)> {
+        let entry = self.selected_entry()?;
+        (inside && self.scroll == 0 && entry.state.is_running())
+            .then(|| self.pane.as_ref().map(|pane| (entry.id.clone(), pane)))
+            .flatten()
     }
 
     /// The search for the nearest match below the rows in view (`newer`) or above them.
@@ -749,6 +775,40 @@ impl App {
             }],
             _ => Vec::new(),
         }
+    }
+}
+
+/// What a mouse event in a live pane writes to its program: `None` when the event is oino's
+/// (the program reads no mouse and is not full-screen, or a click outside focus); nothing when
+/// the program takes it but is told nothing (a kind it did not ask for).
+fn program_mouse(
+    pane: &ScreenSnapshot,
+    mouse: MouseEvent,
+    col: u16,
+    row: u16,
+    focused: bool,
+) -> Option<Vec<u8>> {
+    let wheel = match mouse.kind {
+        MouseEventKind::ScrollUp => Some(true),
+        MouseEventKind::ScrollDown => Some(false),
+        _ => None,
+    };
+    // Clicks and moves are the program's once it has the keys too; the wheel always.
+    if !(focused || wheel.is_some()) {
+        return None;
+    }
+    if pane.mouse.events != crate::screen::MouseEvents::None {
+        return Some(
+            mouse::report(pane.mouse, mouse.kind, mouse.modifiers, col, row).unwrap_or_default(),
+        );
+    }
+    match wheel {
+        Some(up) if pane.alternate_screen => Some(mouse::wheel_as_arrows(
+            up,
+            pane.application_cursor,
+            WHEEL_ROWS,
+        )),
+        _ => None,
     }
 }
 
@@ -809,6 +869,80 @@ mod tests {
         app.handle_input(mouse(MouseEventKind::ScrollUp, 60, 5));
         assert_eq!(app.scroll, 2 * WHEEL_ROWS);
         app.handle_input(mouse(MouseEventKind::ScrollDown, 60, 5));
+        assert_eq!(app.scroll, WHEEL_ROWS);
+    }
+
+    /// The selected call's live pane, showing what `bytes` draw.
+    fn pane_after(app: &mut App, bytes: &[u8]) {
+        let mut screen = crate::screen::Screen::new(TermSize::new(74, 18), 0);
+        screen.feed(bytes);
+        app.pane = Some(screen.snapshot(0));
+    }
+
+    #[test]
+    fn the_mouse_in_a_pane_goes_to_a_program_that_asked_for_it_at_pane_coordinates() {
+        let mut app = test_app();
+        let layout = app.layout().expect("a layout");
+        let (x, y) = (layout.pane.x, layout.pane.y);
+        // less --mouse: normal tracking, SGR encoding.
+        pane_after(&mut app, b"\x1b[?1049h\x1b[?1000h\x1b[?1006h");
+        let write = |bytes: &[u8]| {
+            vec![Effect::Write {
+                id: "c1".into(),
+                bytes: bytes.to_vec(),
+            }]
+        };
+        assert_eq!(
+            app.handle_input(mouse(MouseEventKind::ScrollDown, x + 4, y + 2)),
+            write(b"\x1b[<65;5;3M")
+        );
+        assert_eq!(app.scroll, 0);
+        // A click is oino's until the pane is focused.
+        assert!(
+            app.handle_input(mouse(MouseEventKind::Down(MouseButton::Left), x, y))
+                .is_empty()
+        );
+        app.act(Action::Focus);
+        assert_eq!(
+            app.handle_input(mouse(MouseEventKind::Down(MouseButton::Left), x, y)),
+            write(b"\x1b[<0;1;1M")
+        );
+        // Outside the pane, the list keeps its clicks.
+        assert!(
+            app.handle_input(mouse(MouseEventKind::Down(MouseButton::Left), 3, 3))
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_full_screen_program_without_mouse_gets_arrows_and_no_history_opens_over_it() {
+        let mut app = test_app();
+        let layout = app.layout().expect("a layout");
+        pane_after(&mut app, b"\x1b[?1049h\x1b[?1h");
+        assert_eq!(
+            app.handle_input(mouse(
+                MouseEventKind::ScrollUp,
+                layout.pane.x + 1,
+                layout.pane.y + 1
+            )),
+            vec![Effect::Write {
+                id: "c1".into(),
+                bytes: b"\x1bOA\x1bOA\x1bOA".to_vec(),
+            }]
+        );
+        // Nor from the wheel over the list.
+        app.handle_input(mouse(MouseEventKind::ScrollUp, 3, 3));
+        assert_eq!(app.scroll, 0);
+        // Back on the main screen, the wheel opens the history again.
+        pane_after(&mut app, b"plain");
+        assert!(
+            app.handle_input(mouse(
+                MouseEventKind::ScrollUp,
+                layout.pane.x + 1,
+                layout.pane.y + 1
+            ))
+            .is_empty()
+        );
         assert_eq!(app.scroll, WHEEL_ROWS);
     }
 

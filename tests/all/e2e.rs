@@ -248,3 +248,72 @@ fn oino_run_in_a_terminal_runs_its_call_at_that_terminals_size() {
     assert!(run.wait_exit().success());
     run.wait_for("size: 30 120");
 }
+
+/// Starts `less [--mouse]` on 300 numbered rows in a pane; `less-ended` shows once it quits.
+fn less_in_a_pane(mark: &str, options: &str) -> Terminal {
+    let file = temp_dir(mark).join("rows.txt");
+    let rows: String = (1..=300).map(|n| format!("row-{n:03}\n")).collect();
+    std::fs::write(&file, rows).expect("write the rows");
+    let call = format!(
+        "less {options} {}; echo less-ended; sleep 600",
+        file.display()
+    );
+    let tui = Terminal::start(&["--embedded", &call], mark);
+    tui.wait_for("row-001");
+    tui
+}
+
+/// The wheel over the pane (at 120x30 the pane starts at column 32, row 2), as the terminal
+/// reports it to oino (SGR).
+const WHEEL_DOWN_IN_PANE: &[u8] = b"\x1b[<65;60;10M";
+const WHEEL_UP_IN_PANE: &[u8] = b"\x1b[<64;60;10M";
+const WHEEL_UP_OVER_THE_LIST: &[u8] = b"\x1b[<64;5;5M";
+
+/// Quits less from a focused pane: the pane then shows the live screen after it, never
+/// history.
+fn quit_less(tui: &mut Terminal) {
+    tui.send(b"\r");
+    tui.wait_for("typing into");
+    tui.send(b"q");
+    tui.wait_for("less-ended");
+    assert!(!tui.contents().contains("lines back"), "{}", tui.contents());
+}
+
+#[test]
+fn the_wheel_scrolls_less_with_mouse_by_its_own_reports() {
+    let mark = unique_id("e2e-less-mouse");
+    let mut tui = less_in_a_pane(&mark, "--mouse");
+    tui.send(WHEEL_DOWN_IN_PANE);
+    tui.wait_until("less to scroll down", |screen| !screen.contains("row-001"));
+    tui.send(WHEEL_UP_IN_PANE);
+    tui.wait_for("row-001");
+    assert!(!tui.contents().contains("lines back"), "{}", tui.contents());
+    quit_less(&mut tui);
+    tui.send(b"\x01q");
+    tui.wait_for("quit and end them all?");
+    tui.send(b"y");
+    assert!(tui.wait_exit().success());
+    tui.assert_restored_and_alone(&mark);
+}
+
+#[test]
+fn the_wheel_moves_less_without_mouse_by_lines_and_opens_no_history_over_it() {
+    let mark = unique_id("e2e-less-arrows");
+    let mut tui = less_in_a_pane(&mark, "");
+    tui.send(WHEEL_DOWN_IN_PANE);
+    // Three rows a notch, as arrow keys.
+    tui.wait_until("less to move three rows", |screen| {
+        !screen.contains("row-003") && screen.contains("row-004")
+    });
+    // Over the list too, the wheel opens no history on top of less.
+    tui.send(WHEEL_UP_OVER_THE_LIST);
+    tui.send(WHEEL_UP_IN_PANE);
+    tui.wait_for("row-001");
+    assert!(!tui.contents().contains("lines back"), "{}", tui.contents());
+    quit_less(&mut tui);
+    tui.send(b"\x01q");
+    tui.wait_for("quit and end them all?");
+    tui.send(b"y");
+    assert!(tui.wait_exit().success());
+    tui.assert_restored_and_alone(&mark);
+}
