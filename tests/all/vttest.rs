@@ -23,7 +23,7 @@ fn need(program: &str) {
         .is_ok_and(|output| output.status.success());
     assert!(
         found,
-        "this test needs `{program}` (Debian package `{program}`; .ci/run installs it)"
+        "this test needs `{program}` (Debian package `{program}`; scripts/test installs it)"
     );
 }
 
