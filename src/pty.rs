@@ -20,7 +20,7 @@ use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -240,6 +240,8 @@ struct ControlInner {
     /// queue) and its master side.
     input: Mutex<Option<mpsc::Sender<Vec<u8>>>>,
     master: Mutex<Option<Box<dyn MasterPty + Send>>>,
+    /// The reader holds a chunk it has read and not yet handed over.
+    reader_holds: Arc<AtomicBool>,
 }
 
 impl fmt::Debug for ProcessControl {
@@ -398,13 +400,15 @@ impl Prepared<'_> {
         let (input, input_rx) = mpsc::channel(INPUT_CHANNEL_WRITES);
         let (release, released) = std::sync::mpsc::channel();
         let reaped = Arc::new(RwLock::new(false));
+        let reader_holds = Arc::new(AtomicBool::new(false));
 
         let waiter_reaped = Arc::clone(&reaped);
         spawn_thread(format!("oino-wait-{pid}"), move || {
             wait_for_exit(pid, &exit_tx, &released, &waiter_reaped);
         })?;
+        let holds = Arc::clone(&reader_holds);
         spawn_thread(format!("oino-read-{pid}"), move || {
-            read_output(reader, &output_tx);
+            read_output(reader, &output_tx, &holds);
         })?;
         spawn_thread(format!("oino-in-{pid}"), move || {
             write_input(writer, input_rx);
@@ -423,6 +427,7 @@ impl Prepared<'_> {
                     release: Mutex::new(Some(release)),
                     input: Mutex::new(Some(input)),
                     master: Mutex::new(Some(pair.master)),
+                    reader_holds,
                 }),
             },
         })
@@ -439,13 +444,20 @@ fn spawn_thread(name: String, body: impl FnOnce() + Send + 'static) -> Result<()
         .map_err(|err| PtyError::Spawn(format!("could not start a thread: {err}")))
 }
 
-fn read_output(mut reader: Box<dyn Read + Send>, output: &mpsc::Sender<Vec<u8>>) {
+fn read_output(
+    mut reader: Box<dyn Read + Send>,
+    output: &mpsc::Sender<Vec<u8>>,
+    holds: &AtomicBool,
+) {
     let mut buffer = vec![0; READ_CHUNK_BYTES];
     loop {
         match reader.read(&mut buffer) {
             Ok(0) => break,
             Ok(read) => {
-                if output.blocking_send(buffer[..read].to_vec()).is_err() {
+                holds.store(true, Ordering::Release);
+                let sent = output.blocking_send(buffer[..read].to_vec());
+                holds.store(false, Ordering::Release);
+                if sent.is_err() {
                     break;
                 }
             }
@@ -571,27 +583,41 @@ impl ProcessControl {
     /// sure to come once it has read what is left, however long a loaded machine makes that.
     /// A closed terminal, or one that cannot be asked, counts as still held.
     #[must_use]
-    // portable-pty gives the master only as a raw descriptor; borrowing it is the one unsafe
-    // step, and the lock below keeps it open meanwhile.
-    #[allow(unsafe_code)]
     pub fn terminal_hung_up(&self) -> bool {
         use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-        use std::os::fd::BorrowedFd;
+        self.with_master(|fd| {
+            let mut fds = [PollFd::new(fd, PollFlags::empty())];
+            matches!(poll(&mut fds, PollTimeout::ZERO), Ok(1))
+                && fds[0]
+                    .revents()
+                    .is_some_and(|events| events.contains(PollFlags::POLLHUP))
+        })
+        .unwrap_or(false)
+    }
+
+    /// Whether output is on its way: in the terminal, unread, or read and not yet handed over.
+    #[must_use]
+    pub fn output_pending(&self) -> bool {
+        self.inner.reader_holds.load(Ordering::Acquire)
+            || self
+                .with_master(|fd| rustix::io::ioctl_fionread(fd).is_ok_and(|bytes| bytes > 0))
+                .unwrap_or(false)
+    }
+
+    /// Runs `body` on the master's descriptor, while it is open.
+    // portable-pty gives the master only as a raw descriptor; borrowing it is the one unsafe
+    // step, and the lock held meanwhile keeps it open.
+    #[allow(unsafe_code)]
+    fn with_master<T>(&self, body: impl FnOnce(std::os::fd::BorrowedFd<'_>) -> T) -> Option<T> {
         let master = self
             .inner
             .master
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        let Some(fd) = master.as_ref().and_then(|master| master.as_raw_fd()) else {
-            return false;
-        };
+        let fd = master.as_ref().and_then(|master| master.as_raw_fd())?;
         // SAFETY: the master is kept open by the lock held for this whole borrow.
-        let fd = unsafe { BorrowedFd::borrow_raw(fd) };
-        let mut fds = [PollFd::new(fd, PollFlags::empty())];
-        matches!(poll(&mut fds, PollTimeout::ZERO), Ok(1))
-            && fds[0]
-                .revents()
-                .is_some_and(|events| events.contains(PollFlags::POLLHUP))
+        let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+        Some(body(fd))
     }
 
     /// Lets the terminal go once its process has ended, so that a finished call kept in a list
@@ -882,9 +908,16 @@ pub struct ProcessStream {
     end_of_file: bool,
     exit_grace: Duration,
     grace_deadline: Option<tokio::time::Instant>,
+    /// When output still on its way after the exit stops being waited for.
+    pending_deadline: Option<tokio::time::Instant>,
     /// Chunks still taken once the grace is over; the reader may go on refilling the channel.
     drain_after_grace: Option<usize>,
 }
+
+/// How long output still on its way after the exit is waited for, at least, while another
+/// process holds the terminal (and may write forever): grace periods of it.
+const PENDING_GRACES: u32 = 10;
+const MIN_PENDING_WAIT: Duration = Duration::from_secs(3);
 
 impl ProcessStream {
     #[must_use]
@@ -897,6 +930,7 @@ impl ProcessStream {
             end_of_file: false,
             exit_grace,
             grace_deadline: None,
+            pending_deadline: None,
             drain_after_grace: None,
         }
     }
@@ -914,10 +948,35 @@ impl ProcessStream {
 
     fn note_exit(&mut self) {
         if self.exited.is_none() {
-            if let Some(exit) = *self.exit.borrow_and_update() {
+            let exit = *self.exit.borrow_and_update();
+            if let Some(exit) = exit {
                 self.exited = Some(exit);
-                self.grace_deadline = Some(tokio::time::Instant::now() + self.exit_grace);
+                self.start_grace();
             }
+        }
+    }
+
+    fn start_grace(&mut self) {
+        let now = tokio::time::Instant::now();
+        self.grace_deadline = Some(now + self.exit_grace);
+        self.pending_deadline =
+            Some(now + (self.exit_grace * PENDING_GRACES).max(MIN_PENDING_WAIT));
+    }
+
+    /// The grace is over and the end of file has not come: wait on while it is sure to come
+    /// (nobody holds the terminal) or, for a while, while output is on its way; else stop.
+    fn grace_over(&mut self) {
+        let now = tokio::time::Instant::now();
+        let control = &self.process.control;
+        let waiting = control.terminal_hung_up()
+            || (control.output_pending() && self.pending_deadline.is_some_and(|end| now < end));
+        if waiting {
+            // Looked at again a grace later: a terminal opened again is held again.
+            self.grace_deadline = Some(now + self.exit_grace.max(Duration::from_millis(10)));
+        } else {
+            // Take what is already buffered, then stop waiting for an end of file that a
+            // grandchild holds back.
+            self.drain_after_grace = Some(OUTPUT_CHANNEL_CHUNKS);
         }
     }
 
@@ -951,19 +1010,11 @@ impl ProcessStream {
                     if changed.is_err() {
                         // The waiter thread is gone without a status: only after a panic.
                         self.exited = Some(ProcessExit::Code(-1));
-                        self.grace_deadline = Some(tokio::time::Instant::now() + self.exit_grace);
+                        self.start_grace();
                     }
                 }
                 () = crate::time::sleep_until_opt(grace), if grace.is_some() && !self.end_of_file => {
-                    if self.process.control.terminal_hung_up() {
-                        // Nobody holds the terminal: its end of file is coming, and the output
-                        // before it is the call's to the last byte.
-                        self.grace_deadline = None;
-                    } else {
-                        // Take what is already buffered, then stop waiting for an end of file
-                        // that a grandchild holds back.
-                        self.drain_after_grace = Some(OUTPUT_CHANNEL_CHUNKS);
-                    }
+                    self.grace_over();
                 }
             }
         }

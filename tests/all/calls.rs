@@ -215,7 +215,11 @@ async fn a_hundred_calls_at_once_each_get_their_own_output() {
             .await
             .expect("call ended");
         let expected: String = (1..=300).map(|i| format!("call {n} line {i}\n")).collect();
-        assert_eq!(result.text, expected, "call {n}");
+        assert_eq!(
+            result.text, expected,
+            "call {n}: exit {:?}, timed out {}, detached {:?}",
+            result.exit, result.timed_out, result.detached
+        );
     }
 }
 
