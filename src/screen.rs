@@ -181,19 +181,9 @@ impl ScreenSnapshot {
         let cols = usize::from(size.cols);
         let rows = (0..usize::from(size.rows))
             .map(|row| {
-                let mut cells: Vec<Cell> = lines
+                let mut cells = lines
                     .get(row)
-                    .map(|line| {
-                        line.chars()
-                            .map(|c| if c == '\t' { ' ' } else { c })
-                            .take(cols)
-                            .map(|c| Cell {
-                                text: c.to_string(),
-                                ..Cell::default()
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default();
+                    .map_or_else(Vec::new, |line| line_cells(line, cols));
                 cells.resize(cols, Cell::default());
                 cells
             })
@@ -235,6 +225,44 @@ impl ScreenSnapshot {
         }
         text
     }
+}
+
+/// A line of text as at most `cols` cells: a wide character takes two (the second empty), a
+/// combining mark joins the cell before it.
+fn line_cells(line: &str, cols: usize) -> Vec<Cell> {
+    use unicode_width::UnicodeWidthChar;
+    let mut cells: Vec<Cell> = Vec::with_capacity(cols);
+    for character in line.chars().map(|c| if c == '\t' { ' ' } else { c }) {
+        match character.width().unwrap_or(0) {
+            0 => {
+                // The cell a mark joins: the wide character's, not its empty right half.
+                let last = cells.len().checked_sub(1).map(|last| {
+                    if last > 0 && cells[last - 1].wide {
+                        last - 1
+                    } else {
+                        last
+                    }
+                });
+                if let Some(cell) = last.and_then(|last| cells.get_mut(last)) {
+                    cell.text.push(character);
+                }
+            }
+            1 if cells.len() < cols => cells.push(Cell {
+                text: character.to_string(),
+                ..Cell::default()
+            }),
+            2 if cells.len() + 2 <= cols => {
+                cells.push(Cell {
+                    text: character.to_string(),
+                    wide: true,
+                    ..Cell::default()
+                });
+                cells.push(Cell::default());
+            }
+            _ => break,
+        }
+    }
+    cells
 }
 
 /// Collects the answers to terminal queries met while parsing.
@@ -950,6 +978,20 @@ mod tests {
         assert!(red.attrs.bold);
         assert_eq!(snapshot.rows[0][4].fg, CellColor::Default);
         assert_eq!(snapshot.cursor, Some(CursorPos { row: 0, col: 9 }));
+    }
+
+    #[test]
+    fn text_laid_out_again_keeps_wide_characters_two_cells_wide() {
+        let mut screen = Screen::new(TermSize::new(10, 2), 0);
+        screen.feed("中文ab\r\ne\u{301}x".as_bytes());
+        let live = screen.snapshot(0);
+        screen.freeze();
+        let frozen = screen.snapshot(0);
+        assert_eq!(frozen.text(), live.text());
+        assert_eq!(frozen.rows, live.rows);
+        // What does not fit is left out whole.
+        let narrow = ScreenSnapshot::from_lines(TermSize::new(5, 2), &["ab中文".into()], 0);
+        assert_eq!(narrow.text(), "ab中\n\n");
     }
 
     #[test]

@@ -390,6 +390,10 @@ async fn send(args: SendArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// How long `kill-server` waits for the server to end its processes (each gets the kill grace
+/// after SIGTERM, then SIGKILL).
+const KILL_SERVER_WAIT: Duration = Duration::from_secs(30);
+
 async fn kill_server(args: &KillServerArgs) -> anyhow::Result<ExitCode> {
     let socket = args.server.path();
     let Ok(mut client) = Client::connect(&socket).await else {
@@ -408,13 +412,27 @@ async fn kill_server(args: &KillServerArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::FAILURE);
     };
+    let server = crate::remote::socket::lock_holder(&socket);
     let stopping: String = client.request(&Request::KillServer {}).await?;
     if args.json {
         print_json(&stopping)?;
     }
-    // The server is gone once its socket is.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while socket.exists() && tokio::time::Instant::now() < deadline {
+    // The server has ended its processes and itself once it lets go of its lock.
+    let deadline = tokio::time::Instant::now() + KILL_SERVER_WAIT;
+    let ending = || match server {
+        Some(_) => crate::remote::socket::lock_holder(&socket) == server,
+        // Its lock could not be read: its socket goes last but one.
+        None => socket.exists(),
+    };
+    while ending() {
+        if tokio::time::Instant::now() >= deadline {
+            say!(
+                "oino: the server (pid {}) is still ending its processes after {} s",
+                server.unwrap_or_default(),
+                KILL_SERVER_WAIT.as_secs()
+            );
+            return Ok(ExitCode::FAILURE);
+        }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     Ok(ExitCode::SUCCESS)

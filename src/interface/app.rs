@@ -164,6 +164,8 @@ pub struct App {
     pub notice: Option<Notice>,
     /// The selected entry's screen, as last fetched.
     pub pane: Option<ScreenSnapshot>,
+    /// Whose live screen `pane` is (none for history): the mouse goes to that program only.
+    pane_of: Option<String>,
     /// The pane must be fetched again before the next frame.
     pane_stale: bool,
     /// The entries must be listed again before the next frame.
@@ -192,6 +194,7 @@ impl App {
             search: None,
             notice: None,
             pane: None,
+            pane_of: None,
             pane_stale: true,
             entries_stale: true,
             frame_wanted: true,
@@ -292,6 +295,7 @@ impl App {
         // Clamped to the history there is.
         self.scroll = usize::try_from(page.lines_back).unwrap_or(usize::MAX);
         self.pane = Some(ScreenSnapshot::from_lines(size, &page.lines, self.scroll));
+        self.pane_of = None;
     }
 
     /// Ends a notice whose time is up.
@@ -420,7 +424,9 @@ impl App {
     }
 
     /// The selected entry's screen as fetched, or `None` when it could not be.
-    pub fn set_pane(&mut self, pane: Option<ScreenSnapshot>) {
+    pub fn set_pane(&mut self, pane: Option<(String, ScreenSnapshot)>) {
+        let (of, pane) = pane.unzip();
+        self.pane_of = of;
         self.pane = pane;
     }
 
@@ -736,8 +742,9 @@ impl App {
         match mouse.kind {
             // A full-screen program's output makes no history to look back on.
             MouseEventKind::ScrollUp
-                if self.scroll == 0
-                    && self.pane.as_ref().is_some_and(|pane| pane.alternate_screen) => {}
+                if self
+                    .live_program(true)
+                    .is_some_and(|(_, pane)| pane.alternate_screen) => {}
             MouseEventKind::ScrollUp => self.scroll = self.scroll.saturating_add(WHEEL_ROWS),
             MouseEventKind::ScrollDown => self.scroll = self.scroll.saturating_sub(WHEEL_ROWS),
             MouseEventKind::Down(MouseButton::Left)
@@ -755,10 +762,12 @@ impl App {
         Vec::new()
     }
 
-    /// The selected entry's id and live screen, when it is running and `inside` its pane.
+    /// The selected entry's id and live screen, when it is running, `inside` its pane, and
+    /// the screen shown is its own (not one fetched before the selection moved).
     fn live_program(&self, inside: bool) -> Option<(String, &ScreenSnapshot)> {
         let entry = self.selected_entry()?;
-        (inside && self.scroll == 0 && entry.state.is_running())
+        let own = self.pane_of.as_deref() == Some(entry.id.as_str());
+        (inside && own && self.scroll == 0 && entry.state.is_running())
             .then(|| self.pane.as_ref().map(|pane| (entry.id.clone(), pane)))
             .flatten()
     }
@@ -876,7 +885,7 @@ mod tests {
     fn pane_after(app: &mut App, bytes: &[u8]) {
         let mut screen = crate::screen::Screen::new(TermSize::new(74, 18), 0);
         screen.feed(bytes);
-        app.pane = Some(screen.snapshot(0));
+        app.set_pane(Some(("c1".into(), screen.snapshot(0))));
     }
 
     #[test]

@@ -187,7 +187,7 @@ async fn refresh(app: &mut App, link: &Link) {
     }
     match app.pane_request() {
         Some(PaneRequest::Live { id, size }) => match link.snapshot(&id, size).await {
-            Ok(snapshot) => app.set_pane(Some(snapshot)),
+            Ok(snapshot) => app.set_pane(Some((id, snapshot))),
             // The entry went (a server restarted): the list will say so.
             Err(_) => app.set_pane(None),
         },

@@ -136,6 +136,14 @@ impl Listening {
         Ok(())
     }
 
+    /// Stops listening, and removes the socket when it is still this server's.
+    fn close(&mut self) {
+        if self.is_listening() && file_id(&self.socket) == self.id {
+            let _ = std::fs::remove_file(&self.socket);
+        }
+        self.listener = None;
+    }
+
     /// Whether clients can still reach this server.
     fn is_listening(&self) -> bool {
         self.listener.is_some()
@@ -411,10 +419,10 @@ pub async fn serve(socket: &Path, idle_exit: Duration) -> anyhow::Result<Served>
         };
     }
     eprintln!("oino server {} stopping", std::process::id());
+    // A server ending takes no new client: one finds none, rather than one that will never read
+    // it, and starts another once this one has let go of its lock.
+    listening.close();
     core.shutdown().await;
-    if listening.is_listening() && file_id(socket) == listening.id {
-        let _ = std::fs::remove_file(socket);
-    }
     Ok(Served::Stopped)
 }
 

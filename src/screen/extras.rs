@@ -116,6 +116,8 @@ impl Extras {
             if self.decoder.at_boundary() {
                 char_start = index;
             }
+            // A tab within a sequence is carried out by the parser, as part of it.
+            let in_ground = self.decoder.in_ground();
             let mut steps = [None; 2];
             let mut count = 0;
             self.decoder.advance(byte, &mut |step| {
@@ -136,7 +138,7 @@ impl Extras {
                         passed = if consumed { index + 1 } else { index };
                         char_start = index;
                     }
-                    Step::Execute(b'\t') if self.tab_stops.is_some() => {
+                    Step::Execute(b'\t') if in_ground && self.tab_stops.is_some() => {
                         parser.process(&bytes[passed..index]);
                         self.tab(parser);
                         passed = index + 1;
@@ -204,10 +206,28 @@ impl Extras {
         parser.process(format!("\x1b[{}G", next + 1).as_bytes());
     }
 
-    /// The stops, made explicit to be changed.
-    fn stops_mut(&mut self, cols: u16) -> &mut Vec<u16> {
-        self.tab_stops
-            .get_or_insert_with(|| (TAB_WIDTH..cols).step_by(usize::from(TAB_WIDTH)).collect())
+    /// The stops, made explicit to be changed (the default ones at any width the screen may
+    /// take later).
+    fn stops_mut(&mut self) -> &mut Vec<u16> {
+        self.tab_stops.get_or_insert_with(|| {
+            (TAB_WIDTH..=u16::MAX)
+                .step_by(usize::from(TAB_WIDTH))
+                .collect()
+        })
+    }
+
+    /// Stops that are the default ones across the screen's width are dropped: tabs are then
+    /// vt100's own again, with no work per tab (`tput init` sets them so).
+    fn forget_default_stops(&mut self, cols: u16) {
+        let on_screen = |stop: &u16| *stop < cols;
+        let default = (TAB_WIDTH..cols).step_by(usize::from(TAB_WIDTH));
+        if self
+            .tab_stops
+            .as_ref()
+            .is_some_and(|stops| stops.iter().copied().filter(on_screen).eq(default))
+        {
+            self.tab_stops = None;
+        }
     }
 
     fn escape<C: vt100::Callbacks>(&mut self, escape: Escape, parser: &mut vt100::Parser<C>) {
@@ -219,10 +239,11 @@ impl Extras {
             (None, b'H') => {
                 let (cols, col) = cols_and_col(parser);
                 let col = col.min(cols.saturating_sub(1));
-                let stops = self.stops_mut(cols);
+                let stops = self.stops_mut();
                 if let Err(at) = stops.binary_search(&col) {
                     stops.insert(at, col);
                 }
+                self.forget_default_stops(cols);
             }
             (None, b'c') => *self = Self::default(),
             (None, b'7') => {
@@ -250,11 +271,13 @@ impl Extras {
             // TBC: the stop at the cursor, or every stop.
             (false, b'g') => {
                 let (cols, col) = cols_and_col(parser);
+                let col = col.min(cols.saturating_sub(1));
                 match csi.params().first().copied().unwrap_or(0) {
-                    0 => self.stops_mut(cols).retain(|&stop| stop != col),
+                    0 => self.stops_mut().retain(|&stop| stop != col),
                     3 => self.tab_stops = Some(Vec::new()),
                     _ => {}
                 }
+                self.forget_default_stops(cols);
             }
             (false, set @ (b'h' | b'l')) if csi.params().contains(&4) => {
                 self.insert = set == b'h';
@@ -391,6 +414,9 @@ mod tests {
         // A reset brings back every eighth column.
         let screen = shown(40, 2, b"\x1b[3g\x1bc\tX");
         assert_eq!(lines(&screen), [format!("{}X", " ".repeat(8))]);
+        // A tab within a sequence belongs to it.
+        let screen = shown(40, 3, b"\x1b[3g\x1b[1;5H\x1bH\x1b[2\t;1HX");
+        assert_eq!(lines(&screen), ["", "X"]);
     }
 
     #[test]

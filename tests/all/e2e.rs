@@ -35,6 +35,9 @@ impl Terminal {
         command.args(args);
         command.env("XDG_STATE_HOME", temp_dir("e2e-state"));
         command.env("TERM", "xterm-256color");
+        // A person's less options (`-X` keeps less off the alternate screen) are not the test's.
+        command.env_remove("LESS");
+        command.env_remove("LESSKEY");
         // Every process oino starts inherits this: how the test finds them all afterwards.
         command.env("OINO_E2E_MARK", mark);
         for (name, value) in env {

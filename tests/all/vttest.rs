@@ -27,10 +27,18 @@ fn need(program: &str) {
     );
 }
 
-/// Whether `pid` is blocked reading its terminal: vttest waits for a key, all it wrote is out.
+/// The number of `read` on this machine, as /proc/PID/syscall shows it.
+const READ_SYSCALL: &str = if cfg!(target_arch = "aarch64") {
+    "63"
+} else {
+    "0"
+};
+
+/// Whether `pid` is blocked reading its terminal (descriptor 0): vttest waits for a key, all it
+/// wrote is out.
 fn reading_its_terminal(pid: i32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/syscall"))
-        .is_ok_and(|syscall| syscall.starts_with("0 0x0 "))
+        .is_ok_and(|syscall| syscall.starts_with(&format!("{READ_SYSCALL} 0x0 ")))
 }
 
 /// How many reads `pid` has made: a key was taken once this grows.
@@ -123,7 +131,7 @@ impl Tmux {
             socket: format!("oino-vttest-{label}-{}", std::process::id()),
         };
         let started = tmux
-            .command(&["new-session", "-d", "-x", "80", "-y", "24", "vttest"])
+            .command(&["new-session", "-d", "-x", "80", "-y", "24", "exec vttest"])
             .status()
             .expect("tmux runs");
         assert!(started.success(), "tmux could not start vttest");
@@ -132,7 +140,11 @@ impl Tmux {
 
     fn command(&self, args: &[&str]) -> Command {
         let mut command = Command::new("tmux");
-        command.arg("-L").arg(&self.socket).args(args);
+        // No user configuration: the reference is tmux as it comes.
+        command
+            .args(["-f", "/dev/null", "-L"])
+            .arg(&self.socket)
+            .args(args);
         command
     }
 
@@ -209,6 +221,8 @@ fn settled(
     before: (u64, u64),
 ) -> (String, String) {
     let mut last = (String::new(), String::new());
+    // Looks in a row at which both screens stayed the same.
+    let mut same = 0;
     let mut captures = None;
     wait_until_blocking("vttest to wait for a key in oino and in tmux", || {
         let waiting = |pid, before| reads(pid) > before && reading_its_terminal(pid);
@@ -216,7 +230,8 @@ fn settled(
             return false;
         }
         let now = (oino.capture(), tmux.capture());
-        let stable = now == last;
+        same = if now == last { same + 1 } else { 0 };
+        let stable = same >= 3;
         last = now;
         if stable {
             captures = Some(last.clone());
