@@ -42,6 +42,8 @@ pub struct Csi {
     pub intermediate: bool,
     params: [u16; MAX_CSI_PARAMS],
     param_count: u8,
+    /// Bit `i`: parameter `i` came after a colon, a part of the one before (`38:2::R:G:B`).
+    subparams: u16,
 }
 
 impl Csi {
@@ -49,6 +51,12 @@ impl Csi {
     #[must_use]
     pub fn params(&self) -> &[u16] {
         &self.params[..usize::from(self.param_count)]
+    }
+
+    /// Whether parameter `index` is a part of the one before it (it came after a colon).
+    #[must_use]
+    pub fn is_subparam(&self, index: usize) -> bool {
+        index < MAX_CSI_PARAMS && self.subparams & (1 << index) != 0
     }
 
     /// The first parameter, or `default` when it is absent or 0 (how counts are read).
@@ -97,6 +105,8 @@ pub struct Decoder {
     param_open: bool,
     /// More parameters came than are kept.
     params_overflow: bool,
+    /// The last separator was a colon: the next parameter is a part of the one before.
+    colon: bool,
 }
 
 impl Default for Decoder {
@@ -119,7 +129,9 @@ impl Decoder {
                 intermediate: false,
                 params: [0; MAX_CSI_PARAMS],
                 param_count: 0,
+                subparams: 0,
             },
+            colon: false,
             escape_intermediate: None,
             param_open: false,
             params_overflow: false,
@@ -244,6 +256,8 @@ impl Decoder {
         self.csi.private = false;
         self.csi.intermediate = false;
         self.csi.param_count = 0;
+        self.csi.subparams = 0;
+        self.colon = false;
         self.escape_intermediate = None;
         self.param_open = false;
         self.params_overflow = false;
@@ -306,6 +320,7 @@ impl Decoder {
                     self.push_param();
                 }
                 self.param_open = false;
+                self.colon = byte == b':';
             }
             (State::CsiEntry, 0x3c..=0x3f) => {
                 self.state = State::CsiParam;
@@ -345,6 +360,9 @@ impl Decoder {
     fn push_param(&mut self) {
         if usize::from(self.csi.param_count) < MAX_CSI_PARAMS {
             self.csi.params[usize::from(self.csi.param_count)] = 0;
+            if std::mem::take(&mut self.colon) {
+                self.csi.subparams |= 1 << self.csi.param_count;
+            }
             self.csi.param_count += 1;
         } else {
             self.params_overflow = true;

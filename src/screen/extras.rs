@@ -267,7 +267,7 @@ impl Extras {
             return;
         }
         match (csi.private, csi.action) {
-            (false, b'm') => self.select_graphic_rendition(csi.params()),
+            (false, b'm') => self.select_graphic_rendition(csi),
             // TBC: the stop at the cursor, or every stop.
             (false, b'g') => {
                 let (cols, col) = cols_and_col(parser);
@@ -297,13 +297,18 @@ impl Extras {
     }
 
     /// SGR: what vt100 drops of it (blink, strikethrough) kept in the pen.
-    fn select_graphic_rendition(&mut self, params: &[u16]) {
+    fn select_graphic_rendition(&mut self, csi: &Csi) {
+        let params = csi.params();
         if params.is_empty() {
             self.pen = Marks::default();
         }
         let mut index = 0;
         while let Some(&param) = params.get(index) {
             index += 1;
+            if csi.is_subparam(index - 1) {
+                // A part of the attribute before (`4:3`, `38:2::R:G:B`): no attribute of its own.
+                continue;
+            }
             match param {
                 0 => self.pen = Marks::default(),
                 5 | 6 => self.pen.blink = true,
@@ -311,7 +316,7 @@ impl Extras {
                 9 => self.pen.strikethrough = true,
                 29 => self.pen.strikethrough = false,
                 // An extended color: its own numbers follow.
-                38 | 48 | 58 => match params.get(index) {
+                38 | 48 | 58 if !csi.is_subparam(index) => match params.get(index) {
                     Some(5) => index += 2,
                     Some(2) => index += 4,
                     _ => {}
@@ -463,7 +468,8 @@ mod tests {
         let screen = shown(
             20,
             2,
-            "\x1b[5ma\x1b[9mb\x1b[25mc\x1b[29md\x1b[5;9m中\x1b[0me\x1b[38;5;9mf\x1b[9;25mg\x1b[mh"
+            "\x1b[5ma\x1b[9mb\x1b[25mc\x1b[29md\x1b[5;9m中\x1b[0me\x1b[38;5;9mf\x1b[9;25mg\x1b[mh\
+             \x1b[38:2::1:5:9mi\x1b[4:5mj\x1b[0m"
                 .as_bytes(),
         );
         let marks: Vec<(String, bool, bool)> = screen.rows[0]
@@ -487,12 +493,14 @@ mod tests {
             ("f", false, false),
             ("g", false, true),
             ("h", false, false),
+            ("i", false, false),
+            ("j", false, false),
         ]
         .map(|(text, blink, strike)| (text.to_owned(), blink, strike));
         assert_eq!(marks, expected);
-        assert_eq!(lines(&screen), ["abcd中efgh"]);
+        assert_eq!(lines(&screen), ["abcd中efghij"]);
         // The cursor moves as without the marks.
-        assert_eq!(screen.cursor, Some(CursorPos { row: 0, col: 10 }));
+        assert_eq!(screen.cursor, Some(CursorPos { row: 0, col: 12 }));
     }
 
     #[test]
