@@ -166,6 +166,9 @@ pub struct App {
     pub pane: Option<ScreenSnapshot>,
     /// Whose live screen `pane` is (none for history): the mouse goes to that program only.
     pane_of: Option<String>,
+    /// A button went down in the pane and its program was told: moves and the release go to
+    /// it too, wherever they are (at the pane's nearest cell), as a terminal does.
+    mouse_held: bool,
     /// The pane must be fetched again before the next frame.
     pane_stale: bool,
     /// The entries must be listed again before the next frame.
@@ -195,6 +198,7 @@ impl App {
             notice: None,
             pane: None,
             pane_of: None,
+            mouse_held: false,
             pane_stale: true,
             entries_stale: true,
             frame_wanted: true,
@@ -725,20 +729,30 @@ impl App {
             return Vec::new();
         };
         let position = ratatui::layout::Position::new(mouse.column, mouse.row);
-        if let Some(effects) =
-            self.live_program(layout.pane.contains(position))
-                .and_then(|(id, pane)| {
-                    let (col, row) = (mouse.column - layout.pane.x, mouse.row - layout.pane.y);
-                    let bytes = program_mouse(pane, mouse, col, row, self.mode == Mode::Focus)?;
-                    Some(if bytes.is_empty() {
-                        Vec::new()
-                    } else {
-                        vec![Effect::Write { id, bytes }]
-                    })
+        let held = self.mouse_held
+            && matches!(mouse.kind, MouseEventKind::Drag(_) | MouseEventKind::Up(_));
+        if let Some(effects) = self
+            .live_program(held || layout.pane.contains(position))
+            .and_then(|(id, pane)| {
+                let pane_area = layout.pane;
+                let col = mouse.column.clamp(pane_area.left(), pane_area.right() - 1) - pane_area.x;
+                let row = mouse.row.clamp(pane_area.top(), pane_area.bottom() - 1) - pane_area.y;
+                let bytes = program_mouse(pane, mouse, col, row, self.mode == Mode::Focus)?;
+                Some(if bytes.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![Effect::Write { id, bytes }]
                 })
+            })
         {
+            self.mouse_held = match mouse.kind {
+                MouseEventKind::Down(_) => !effects.is_empty(),
+                MouseEventKind::Up(_) => false,
+                _ => self.mouse_held,
+            };
             return effects;
         }
+        self.mouse_held = false;
         match mouse.kind {
             // A full-screen program's output makes no history to look back on.
             MouseEventKind::ScrollUp
@@ -915,6 +929,26 @@ mod tests {
         assert_eq!(
             app.handle_input(mouse(MouseEventKind::Down(MouseButton::Left), x, y)),
             write(b"\x1b[<0;1;1M")
+        );
+        // A drag and the release outside the pane still reach the program that saw the press,
+        // at the pane's nearest cell.
+        app.set_pane(Some((
+            "c1".into(),
+            app.pane
+                .clone()
+                .map(|mut pane| {
+                    pane.mouse.events = crate::screen::MouseEvents::ButtonMotion;
+                    pane
+                })
+                .expect("a pane"),
+        )));
+        assert_eq!(
+            app.handle_input(mouse(MouseEventKind::Drag(MouseButton::Left), 3, y + 1)),
+            write(b"\x1b[<32;1;2M")
+        );
+        assert_eq!(
+            app.handle_input(mouse(MouseEventKind::Up(MouseButton::Left), 3, y + 1)),
+            write(b"\x1b[<0;1;2m")
         );
         // Outside the pane, the list keeps its clicks.
         assert!(
