@@ -267,7 +267,13 @@ snapshot
     )
     .expect("script");
     let shown = headless.wait_with_output().expect("oino headless");
-    assert!(shown.status.success(), "{}", stderr(&shown));
+    assert!(
+        shown.status.success(),
+        "{:?}: {}{}",
+        shown.status,
+        stderr(&shown),
+        text(&shown)
+    );
     let screens = text(&shown);
     let history = screens
         .rsplit("=== snapshot ===")
