@@ -124,7 +124,8 @@ impl Extras {
             }
             // A tab within a sequence is carried out by the parser, as part of it.
             let in_ground = self.decoder.in_ground();
-            if in_ground && byte == 0x1b {
+            // An ESC starts a sequence wherever it comes (it cuts short the one being read).
+            if byte == 0x1b {
                 sequence_start = Some(index);
             }
             let mut steps = [None; 2];
