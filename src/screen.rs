@@ -490,6 +490,10 @@ impl Backlog {
                 return;
             }
         }
+        if let Some(csi) = csi.filter(|csi| csi.action == b'r') {
+            // A scroll region set by a sequence with controls within is set all the same.
+            self.scroll_region = csi.params().iter().any(|&n| n > 1);
+        }
         match (start, csi) {
             (Some(start), Some(csi)) if !controls => self.csi(start, end, &csi),
             (Some(start), None) if !controls && end == start + 2 && matches!(byte, b'=' | b'>') => {
@@ -510,8 +514,15 @@ impl Backlog {
     /// the parser drops it at the ESC, and it must not join the bytes after the sequence.
     fn drop_sequence(&mut self, start: usize) {
         self.bytes.truncate(start);
-        let unfinished = unfinished_character(&self.bytes);
-        self.bytes.truncate(start - unfinished);
+        // A character broken before it (a lead byte the cut one followed) was dropped by the
+        // parser too: it must not take the bytes after the sequence as its rest.
+        loop {
+            let unfinished = unfinished_character(&self.bytes);
+            if unfinished == 0 {
+                break;
+            }
+            self.bytes.truncate(self.bytes.len() - unfinished);
+        }
     }
 
     /// Replaces the repeat just read (from `start`, or from the backlog's start when its start
@@ -992,6 +1003,55 @@ mod tests {
         // What does not fit is left out whole.
         let narrow = ScreenSnapshot::from_lines(TermSize::new(5, 2), &["ab中文".into()], 0);
         assert_eq!(narrow.text(), "ab中\n\n");
+    }
+
+    /// Found by a long property run: a broken character before a dropped string control must not
+    /// join the bytes after it.
+    #[test]
+    fn a_character_broken_before_a_dropped_string_stays_dropped() {
+        let stream: &[u8] = &[27, 93, 7, 206, 194, 27, 93, 26, 128, 7];
+        let mut lazy = Screen::new(TermSize::new(2, 2), 30);
+        for byte in stream {
+            lazy.feed(&[*byte]);
+        }
+        let mut eager = Screen::new(TermSize::new(2, 2), 30);
+        eager.feed_eager(stream);
+        assert_eq!(lazy.snapshot(0), eager.snapshot(0));
+    }
+
+    /// Found by a long property run: in insert mode, a broken character is dropped as the
+    /// parser drops it, however the reads fall.
+    #[test]
+    fn a_broken_character_in_insert_mode_is_dropped_as_the_parser_drops_it() {
+        let stream: &[u8] = &[27, 91, 52, 104, 27, 93, 7, 32, 13, 194, 27, 92];
+        let mut lazy = Screen::new(TermSize::new(2, 2), 30);
+        for byte in stream {
+            lazy.feed(&[*byte]);
+        }
+        let mut eager = Screen::new(TermSize::new(2, 2), 30);
+        eager.feed_eager(stream);
+        assert_eq!(lazy.snapshot(0), eager.snapshot(0));
+        // vt100 draws no U+FFFD, even one written as such: nor do the modes it lacks.
+        for input in ["\u{fffd}x", "\x1b[4h\u{fffd}x", "\x1b[5m\u{fffd}x"] {
+            let mut screen = Screen::new(TermSize::new(4, 2), 0);
+            screen.feed(input.as_bytes());
+            assert_eq!(screen.snapshot(0).text(), "x\n\n", "{input:?}");
+        }
+    }
+
+    /// Found by a long property run: a scroll region set by a sequence with a control within
+    /// still keeps a flood from being skipped.
+    #[test]
+    fn a_scroll_region_with_a_control_within_is_known() {
+        let mut stream = b"\x1b[2\x00r\x1b[d".to_vec();
+        for n in 0..1000 {
+            stream.extend(format!("f{n}\r\n").bytes());
+        }
+        let mut lazy = Screen::new(TermSize::new(2, 3), 0);
+        lazy.feed(&stream);
+        let mut eager = Screen::new(TermSize::new(2, 3), 0);
+        eager.feed_eager(&stream);
+        assert_eq!(lazy.snapshot(0), eager.snapshot(0));
     }
 
     #[test]

@@ -36,9 +36,6 @@ pub struct Extras {
     pen: Marks,
     /// The pen DECSC saved.
     saved_pen: Marks,
-    /// The last character drawn through [`Self::print`], for REP to repeat; `None` once one
-    /// went to the parser directly.
-    last_printed: Option<char>,
 }
 
 /// Attributes vt100 cannot store, carried in a cell as zero-width tag characters after its
@@ -81,7 +78,6 @@ impl Default for Extras {
             insert: false,
             pen: Marks::default(),
             saved_pen: Marks::default(),
-            last_printed: None,
         }
     }
 }
@@ -99,9 +95,8 @@ impl Extras {
     pub fn process<C: vt100::Callbacks>(&mut self, bytes: &[u8], parser: &mut vt100::Parser<C>) {
         // Bytes before `passed` are the parser's.
         let mut passed = 0;
-        // Where the character being read began, and the sequence being read (when in this read).
+        // Where the character being read began.
         let mut char_start = 0;
-        let mut sequence_start = None;
         let mut index = 0;
         while index < bytes.len() {
             if self.decoder.in_ground() && !self.rewrites_text() {
@@ -112,7 +107,6 @@ impl Extras {
                     .position(|&byte| matches!(byte, 0x1b | 0x0e | 0x0f) || (tabs && byte == b'\t'))
                     .unwrap_or(bytes.len() - index);
                 if skip > 0 {
-                    self.last_printed = None;
                     self.decoder.forget_character();
                     index += skip;
                     continue;
@@ -124,10 +118,6 @@ impl Extras {
             }
             // A tab within a sequence is carried out by the parser, as part of it.
             let in_ground = self.decoder.in_ground();
-            // An ESC starts a sequence wherever it comes (it cuts short the one being read).
-            if byte == 0x1b {
-                sequence_start = Some(index);
-            }
             let mut steps = [None; 2];
             let mut count = 0;
             self.decoder.advance(byte, &mut |step| {
@@ -139,10 +129,12 @@ impl Extras {
             for step in steps.into_iter().flatten() {
                 match step {
                     Step::Print(character) if self.rewrites_text() => {
-                        // The bytes before the character go first; its own are rewritten.
+                        // The bytes before the character go first; its own are rewritten. A
+                        // broken character (U+FFFD) is dropped, as the parser drops it.
                         parser.process(&bytes[passed..char_start.max(passed)]);
-                        self.print(character, parser);
-                        self.last_printed = Some(character);
+                        if character != char::REPLACEMENT_CHARACTER {
+                            self.print(character, parser);
+                        }
                         // A byte that was not the character's (a control after a broken one,
                         // the start of the next) is still the parser's to read.
                         let consumed = self.decoder.at_boundary() && byte >= 0x20 && byte != 0x7f;
@@ -161,27 +153,12 @@ impl Extras {
                         passed = index + 1;
                         self.escape(escape, parser);
                     }
-                    Step::Csi(csi) if csi.action == b'b' && !csi.private && !csi.intermediate => {
-                        // REP: vt100 would repeat the character in its own modes; in ours, the
-                        // sequence is left out and the character drawn again through them.
-                        match (self.rewrites_text(), self.last_printed, sequence_start) {
-                            (true, Some(character), Some(start)) if start >= passed => {
-                                parser.process(&bytes[passed..start]);
-                                for _ in 0..csi.count(1) {
-                                    self.print(character, parser);
-                                }
-                            }
-                            _ => parser.process(&bytes[passed..=index]),
-                        }
-                        passed = index + 1;
-                    }
                     Step::Csi(csi) => {
                         parser.process(&bytes[passed..=index]);
                         passed = index + 1;
                         self.csi(&csi, parser);
                     }
-                    Step::Print(_) => self.last_printed = None,
-                    Step::Execute(_) => {}
+                    Step::Print(_) | Step::Execute(_) => {}
                 }
             }
             index += 1;
@@ -527,25 +504,6 @@ mod tests {
         assert_eq!(lines(&screen), ["abcd中efghij"]);
         // The cursor moves as without the marks.
         assert_eq!(screen.cursor, Some(CursorPos { row: 0, col: 12 }));
-    }
-
-    #[test]
-    fn a_repeat_is_drawn_in_the_modes_vt100_lacks() {
-        let screen = shown(20, 2, b"abcdef\x1b[1;3H\x1b[4hX\x1b[2b\x1b[4l");
-        assert_eq!(lines(&screen), ["abXXXcdef"]);
-        let screen = shown(20, 2, b"\x1b[5mx\x1b[3b\x1b[0my\x1b[2b");
-        let blinking: Vec<bool> = screen.rows[0][..6]
-            .iter()
-            .map(|cell| cell.attrs.blink)
-            .collect();
-        assert_eq!(blinking, [true, true, true, true, false, false]);
-        let mut bytes = b"\x1b[?7l".to_vec();
-        bytes.extend("a".repeat(18).bytes());
-        bytes.extend(b"b\x1b[5b");
-        assert_eq!(
-            lines(&shown(20, 2, &bytes)),
-            [format!("{}bb", "a".repeat(18))]
-        );
     }
 
     #[test]
