@@ -1005,32 +1005,35 @@ mod tests {
         assert_eq!(narrow.text(), "ab中\n\n");
     }
 
+    /// `stream` fed a byte a read draws what parsing it all at once draws.
+    fn assert_bytewise_as_eager(stream: &[u8], size: TermSize) {
+        let mut lazy = Screen::new(size, 30);
+        for byte in stream {
+            lazy.feed(&[*byte]);
+        }
+        let mut eager = Screen::new(size, 30);
+        eager.feed_eager(stream);
+        assert_eq!(lazy.snapshot(0), eager.snapshot(0), "{stream:?}");
+    }
+
     /// Found by a long property run: a broken character before a dropped string control must not
     /// join the bytes after it.
     #[test]
     fn a_character_broken_before_a_dropped_string_stays_dropped() {
-        let stream: &[u8] = &[27, 93, 7, 206, 194, 27, 93, 26, 128, 7];
-        let mut lazy = Screen::new(TermSize::new(2, 2), 30);
-        for byte in stream {
-            lazy.feed(&[*byte]);
-        }
-        let mut eager = Screen::new(TermSize::new(2, 2), 30);
-        eager.feed_eager(stream);
-        assert_eq!(lazy.snapshot(0), eager.snapshot(0));
+        assert_bytewise_as_eager(
+            &[27, 93, 7, 206, 194, 27, 93, 26, 128, 7],
+            TermSize::new(2, 2),
+        );
     }
 
     /// Found by a long property run: in insert mode, a broken character is dropped as the
     /// parser drops it, however the reads fall.
     #[test]
     fn a_broken_character_in_insert_mode_is_dropped_as_the_parser_drops_it() {
-        let stream: &[u8] = &[27, 91, 52, 104, 27, 93, 7, 32, 13, 194, 27, 92];
-        let mut lazy = Screen::new(TermSize::new(2, 2), 30);
-        for byte in stream {
-            lazy.feed(&[*byte]);
-        }
-        let mut eager = Screen::new(TermSize::new(2, 2), 30);
-        eager.feed_eager(stream);
-        assert_eq!(lazy.snapshot(0), eager.snapshot(0));
+        assert_bytewise_as_eager(
+            &[27, 91, 52, 104, 27, 93, 7, 32, 13, 194, 27, 92],
+            TermSize::new(2, 2),
+        );
         // vt100 draws no U+FFFD, even one written as such: nor do the modes it lacks.
         for input in ["\u{fffd}x", "\x1b[4h\u{fffd}x", "\x1b[5m\u{fffd}x"] {
             let mut screen = Screen::new(TermSize::new(4, 2), 0);

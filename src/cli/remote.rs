@@ -426,9 +426,10 @@ async fn kill_server(args: &KillServerArgs) -> anyhow::Result<ExitCode> {
     };
     while ending() {
         if tokio::time::Instant::now() >= deadline {
+            let pid = server.map_or_else(|| "?".to_owned(), |pid| pid.to_string());
             say!(
-                "oino: the server (pid {}) is still ending its processes after {} s",
-                server.unwrap_or_default(),
+                "oino: the server (pid {pid}) is still ending its processes after {} s: `oino ls` \
+                 shows what is left; `kill {pid}` ends it at once",
                 KILL_SERVER_WAIT.as_secs()
             );
             return Ok(ExitCode::FAILURE);

@@ -961,13 +961,10 @@ mod tests {
     fn a_full_screen_program_without_mouse_gets_arrows_and_no_history_opens_over_it() {
         let mut app = test_app();
         let layout = app.layout().expect("a layout");
+        let (x, y) = (layout.pane.x + 1, layout.pane.y + 1);
         pane_after(&mut app, b"\x1b[?1049h\x1b[?1h");
         assert_eq!(
-            app.handle_input(mouse(
-                MouseEventKind::ScrollUp,
-                layout.pane.x + 1,
-                layout.pane.y + 1
-            )),
+            app.handle_input(mouse(MouseEventKind::ScrollUp, x, y)),
             vec![Effect::Write {
                 id: "c1".into(),
                 bytes: b"\x1bOA\x1bOA\x1bOA".to_vec(),
@@ -979,12 +976,8 @@ mod tests {
         // Back on the main screen, the wheel opens the history again.
         pane_after(&mut app, b"plain");
         assert!(
-            app.handle_input(mouse(
-                MouseEventKind::ScrollUp,
-                layout.pane.x + 1,
-                layout.pane.y + 1
-            ))
-            .is_empty()
+            app.handle_input(mouse(MouseEventKind::ScrollUp, x, y))
+                .is_empty()
         );
         assert_eq!(app.scroll, WHEEL_ROWS);
     }

@@ -122,11 +122,7 @@ fn detach_type_and_quit_in_a_real_terminal() {
     assert!(!tui.contents().contains("typing into"));
 
     // Quit, which asks first.
-    tui.send(b"q");
-    tui.wait_for("still running: quit and end them all?");
-    tui.send(b"y");
-    assert!(tui.wait_exit().success());
-    tui.assert_restored_and_alone(&mark);
+    tui.quit_ending_everything(&mark);
 }
 
 #[test]
@@ -189,6 +185,16 @@ impl Terminal {
             let parser = self.screen.lock().expect("screen");
             !parser.screen().alternate_screen() && !parser.screen().hide_cursor()
         });
+    }
+
+    /// Quits with calls still running (`q`, then `y` to the question), and checks that the
+    /// terminal is back and nothing oino started is left.
+    fn quit_ending_everything(&mut self, mark: &str) {
+        self.send(b"q");
+        self.wait_for("still running: quit and end them all?");
+        self.send(b"y");
+        assert!(self.wait_exit().success());
+        self.assert_restored_and_alone(mark);
     }
 
     fn wait_exit(&mut self) -> portable_pty::ExitStatus {
@@ -280,6 +286,7 @@ fn quit_less(tui: &mut Terminal) {
     tui.send(b"q");
     tui.wait_for("less-ended");
     assert!(!tui.contents().contains("lines back"), "{}", tui.contents());
+    tui.send(b"\x01");
 }
 
 #[test]
@@ -292,11 +299,7 @@ fn the_wheel_scrolls_less_with_mouse_by_its_own_reports() {
     tui.wait_for("row-001");
     assert!(!tui.contents().contains("lines back"), "{}", tui.contents());
     quit_less(&mut tui);
-    tui.send(b"\x01q");
-    tui.wait_for("quit and end them all?");
-    tui.send(b"y");
-    assert!(tui.wait_exit().success());
-    tui.assert_restored_and_alone(&mark);
+    tui.quit_ending_everything(&mark);
 }
 
 #[test]
@@ -314,9 +317,5 @@ fn the_wheel_moves_less_without_mouse_by_lines_and_opens_no_history_over_it() {
     tui.wait_for("row-001");
     assert!(!tui.contents().contains("lines back"), "{}", tui.contents());
     quit_less(&mut tui);
-    tui.send(b"\x01q");
-    tui.wait_for("quit and end them all?");
-    tui.send(b"y");
-    assert!(tui.wait_exit().success());
-    tui.assert_restored_and_alone(&mark);
+    tui.quit_ending_everything(&mark);
 }
