@@ -15,8 +15,10 @@
 
 pub mod decode;
 mod extras;
+mod style;
 mod view;
 
+pub use style::Style;
 pub use view::ScreenView;
 
 use std::num::NonZeroU16;
@@ -227,40 +229,56 @@ impl ScreenSnapshot {
     }
 }
 
-/// A line of text as at most `cols` cells: a wide character takes two (the second empty), a
-/// combining mark joins the cell before it.
+/// A line of text (colors set by SGR sequences in it) as at most `cols` cells: a wide
+/// character takes two (the second empty), a combining mark joins the cell before it.
 fn line_cells(line: &str, cols: usize) -> Vec<Cell> {
     use unicode_width::UnicodeWidthChar;
     let mut cells: Vec<Cell> = Vec::with_capacity(cols);
-    for character in line.chars().map(|c| if c == '\t' { ' ' } else { c }) {
-        match character.width().unwrap_or(0) {
-            0 => {
-                // The cell a mark joins: the wide character's, not its empty right half.
-                let last = cells.len().checked_sub(1).map(|last| {
-                    if last > 0 && cells[last - 1].wide {
-                        last - 1
-                    } else {
-                        last
+    let mut pen = Style::default();
+    let mut decoder = Decoder::new();
+    let cell = |text: char, pen: Style, wide: bool| Cell {
+        text: text.to_string(),
+        fg: pen.fg,
+        bg: pen.bg,
+        attrs: pen.attrs,
+        wide,
+    };
+    let mut full = false;
+    for &byte in line.as_bytes() {
+        decoder.advance(byte, &mut |step| {
+            pen.follow(&step);
+            let character = match step {
+                _ if full => return,
+                Step::Print(character) => character,
+                Step::Execute(b'\t') => ' ',
+                _ => return,
+            };
+            match character.width().unwrap_or(0) {
+                0 => {
+                    // The cell a mark joins: the wide character's, not its empty right half.
+                    let last = cells.len().checked_sub(1).map(|last| {
+                        if last > 0 && cells[last - 1].wide {
+                            last - 1
+                        } else {
+                            last
+                        }
+                    });
+                    if let Some(cell) = last.and_then(|last| cells.get_mut(last)) {
+                        cell.text.push(character);
                     }
-                });
-                if let Some(cell) = last.and_then(|last| cells.get_mut(last)) {
-                    cell.text.push(character);
                 }
+                1 if cells.len() < cols => cells.push(cell(character, pen, false)),
+                2 if cells.len() + 2 <= cols => {
+                    cells.push(cell(character, pen, true));
+                    cells.push(Cell {
+                        text: String::new(),
+                        wide: false,
+                        ..cell(' ', pen, false)
+                    });
+                }
+                _ => full = true,
             }
-            1 if cells.len() < cols => cells.push(Cell {
-                text: character.to_string(),
-                ..Cell::default()
-            }),
-            2 if cells.len() + 2 <= cols => {
-                cells.push(Cell {
-                    text: character.to_string(),
-                    wide: true,
-                    ..Cell::default()
-                });
-                cells.push(Cell::default());
-            }
-            _ => break,
-        }
+        });
     }
     cells
 }
@@ -1003,6 +1021,27 @@ mod tests {
         // What does not fit is left out whole.
         let narrow = ScreenSnapshot::from_lines(TermSize::new(5, 2), &["ab中文".into()], 0);
         assert_eq!(narrow.text(), "ab中\n\n");
+    }
+
+    #[test]
+    fn lines_read_back_from_a_log_show_their_colors() {
+        let lines = ["\x1b[0;1;31mred\x1b[0m \x1b[0;48;5;200m中\x1b[m plain".to_owned()];
+        let page = ScreenSnapshot::from_lines(TermSize::new(12, 1), &lines, 3);
+        assert_eq!(page.text(), "red 中 plain\n\n");
+        let cells = &page.rows[0];
+        assert_eq!(cells[0].fg, CellColor::Indexed(1));
+        assert!(cells[2].attrs.bold);
+        assert_eq!(
+            cells[3],
+            Cell {
+                text: " ".into(),
+                ..Cell::default()
+            }
+        );
+        assert_eq!(cells[4].bg, CellColor::Indexed(200));
+        assert!(cells[4].wide);
+        assert_eq!(cells[6].bg, CellColor::Default);
+        assert_eq!(page.scroll_offset, 3);
     }
 
     /// `stream` fed a byte a read draws what parsing it all at once draws.

@@ -229,9 +229,10 @@ impl EntryInfo {
     }
 }
 
-/// A page of an entry's whole output, as clean lines.
+/// A page of an entry's whole output, as a person saw it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HistoryPage {
+    /// Each line's text, its colors and attributes as SGR sequences (no other control).
     pub lines: Vec<String>,
     /// The number of the first line (0 is the oldest).
     pub first_line: u64,

@@ -8,6 +8,7 @@
 //! row, and the text never holds more than a terminal of that width would show, however the
 //! bytes are crafted (`ESC[65535C` moves to the last column, as it does on a screen).
 
+use crate::screen::Style;
 use crate::screen::decode::{Csi, Decoder, Step};
 
 /// The narrowest row modelled (a terminal below 2 columns is raised to 2).
@@ -28,6 +29,19 @@ struct Row {
     /// wraps (the terminal's pending wrap).
     column: usize,
     width: usize,
+    /// Kept only by a cleaner that keeps colors.
+    colors: Option<Colors>,
+}
+
+/// What a cleaner that keeps colors knows besides the characters.
+#[derive(Clone, Debug)]
+struct Colors {
+    /// The pen of each cell of the row.
+    pens: Vec<Style>,
+    /// The pen the next character is drawn with.
+    pen: Style,
+    /// The pen the text written so far leaves set.
+    written: Style,
 }
 
 impl TextCleaner {
@@ -41,8 +55,22 @@ impl TextCleaner {
                 cells: Vec::with_capacity(width.min(256)),
                 column: 0,
                 width,
+                colors: None,
             },
         }
+    }
+
+    /// A cleaner that keeps colors and attributes: its text carries SGR sequences (each line
+    /// sets what it needs and resets at its end), starting with `pen` set.
+    #[must_use]
+    pub fn with_colors(width: u16, pen: Style) -> Self {
+        let mut cleaner = Self::new(width);
+        cleaner.row.colors = Some(Colors {
+            pens: Vec::new(),
+            pen,
+            written: Style::default(),
+        });
+        cleaner
     }
 
     /// The terminal was resized: rows from now on are this wide.
@@ -81,8 +109,9 @@ impl TextCleaner {
                     };
                     // Printable ASCII is UTF-8 as it stands.
                     if let (true, Ok(line)) = (ending > 0, std::str::from_utf8(plain)) {
+                        row.write_pen(out);
                         out.push_str(line);
-                        out.push('\n');
+                        row.end_line(out);
                         index += run + ending;
                         continue;
                     }
@@ -108,19 +137,22 @@ impl TextCleaner {
     pub fn finish(&mut self, out: &mut String) {
         let Self { decoder, row } = self;
         decoder.finish(&mut |step| row.apply(step, out));
-        out.extend(row.cells.drain(..));
+        row.flush(out);
+        row.reset_pen(out);
         row.column = 0;
     }
 }
 
 impl Row {
     fn apply(&mut self, step: Step, out: &mut String) {
+        if let Some(colors) = &mut self.colors {
+            colors.pen.follow(&step);
+        }
         match step {
             Step::Print(character) => self.put(character, out),
             Step::Execute(b'\n') => {
-                out.extend(self.cells.drain(..));
-                out.push('\n');
-                self.column = 0;
+                self.flush(out);
+                self.end_line(out);
             }
             Step::Execute(b'\r') => self.column = 0,
             Step::Execute(0x08) => self.column = self.cursor().saturating_sub(1),
@@ -136,22 +168,83 @@ impl Row {
         self.column.min(self.width - 1)
     }
 
+    /// Writes the row's cells to `out` (with the SGR sequences their pens need) and empties it.
+    fn flush(&mut self, out: &mut String) {
+        let Some(colors) = &mut self.colors else {
+            out.extend(self.cells.drain(..));
+            return;
+        };
+        for (&character, &pen) in self.cells.iter().zip(&colors.pens) {
+            if pen != colors.written {
+                pen.write_sgr(out);
+                colors.written = pen;
+            }
+            out.push(character);
+        }
+        self.cells.clear();
+        colors.pens.clear();
+    }
+
+    /// Sets the pen for text written straight to `out`.
+    fn write_pen(&mut self, out: &mut String) {
+        if let Some(colors) = &mut self.colors {
+            if colors.pen != colors.written {
+                colors.pen.write_sgr(out);
+                colors.written = colors.pen;
+            }
+        }
+    }
+
+    /// Leaves the text with the plain pen set, so that each line stands alone.
+    fn reset_pen(&mut self, out: &mut String) {
+        if let Some(colors) = &mut self.colors {
+            if !colors.written.is_plain() {
+                out.push_str("\x1b[m");
+                colors.written = Style::default();
+            }
+        }
+    }
+
+    /// Ends the line (its row written already).
+    fn end_line(&mut self, out: &mut String) {
+        self.reset_pen(out);
+        out.push('\n');
+        self.column = 0;
+    }
+
     /// Starts the next row of the same line when the cursor is past the last column.
     fn wrap(&mut self, out: &mut String) {
         if self.column >= self.width {
-            self.cells.resize(self.width.max(self.cells.len()), ' ');
-            out.extend(self.cells.drain(..));
+            self.resize(self.width.max(self.cells.len()));
+            self.flush(out);
             self.column = 0;
+        }
+    }
+
+    /// The row made `len` cells long: blanks added, or the end cut off.
+    fn resize(&mut self, len: usize) {
+        self.cells.resize(len, ' ');
+        if let Some(colors) = &mut self.colors {
+            colors.pens.resize(len, Style::default());
+        }
+    }
+
+    /// Cells `range` made blank.
+    fn blank(&mut self, range: std::ops::Range<usize>) {
+        self.cells[range.clone()].fill(' ');
+        if let Some(colors) = &mut self.colors {
+            colors.pens[range].fill(Style::default());
         }
     }
 
     fn put(&mut self, character: char, out: &mut String) {
         self.wrap(out);
-        if self.column < self.cells.len() {
-            self.cells[self.column] = character;
-        } else {
-            self.cells.resize(self.column, ' ');
-            self.cells.push(character);
+        if self.column >= self.cells.len() {
+            self.resize(self.column + 1);
+        }
+        self.cells[self.column] = character;
+        if let Some(colors) = &mut self.colors {
+            colors.pens[self.column] = colors.pen;
         }
         self.column += 1;
     }
@@ -163,6 +256,9 @@ impl Row {
             let fits = plain.len().min(self.width - self.column);
             self.cells
                 .extend(plain[..fits].iter().map(|byte| char::from(*byte)));
+            if let Some(colors) = &mut self.colors {
+                colors.pens.resize(self.cells.len(), colors.pen);
+            }
             self.column += fits;
             plain = &plain[fits..];
         }
@@ -171,16 +267,14 @@ impl Row {
     fn csi(&mut self, csi: &Csi) {
         let count = usize::from(csi.count(1));
         let cursor = self.cursor();
+        let len = self.cells.len();
         match csi.action {
             // Erase in line: what progress bars use after `\r`.
             b'K' => {
                 match csi.params().first().copied().unwrap_or(0) {
-                    0 => self.cells.truncate(cursor),
-                    1 => {
-                        let end = (cursor + 1).min(self.cells.len());
-                        self.cells[..end].fill(' ');
-                    }
-                    2 => self.cells.clear(),
+                    0 => self.resize(cursor.min(len)),
+                    1 => self.blank(0..(cursor + 1).min(len)),
+                    2 => self.resize(0),
                     _ => return,
                 }
                 self.column = cursor;
@@ -191,25 +285,28 @@ impl Row {
             b'D' => self.column = cursor.saturating_sub(count),
             // Erase, delete and insert characters.
             b'X' => {
-                let end = (cursor + count).min(self.cells.len());
-                if cursor < end {
-                    self.cells[cursor..end].fill(' ');
-                }
+                self.blank(cursor.min(len)..(cursor + count).min(len));
                 self.column = cursor;
             }
             b'P' => {
-                let end = (cursor + count).min(self.cells.len());
-                if cursor < end {
-                    self.cells.drain(cursor..end);
+                let range = cursor.min(len)..(cursor + count).min(len);
+                self.cells.drain(range.clone());
+                if let Some(colors) = &mut self.colors {
+                    colors.pens.drain(range);
                 }
                 self.column = cursor;
             }
             b'@' => {
-                if cursor < self.cells.len() {
+                if cursor < len {
                     let blanks = count.min(self.width - cursor);
                     self.cells
                         .splice(cursor..cursor, std::iter::repeat_n(' ', blanks));
                     self.cells.truncate(self.width);
+                    if let Some(colors) = &mut self.colors {
+                        let plain = std::iter::repeat_n(Style::default(), blanks);
+                        colors.pens.splice(cursor..cursor, plain);
+                        colors.pens.truncate(self.width);
+                    }
                 }
                 self.column = cursor;
             }
@@ -231,6 +328,7 @@ pub fn clean_text(bytes: &[u8], width: u16) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::screen::Style;
     use pretty_assertions::assert_eq;
 
     fn clean_in_pieces(bytes: &[u8], piece: usize, width: u16) -> String {
@@ -317,10 +415,44 @@ mod tests {
         assert_eq!(inserted, format!("ab{}\n", " ".repeat(8)));
     }
 
+    fn colored(bytes: &[u8], width: u16) -> String {
+        let mut cleaner = TextCleaner::with_colors(width, Style::default());
+        let mut text = String::new();
+        cleaner.push(bytes, &mut text);
+        cleaner.finish(&mut text);
+        text
+    }
+
+    #[test]
+    fn a_cleaner_that_keeps_colors_gives_each_line_the_sgr_it_needs() {
+        let raw = b"\x1b[1;32mok\x1b[0m plain \x1b[41mred\r\nstill red\x1b[m\r\nplain\r\n";
+        assert_eq!(
+            colored(raw, 80),
+            "\x1b[0;1;32mok\x1b[0m plain \x1b[0;41mred\x1b[m\n\
+             \x1b[0;41mstill red\x1b[m\nplain\n"
+        );
+        // Written over, each cell keeps the pen it was drawn with; erased cells have none.
+        let over = b"\x1b[34mabcdef\r\x1b[0mXY\x1b[3G\x1b[1X\n";
+        assert_eq!(colored(over, 80), "XY \x1b[0;34mdef\x1b[m\n");
+        // A wrapped line keeps its pen across the wrap, and titles leave no trace.
+        let wrapped = b"\x1b]0;t\x07\x1b[33m0123456789ab\x1b[m\n";
+        assert_eq!(colored(wrapped, 10), "\x1b[0;33m0123456789ab\x1b[m\n");
+        // RIS resets the pen; the start pen is where the reader began.
+        let start = Style {
+            fg: crate::screen::CellColor::Indexed(5),
+            ..Style::default()
+        };
+        let mut cleaner = TextCleaner::with_colors(80, start);
+        let mut text = String::new();
+        cleaner.push(b"a\n\x1bcb\n", &mut text);
+        assert_eq!(text, "\x1b[0;35ma\x1b[m\nb\n");
+    }
+
     mod properties {
         use proptest::prelude::*;
 
         use super::super::*;
+        use crate::screen::Style;
         use crate::screen::decode::hostile;
 
         proptest! {
@@ -345,6 +477,42 @@ mod tests {
                 // Each byte shows at most a row (a jump to the last column, then a character).
                 let row = usize::from(width) + 4;
                 prop_assert!(whole.len() <= row * (stream.len() + 1), "{} from {}", whole.len(), stream.len());
+            }
+
+            #[test]
+            fn colors_kept_or_not_the_text_is_the_same_in_any_chunks(
+                stream in hostile::stream(),
+                sizes in hostile::chunk_sizes(),
+                width in 2u16..300,
+            ) {
+                let mut cleaner = TextCleaner::with_colors(width, Style::default());
+                let mut text = String::new();
+                for chunk in hostile::chunked(&stream, &sizes) {
+                    cleaner.push(chunk, &mut text);
+                }
+                cleaner.finish(&mut text);
+                // Only SGR sequences were added, and each line ends with the plain pen.
+                let mut plain = String::new();
+                let mut rest = text.as_str();
+                while let Some(start) = rest.find('\x1b') {
+                    plain.push_str(&rest[..start]);
+                    let end = rest[start..].find('m').expect("an SGR sequence ends with m");
+                    let sequence = &rest[start..=start + end];
+                    prop_assert!(sequence.starts_with("\x1b[") && sequence[2..sequence.len() - 1]
+                        .bytes().all(|byte| byte.is_ascii_digit() || byte == b';'), "{sequence:?}");
+                    rest = &rest[start + end + 1..];
+                }
+                plain.push_str(rest);
+                prop_assert_eq!(plain, clean_text(&stream, width));
+                let mut whole = TextCleaner::with_colors(width, Style::default());
+                let mut at_once = String::new();
+                whole.push(&stream, &mut at_once);
+                whole.finish(&mut at_once);
+                prop_assert_eq!(&text, &at_once);
+                for line in text.split('\n') {
+                    let pen = line.rfind('\x1b').map(|at| &line[at..=at + line[at..].find('m').unwrap_or(0)]);
+                    prop_assert!(pen.is_none_or(|pen| pen == "\x1b[m" || pen == "\x1b[0m"), "a line ends with a pen set: {line:?}");
+                }
             }
 
             #[test]

@@ -5,6 +5,7 @@
 //! hands out are boundaries by construction: a follower, a task's first read after a detach, or a
 //! page of history starts in the ground state, never in the middle of a character or a sequence.
 
+use crate::screen::Style;
 use crate::screen::decode::{Decoder, Step};
 
 /// A checkpoint at least every this many lines…
@@ -22,6 +23,8 @@ pub struct Checkpoint {
     pub line: u64,
     /// `offset` is where line `line` starts.
     pub line_start: bool,
+    /// The pen (colors, attributes) at `offset`: where a reader of colored history starts.
+    pub pen: Style,
 }
 
 /// The first boundary of a chunk, for a reader that can only start there (after a gap).
@@ -40,6 +43,8 @@ pub struct OutputIndex {
     /// Newlines before the boundary: the lines readers can read.
     readable_newlines: u64,
     last_line_start: u64,
+    /// The pen after the bytes recorded.
+    pen: Style,
     checkpoints: Vec<Checkpoint>,
 }
 
@@ -52,10 +57,12 @@ impl Default for OutputIndex {
             newlines: 0,
             readable_newlines: 0,
             last_line_start: 0,
+            pen: Style::default(),
             checkpoints: vec![Checkpoint {
                 offset: 0,
                 line: 0,
                 line_start: true,
+                pen: Style::default(),
             }],
         }
     }
@@ -99,8 +106,10 @@ impl OutputIndex {
                 }
             }
             let mut newline = false;
+            let pen = &mut self.pen;
             self.decoder.advance(chunk[index], &mut |step| {
                 newline |= step == Step::Execute(b'\n');
+                pen.follow(&step);
             });
             index += 1;
             if newline {
@@ -173,6 +182,7 @@ impl OutputIndex {
             offset: 0,
             line: 0,
             line_start: true,
+            pen: Style::default(),
         })
     }
 
@@ -181,6 +191,7 @@ impl OutputIndex {
             offset,
             line: self.newlines,
             line_start: offset == self.last_line_start,
+            pen: self.pen,
         }
     }
 
@@ -194,6 +205,7 @@ impl OutputIndex {
                 offset,
                 line: self.newlines,
                 line_start: true,
+                pen: self.pen,
             });
         }
     }
@@ -262,7 +274,11 @@ mod tests {
             Some(Checkpoint {
                 offset: 7,
                 line: 1,
-                line_start: false
+                line_start: false,
+                pen: Style {
+                    fg: crate::screen::CellColor::Indexed(1),
+                    ..Style::default()
+                },
             })
         );
     }

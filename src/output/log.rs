@@ -383,6 +383,7 @@ impl LogView {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::screen::Style;
 
     fn read_all(view: &LogView, from: u64) -> (Vec<u8>, Vec<u64>) {
         let mut offset = from;
@@ -441,6 +442,7 @@ mod tests {
                     offset,
                     line: 0,
                     line_start: false,
+                    pen: Style::default(),
                 }),
             };
             log.append(offset, &byte, start);
@@ -461,6 +463,7 @@ mod tests {
                 offset,
                 line: 0,
                 line_start: false,
+                pen: Style::default(),
             }),
         };
         log.append(0, b"abcd", at(0));

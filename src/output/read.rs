@@ -10,6 +10,7 @@ use std::io;
 use super::clean::TextCleaner;
 use super::index::Checkpoint;
 use super::log::{LogView, Piece};
+use crate::screen::Style;
 use crate::screen::decode::Decoder;
 
 /// Bytes read from a log at once.
@@ -46,15 +47,21 @@ fn gap_notice(lost: u64) -> String {
     )
 }
 
-/// Streams `[from, to)` of `view` through a cleaner `width` columns wide.
+/// Streams `[from, to)` of `view` through a cleaner `width` columns wide; with `pen` (the one
+/// set at `from`), one that keeps colors.
 fn clean_range(
     view: &LogView,
     from: u64,
     to: u64,
     width: u16,
+    pen: Option<Style>,
     mut on: impl FnMut(Cleaned<'_>) -> bool,
 ) -> io::Result<()> {
-    let mut cleaner = TextCleaner::new(width);
+    let cleaner_at = |pen: Option<Style>| match pen {
+        Some(pen) => TextCleaner::with_colors(width, pen),
+        None => TextCleaner::new(width),
+    };
+    let mut cleaner = cleaner_at(pen);
     let mut buffer = vec![0; READ_BLOCK_BYTES];
     let mut text = String::new();
     let mut offset = from;
@@ -76,7 +83,7 @@ fn clean_range(
                     return Ok(());
                 }
                 text.clear();
-                cleaner = TextCleaner::new(width);
+                cleaner = cleaner_at(pen.map(|_| resume.pen));
                 if !on(Cleaned::Gap {
                     lost: resume.offset.saturating_sub(offset),
                     resume,
@@ -200,7 +207,7 @@ pub fn read_slice(
     let cut = slice_end(view, from, end, max_bytes)?;
     let mut text = String::new();
     let mut next_offset = cut;
-    clean_range(view, from, cut, width, |cleaned| {
+    clean_range(view, from, cut, width, None, |cleaned| {
         match cleaned {
             Cleaned::Text(piece) => text.push_str(piece),
             Cleaned::Gap { lost, resume } => {
@@ -217,8 +224,9 @@ pub fn read_slice(
     })
 }
 
-/// Clean lines `[first, first + count)` (each cut at [`MAX_LINE_CHARS`]), reading from
-/// `checkpoint` (one from which line `first` is read whole) up to `end`.
+/// Lines `[first, first + count)` as a person saw them, their colors and attributes kept as SGR
+/// sequences (each cut at [`MAX_LINE_CHARS`]), reading from `checkpoint` (one from which line
+/// `first` is read whole) up to `end`.
 pub fn read_lines(
     view: &LogView,
     checkpoint: Checkpoint,
@@ -230,14 +238,21 @@ pub fn read_lines(
     let mut lines = Vec::with_capacity(count.min(1024));
     let wanted = first..first.saturating_add(count as u64);
     let mut walker = LineWalker::new(checkpoint, wanted.clone());
-    clean_range(view, checkpoint.offset, end, width, |cleaned| {
-        walker.take(cleaned, &mut |number, line| {
-            if wanted.contains(&number) {
-                lines.push(line.to_owned());
-            }
-            number + 1 < wanted.end
-        })
-    })?;
+    clean_range(
+        view,
+        checkpoint.offset,
+        end,
+        width,
+        Some(checkpoint.pen),
+        |cleaned| {
+            walker.take(cleaned, &mut |number, line| {
+                if wanted.contains(&number) {
+                    lines.push(line.to_owned());
+                }
+                number + 1 < wanted.end
+            })
+        },
+    )?;
     walker.finish(&mut |number, line| {
         if wanted.contains(&number) && lines.len() < count {
             lines.push(line.to_owned());
@@ -261,6 +276,7 @@ pub fn find_line(
         offset: 0,
         line: 0,
         line_start: true,
+        pen: Style::default(),
     };
     // Lost lines hold nothing to find.
     let mut walker = LineWalker::new(start, 0..0);
@@ -276,7 +292,7 @@ pub fn find_line(
         newer || number < from
     };
     let mut going = true;
-    clean_range(view, 0, end, width, |cleaned| {
+    clean_range(view, 0, end, width, None, |cleaned| {
         going = walker.take(cleaned, &mut look);
         going
     })?;
@@ -404,8 +420,10 @@ mod tests {
         let end = index.boundary();
         assert_eq!(index.lines(), 5001);
         let at = |first| read_lines(&view, index.checkpoint_for_line(first), first, 3, end, 80);
-        assert_eq!(at(2047).unwrap(), ["line 2047", "line 2048", "line 2049"]);
-        assert_eq!(at(4999).unwrap(), ["line 4999", ""]);
+        // Lines keep their colors, each standing alone.
+        let green = |n| format!("\x1b[0;32mline {n}\x1b[m");
+        assert_eq!(at(2047).unwrap(), [green(2047), green(2048), green(2049)]);
+        assert_eq!(at(4999).unwrap(), [green(4999), String::new()]);
         let is = |wanted: &'static str| move |text: &str| text.trim_end() == wanted;
         assert_eq!(
             find_line(&view, end, 4000, false, 80, is("line 123")).unwrap(),
@@ -490,6 +508,31 @@ mod tests {
         assert_eq!(kept, ["line 98", "line 99", ""]);
         let found = find_line(&view, end, 0, true, 80, |line| line == "line 97").unwrap();
         assert_eq!(found, Some(97));
+    }
+
+    #[test]
+    fn a_page_far_from_where_its_color_was_set_keeps_it() {
+        // Set once, thousands of lines (several checkpoints) before the page.
+        let mut raw = String::from("\x1b[1;38;5;208m");
+        raw.extend((0..5000).map(|n| format!("line {n}\n")));
+        raw.push_str("\x1b[mplain\n");
+        let (log, index, dir) = logged("pen", raw.as_bytes());
+        assert!(
+            index.checkpoint_for_line(4998).offset > 0,
+            "no checkpoint after the start"
+        );
+        let lines = read_lines(
+            &log.view(),
+            index.checkpoint_for_line(4998),
+            4998,
+            3,
+            index.boundary(),
+            80,
+        )
+        .unwrap();
+        let orange = |n| format!("\x1b[0;1;38;5;208mline {n}\x1b[m");
+        assert_eq!(lines, [orange(4998), orange(4999), "plain".to_owned()]);
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]

@@ -162,7 +162,8 @@ impl OutputSink {
         read::read_slice(&plan.view, from, plan.end, max_bytes, plan.width)
     }
 
-    /// Clean lines `[first, first + count)` of the whole output, and how many lines there are.
+    /// Lines `[first, first + count)` of the whole output, colors kept as SGR sequences, and how
+    /// many lines there are.
     pub fn read_lines(&self, first: u64, count: usize) -> std::io::Result<(Vec<String>, u64)> {
         let plan = self.plan(|index| index.checkpoint_for_line(first));
         let total = plan.lines;

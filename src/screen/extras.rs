@@ -13,6 +13,7 @@ use std::fmt::Write as _;
 use unicode_width::UnicodeWidthChar;
 
 use super::decode::{Csi, Decoder, Escape, Step};
+use super::style::Style;
 
 /// Default tab stops: every eighth column.
 const TAB_WIDTH: u16 = 8;
@@ -33,9 +34,9 @@ pub struct Extras {
     insert: bool,
     /// Blink and strikethrough in the pen (SGR 5 and 9): vt100 keeps neither, so each
     /// character drawn with them carries a mark in its cell (see [`take_marks`]).
-    pen: Marks,
+    pen: Style,
     /// The pen DECSC saved.
-    saved_pen: Marks,
+    saved_pen: Style,
 }
 
 /// Attributes vt100 cannot store, carried in a cell as zero-width tag characters after its
@@ -76,8 +77,8 @@ impl Default for Extras {
             tab_stops: None,
             autowrap: true,
             insert: false,
-            pen: Marks::default(),
-            saved_pen: Marks::default(),
+            pen: Style::default(),
+            saved_pen: Style::default(),
         }
     }
 }
@@ -88,7 +89,8 @@ impl Extras {
         self.graphics[usize::from(self.shifted)]
             || !self.autowrap
             || self.insert
-            || self.pen != Marks::default()
+            || self.pen.attrs.blink
+            || self.pen.attrs.strikethrough
     }
 
     /// Hands `bytes` to `parser`, carrying out what it ignores where it comes.
@@ -186,10 +188,10 @@ impl Extras {
             }
         }
         out.push(character);
-        if self.pen.blink {
+        if self.pen.attrs.blink {
             out.push(BLINK_MARK);
         }
-        if self.pen.strikethrough {
+        if self.pen.attrs.strikethrough {
             out.push(STRIKETHROUGH_MARK);
         }
         parser.process(out.as_bytes());
@@ -270,7 +272,7 @@ impl Extras {
             return;
         }
         match (csi.private, csi.action) {
-            (false, b'm') => self.select_graphic_rendition(csi),
+            (false, b'm') => self.pen.apply_sgr(csi),
             // TBC: the stop at the cursor, or every stop.
             (false, b'g') => {
                 let (cols, col) = cols_and_col(parser);
@@ -296,36 +298,6 @@ impl Extras {
                 }
             }
             _ => {}
-        }
-    }
-
-    /// SGR: what vt100 drops of it (blink, strikethrough) kept in the pen.
-    fn select_graphic_rendition(&mut self, csi: &Csi) {
-        let params = csi.params();
-        if params.is_empty() {
-            self.pen = Marks::default();
-        }
-        let mut index = 0;
-        while let Some(&param) = params.get(index) {
-            index += 1;
-            if csi.is_subparam(index - 1) {
-                // A part of the attribute before (`4:3`, `38:2::R:G:B`): no attribute of its own.
-                continue;
-            }
-            match param {
-                0 => self.pen = Marks::default(),
-                5 | 6 => self.pen.blink = true,
-                25 => self.pen.blink = false,
-                9 => self.pen.strikethrough = true,
-                29 => self.pen.strikethrough = false,
-                // An extended color: its own numbers follow.
-                38 | 48 | 58 if !csi.is_subparam(index) => match params.get(index) {
-                    Some(5) => index += 2,
-                    Some(2) => index += 4,
-                    _ => {}
-                },
-                _ => {}
-            }
         }
     }
 

@@ -319,3 +319,53 @@ fn the_wheel_moves_less_without_mouse_by_lines_and_opens_no_history_over_it() {
     quit_less(&mut tui);
     tui.quit_ending_everything(&mark);
 }
+
+impl Terminal {
+    /// The colors and boldness of the cell where `text` first shows on the screen.
+    fn pen_at(&self, text: &str) -> (vt100::Color, vt100::Color, bool) {
+        let parser = self.screen.lock().expect("screen");
+        let screen = parser.screen();
+        for (row, line) in (0u16..).zip(screen.rows(0, 120)) {
+            if let Some(at) = line.find(text) {
+                let col = u16::try_from(line[..at].chars().count()).expect("a column");
+                let cell = screen.cell(row, col).expect("a cell");
+                return (cell.fgcolor(), cell.bgcolor(), cell.bold());
+            }
+        }
+        panic!("`{text}` is not on the screen:\n{}", screen.contents());
+    }
+}
+
+#[test]
+fn history_scrolled_back_keeps_its_colors() {
+    let mark = unique_id("e2e-history-colors");
+    // Blue set once, thousands of lines before the page shown; then bold red lines each reset.
+    let call = "printf '\\033[34m'; seq 1 3000 | sed 's/^/blue-/'; printf '\\033[0m'; \
+                for i in $(seq 1 40); do printf '\\033[1;31mred-%d\\033[0m plain-%d\\n' $i $i; done; \
+                sleep 600";
+    let mut tui = Terminal::start(&["--embedded", call], &mark);
+    tui.wait_for("plain-40");
+    // The live screen has its colors.
+    assert_eq!(
+        tui.pen_at("red-40"),
+        (vt100::Color::Idx(1), vt100::Color::Default, true)
+    );
+    // A page back: the last blue lines and the first red ones, read from the log.
+    tui.send(b"\x1b[5~");
+    tui.wait_for("lines back");
+    tui.wait_for("blue-3000");
+    tui.wait_for("red-1 ");
+    assert_eq!(
+        tui.pen_at("blue-3000"),
+        (vt100::Color::Idx(4), vt100::Color::Default, false)
+    );
+    assert_eq!(
+        tui.pen_at("red-1 "),
+        (vt100::Color::Idx(1), vt100::Color::Default, true)
+    );
+    assert_eq!(
+        tui.pen_at("plain-1"),
+        (vt100::Color::Default, vt100::Color::Default, false)
+    );
+    tui.quit_ending_everything(&mark);
+}
