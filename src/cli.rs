@@ -43,8 +43,8 @@ const FOLLOW_READ_BYTES: usize = 256 * 1024;
                   oino run -- cargo test\n  oino run --timeout 60 -- make\n  \
                   oino run --detach-after 5 --follow -- npm run dev\n  \
                   oino headless --script demo.oino\n  \
-                  claude mcp add oino -- oino mcp   (an agent's commands through oino)",
-    args_conflicts_with_subcommands = true
+                  claude mcp add oino -- oino mcp   (an agent's commands through oino)\n\n\
+                  A call named like a subcommand goes after `--`: oino -- ls"
 )]
 pub struct Cli {
     #[command(subcommand)]
@@ -70,6 +70,22 @@ pub enum Command {
     Remote(remote::Command),
     /// Serve AI agents over MCP (stdio): their shell commands run as calls of the server.
     Mcp(McpArgs),
+    /// Print a completion script for a shell (see README: where to put it).
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff): `oino man | man -l -`.
+    Man,
+}
+
+#[derive(Debug, Args)]
+#[command(after_help = "Install:\n  \
+                  bash: oino completions bash > ~/.local/share/bash-completion/completions/oino\n  \
+                  zsh:  oino completions zsh > ~/.zfunc/_oino   (with fpath+=~/.zfunc before \
+                  compinit)\n  \
+                  fish: oino completions fish > ~/.config/fish/completions/oino.fish")]
+pub struct CompletionsArgs {
+    /// The shell.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args)]
@@ -327,7 +343,29 @@ fn terminal_size() -> Option<TermSize> {
 #[must_use]
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.embedded && cli.command.is_some() {
+        say!(
+            "oino: --embedded before a subcommand opens no interface; `oino run --embedded …` \
+             runs a command in this process"
+        );
+        return ExitCode::from(EXIT_USAGE);
+    }
     match cli.command {
+        Some(Command::Completions(args)) => {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            let mut out = Vec::new();
+            clap_complete::generate(args.shell, &mut command, "oino", &mut out);
+            print_or_report("oino completions", &out)
+        }
+        Some(Command::Man) => {
+            let mut out = Vec::new();
+            let rendered =
+                clap_mangen::Man::new(<Cli as clap::CommandFactory>::command()).render(&mut out);
+            match rendered {
+                Ok(()) => print_or_report("oino man", &out),
+                Err(err) => report("oino man", &err.into()),
+            }
+        }
         Some(Command::Run(args)) => match args.into_config() {
             Ok(config) => run_in_runtime(config),
             Err(err) => {
@@ -382,8 +420,8 @@ pub fn main() -> ExitCode {
             };
             let interface = async {
                 let socket = (!cli.embedded).then(|| cli.server.path());
-                let link = Link::open(socket.as_deref()).await?;
-                crate::interface::terminal::run(link, commands, demo_commands()).await
+                let (link, commands) = interface_link(socket.as_deref(), commands).await?;
+                crate::interface::terminal::run(link, commands).await
             };
             match runtime.block_on(interface) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -394,6 +432,26 @@ pub fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// What the interface opens on: the server (or this process) with `commands`; given none, the
+/// server's calls, or when there are none, the demo in this process, so that it ends with the
+/// interface and leaves no server behind.
+async fn interface_link(
+    socket: Option<&std::path::Path>,
+    commands: Vec<(Option<String>, String)>,
+) -> anyhow::Result<(Link, Vec<(Option<String>, String)>)> {
+    if !commands.is_empty() {
+        return Ok((Link::open(socket).await?, commands));
+    }
+    if let Some(socket) = socket.filter(|socket| socket.exists()) {
+        let link = Link::open(Some(socket)).await?;
+        if !link.entries().await?.is_empty() {
+            return Ok((link, commands));
+        }
+        link.close().await;
+    }
+    Ok((Link::open(None).await?, demo_commands()))
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
@@ -631,6 +689,15 @@ pub(crate) fn output_closed(err: &anyhow::Error) -> bool {
             .downcast_ref::<std::io::Error>()
             .is_some_and(|err| err.kind() == std::io::ErrorKind::BrokenPipe)
     })
+}
+
+/// Writes `bytes` to standard output; a reader that left early is no error.
+fn print_or_report(command: &str, bytes: &[u8]) -> ExitCode {
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => report(command, &err.into()),
+    }
 }
 
 /// Says why a command failed, on standard error (never a panic if that is closed too), and

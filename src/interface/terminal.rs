@@ -117,12 +117,8 @@ fn forward_stop_signals(inputs: mpsc::Sender<Input>) -> anyhow::Result<()> {
 }
 
 /// The full-screen interface on this terminal, on `link`, with `commands` (title, command)
-/// started as calls; with none given, the demo's when there is nothing to show yet.
-pub async fn run(
-    link: Link,
-    commands: Vec<(Option<String>, String)>,
-    demo: Vec<(Option<String>, String)>,
-) -> anyhow::Result<()> {
+/// started as calls.
+pub async fn run(link: Link, commands: Vec<(Option<String>, String)>) -> anyhow::Result<()> {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         anyhow::bail!(
             "the interface needs a terminal: run oino in one, or use `oino run -- COMMAND` or \
@@ -131,11 +127,6 @@ pub async fn run(
     }
     let (cols, rows) = crossterm::terminal::size().context("reading the terminal size")?;
     let mut app = App::new((cols, rows), !no_color());
-    let commands = if commands.is_empty() && link.entries().await?.is_empty() {
-        demo
-    } else {
-        commands
-    };
     // This shell's folder and environment, read once for all of them.
     let here = CallRequest {
         size: app.pane_size(),

@@ -601,3 +601,125 @@ fn oino_run_returns_at_a_prompt_and_ls_says_what_waits_for_an_answer() {
     assert!(ran.status.success(), "{ran:?}");
     assert_eq!(String::from_utf8_lossy(&ran.stdout), "Sure? yes\ngot=yes\n");
 }
+
+#[test]
+fn global_options_work_before_or_after_the_subcommand() {
+    let server = ServerGuard::new("global-options");
+    let runtime = crate::support::temp_dir("global-runtime");
+    let session = runtime.join("oino/work.sock");
+    // Whatever happens below, the session's server is ended.
+    let _work = ServerGuard {
+        socket: session.clone(),
+        state: server.state.clone(),
+    };
+    let oino = |args: &[&str]| {
+        server
+            .oino(args)
+            .env("XDG_RUNTIME_DIR", &runtime)
+            .output()
+            .expect("run oino")
+    };
+    let started = oino(&[
+        "-s",
+        "work",
+        "run",
+        "--detach-after",
+        "0.1",
+        "--name",
+        "sleeper",
+        "--",
+        "sleep 600",
+    ]);
+    assert!(started.status.success(), "{started:?}");
+    assert!(session.exists(), "no server for session work");
+    let socket = session.to_str().expect("a UTF-8 path");
+    for args in [
+        &["-s", "work", "ls"][..],
+        &["ls", "-s", "work"],
+        &["--session", "work", "ls"],
+        &["--socket", socket, "ls"],
+        &["ls", "--socket", socket],
+    ] {
+        let listed = oino(args);
+        assert!(listed.status.success(), "{args:?}: {listed:?}");
+        assert!(stdout(&listed).contains("sleeper"), "{args:?}: {listed:?}");
+    }
+    // OINO_SOCKET's server was never asked.
+    assert!(!server.socket.exists());
+
+    // An interface flag before a subcommand is refused, not dropped.
+    let embedded = oino(&["--embedded", "ls"]);
+    assert_eq!(embedded.status.code(), Some(2), "{embedded:?}");
+    let said = String::from_utf8_lossy(&embedded.stderr);
+    assert!(said.contains("oino run --embedded"), "{said}");
+    // After `--`, a subcommand's name is a command for the interface.
+    let call = oino(&["-s", "work", "--", "ls"]);
+    let said = String::from_utf8_lossy(&call.stderr);
+    assert!(said.contains("the interface needs a terminal"), "{said}");
+}
+
+#[test]
+fn completions_complete_subcommands_in_bash_and_the_manual_renders() {
+    let server = ServerGuard::new("completions");
+    let script = server
+        .oino(&["completions", "bash"])
+        .output()
+        .expect("oino completions bash");
+    assert!(script.status.success(), "{script:?}");
+    let file = crate::support::temp_dir("completions").join("oino.bash");
+    std::fs::create_dir_all(file.parent().expect("a folder")).expect("folder");
+    std::fs::write(&file, &script.stdout).expect("write the script");
+    // What bash's completion does on `oino l<Tab>` and `oino kill<Tab>`.
+    let complete = |words: &str| {
+        let probe = format!(
+            "source {}; COMP_WORDS=({words}); COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1)); \
+             COMP_LINE='{words}'; COMP_POINT=${{#COMP_LINE}}; \
+             _oino oino \"${{COMP_WORDS[COMP_CWORD]}}\" \"${{COMP_WORDS[COMP_CWORD-1]}}\"; \
+             printf '%s\\n' \"${{COMPREPLY[@]}}\"",
+            file.display()
+        );
+        let output = std::process::Command::new("bash")
+            .args(["-c", &probe])
+            .output()
+            .expect("bash");
+        assert!(output.status.success(), "{output:?}");
+        let mut words: Vec<String> = stdout(&output).lines().map(str::to_owned).collect();
+        words.sort();
+        words
+    };
+    assert_eq!(complete("oino l"), ["logs", "ls"]);
+    assert_eq!(complete("oino kill"), ["kill", "kill-server"]);
+    assert!(complete("oino run --detach").contains(&"--detach-after".to_owned()));
+    for shell in ["zsh", "fish"] {
+        let output = server.oino(&["completions", shell]).output().expect("oino");
+        assert!(
+            output.status.success() && !output.stdout.is_empty(),
+            "{shell}"
+        );
+    }
+
+    let page = server.oino(&["man"]).output().expect("oino man");
+    assert!(page.status.success(), "{page:?}");
+    assert!(
+        stdout(&page).starts_with(".ie"),
+        "not roff: {}",
+        stdout(&page)
+    );
+    let mut man = std::process::Command::new("man")
+        .args(["-l", "-"])
+        .env("MANWIDTH", "80")
+        .env("MANPAGER", "cat")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("man is missing: scripts/test installs it (Debian package man-db)");
+    std::io::Write::write_all(&mut man.stdin.take().expect("stdin"), &page.stdout)
+        .expect("write the page");
+    let rendered = man.wait_with_output().expect("man");
+    assert!(rendered.status.success(), "{rendered:?}");
+    let text = stdout(&rendered);
+    for part in ["NAME", "oino", "SUBCOMMANDS", "kill-server", "completions"] {
+        assert!(text.contains(part), "{part} missing from:\n{text}");
+    }
+}

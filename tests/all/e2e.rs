@@ -369,3 +369,15 @@ fn history_scrolled_back_keeps_its_colors() {
     );
     tui.quit_ending_everything(&mark);
 }
+
+#[test]
+fn the_demo_ends_with_its_interface_and_starts_no_server() {
+    let mark = unique_id("e2e-demo");
+    let socket = temp_dir(&mark).join("sock/demo.sock");
+    let mut tui = Terminal::start_with(&[], &mark, &[("OINO_SOCKET", socket.as_path())]);
+    tui.wait_for("the clock ticks");
+    tui.wait_for("type a line and press Enter");
+    // The quit prompt says the demo's calls end, and none is left (no server either).
+    tui.quit_ending_everything(&mark);
+    assert!(!socket.exists(), "the demo started a server");
+}
