@@ -180,7 +180,7 @@ impl Core {
             call_id: id.clone(),
             command: request.command.clone(),
             cwd: cwd.clone(),
-            env: request.env,
+            env: request.env.clone(),
             size,
             waiter: request.waiter,
         };
@@ -194,6 +194,7 @@ impl Core {
             id: id.clone(),
             command: request.command,
             cwd,
+            env: request.env,
             title: request.title,
             started: SystemTime::now(),
             control: process.control.clone(),
@@ -639,6 +640,49 @@ impl Core {
         // entry may leave the list then: it is waited on, not looked up again).
         let config = &self.inner.config;
         Ok(wait_for_end(&entry, Some(config.kill_grace + config.exit_grace * 4)).await)
+    }
+
+    /// Starts the command of `key` again as a new call, in the same folder and environment, with
+    /// the same title, at `size` (else the size it had), ending it first if it still runs. A
+    /// task's new call becomes a task of the same name. Nobody waits for its result (as for a call started in
+    /// the interface). Returns the new entry.
+    pub async fn restart(&self, key: &str, size: Option<TermSize>) -> Result<EntryInfo, CoreError> {
+        let entry = self.find(key)?;
+        if self.kill(key).await?.is_running() {
+            return Err(CoreError::WouldNotEnd(key.to_owned()));
+        }
+        let task_name = entry
+            .status
+            .borrow()
+            .task
+            .as_ref()
+            .map(|task| task.name.clone());
+        let handle = self.start(CallRequest {
+            command: entry.command.clone(),
+            cwd: Some(entry.cwd.clone()),
+            env: entry.env.clone(),
+            size: Some(size.unwrap_or_else(|| entry.sink.size())),
+            title: entry.title.clone(),
+            waiter: entry.waiter,
+            ..CallRequest::default()
+        })?;
+        let id = handle.id.clone();
+        tokio::spawn(handle.result());
+        if let Some(name) = task_name {
+            let reason = format!("restarted from `{key}`");
+            // The name goes to the new task (the ended one keeps it in the list; a lookup finds
+            // the newest), unless someone took it meanwhile; if the new call has ended already,
+            // it stays a call.
+            self.lock().tasks.release(&name);
+            let detached = match self.detach(&id, Some(&name), &reason).await {
+                Err(CoreError::Task(_)) => self.detach(&id, None, &reason).await,
+                detached => detached,
+            };
+            if let Ok(info) = detached {
+                return Ok(info);
+            }
+        }
+        self.entry(&id)
     }
 
     /// Kills every running tree and waits for them to end.

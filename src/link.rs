@@ -336,6 +336,21 @@ impl Link {
         }
     }
 
+    /// Starts `key`'s command again as a new call; the new entry.
+    pub async fn restart(&self, key: &str, size: Option<TermSize>) -> anyhow::Result<EntryInfo> {
+        match self {
+            Self::Local(core) => Ok(core.restart(key, size).await?),
+            Self::Remote(remote) => {
+                remote
+                    .ask_apart(&Request::Restart {
+                        key: key.to_owned(),
+                        size,
+                    })
+                    .await
+            }
+        }
+    }
+
     pub async fn write(&self, key: &str, bytes: Vec<u8>) -> anyhow::Result<()> {
         match self {
             Self::Local(core) => Ok(core.write(key, bytes).await?),

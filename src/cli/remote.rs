@@ -104,12 +104,14 @@ pub struct ScreenArgs {
     pub json: bool,
 }
 
+/// One call or task, named.
 #[derive(Debug, Args)]
-pub struct KillArgs {
+pub struct EntryArgs {
     /// A call id, task id or task name.
     pub id: String,
     #[command(flatten)]
     pub server: ServerChoice,
+    /// Print JSON.
     #[arg(long)]
     pub json: bool,
 }
@@ -153,7 +155,10 @@ pub enum Command {
     /// Wait until a call or task ends.
     Wait(WaitArgs),
     /// Kill a call or task and all its processes.
-    Kill(KillArgs),
+    Kill(EntryArgs),
+    /// Run a call's or task's command again, as a new call in the same folder and environment
+    /// (ending it first if it still runs); prints the new id.
+    Restart(EntryArgs),
     /// Type text into a call or task.
     Send(SendArgs),
     /// End every call and task, then the server.
@@ -170,6 +175,7 @@ pub async fn main(command: Command) -> ExitCode {
         Command::Screen(args) => screen(&args).await,
         Command::Wait(args) => wait(args).await,
         Command::Kill(args) => kill(args).await,
+        Command::Restart(args) => restart(args).await,
         Command::Send(args) => send(args).await,
         Command::KillServer(args) => kill_server(&args).await,
     };
@@ -365,11 +371,30 @@ async fn wait(args: WaitArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-async fn kill(args: KillArgs) -> anyhow::Result<ExitCode> {
+async fn kill(args: EntryArgs) -> anyhow::Result<ExitCode> {
     let mut client = Client::connect(&args.server.path()).await?;
     let state: EntryState = client.request(&Request::Kill { key: args.id }).await?;
     if args.json {
         print_json(&state)?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn restart(args: EntryArgs) -> anyhow::Result<ExitCode> {
+    let mut client = Client::connect(&args.server.path()).await?;
+    let entry: EntryInfo = client
+        .request(&Request::Restart {
+            key: args.id,
+            size: None,
+        })
+        .await?;
+    if args.json {
+        print_json(&entry)?;
+    } else {
+        print_raw(&format!(
+            "{}\n",
+            entry.task_id.as_ref().unwrap_or(&entry.id)
+        ))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -36,6 +36,8 @@ pub(super) struct Entry {
     pub(super) id: String,
     pub(super) command: String,
     pub(super) cwd: PathBuf,
+    /// The environment it was started with (empty: the server's), for a restart.
+    pub(super) env: Vec<(String, String)>,
     pub(super) title: Option<String>,
     pub(super) started: SystemTime,
     pub(super) control: ProcessControl,

@@ -20,6 +20,8 @@ pub enum CoreError {
     NotRunning(String),
     #[error("`{0}` is already a background task")]
     AlreadyTask(String),
+    #[error("`{0}` did not end when killed, so it was not started again: try once more")]
+    WouldNotEnd(String),
     #[error("the id `{0}` is taken (a call's id, or a task's name): choose another id")]
     DuplicateId(String),
     #[error("call id `{0}` reads as a task id (`t` and a number): choose another id")]
@@ -112,7 +114,8 @@ impl CoreError {
             Self::Pty(PtyError::InputClosed) | Self::NotRunning(_) => ErrorCode::NotRunning,
             Self::Pty(PtyError::Open(_) | PtyError::Spawn(_) | PtyError::Resize(_))
             | Self::Log { .. }
-            | Self::ReadLog { .. } => ErrorCode::Failed,
+            | Self::ReadLog { .. }
+            | Self::WouldNotEnd(_) => ErrorCode::Failed,
             Self::Task(TaskError::DuplicateName(_)) => ErrorCode::DuplicateName,
             Self::Task(TaskError::InvalidName { .. }) => ErrorCode::InvalidName,
             Self::NotFound(_) => ErrorCode::NoSuchEntry,

@@ -70,6 +70,12 @@ pub enum Effect {
     Kill {
         id: String,
     },
+    /// Run the entry's command again; `size` is the pane's.
+    Restart {
+        id: String,
+        label: String,
+        size: Option<TermSize>,
+    },
     Write {
         id: String,
         bytes: Vec<u8>,
@@ -87,6 +93,11 @@ pub enum Outcome {
     Failed(String),
     /// A search found its match: scroll there.
     Scroll(usize),
+    /// A new entry to select, and what to say.
+    Select {
+        id: String,
+        text: String,
+    },
 }
 
 /// Input from the terminal (or a headless script).
@@ -126,6 +137,7 @@ pub enum PromptPurpose {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Confirm {
     Kill { id: String, label: String },
+    Restart { id: String, label: String },
     Quit { running: usize },
 }
 
@@ -398,6 +410,11 @@ impl App {
             Outcome::Done(text) => self.say(text, false),
             Outcome::Failed(text) => self.say(text, true),
             Outcome::Scroll(scroll) => self.scroll = scroll,
+            Outcome::Select { id, text } => {
+                self.selected = Some(id);
+                self.scroll = 0;
+                self.say(text, false);
+            }
         }
         self.entries_stale = true;
         self.pane_stale = true;
@@ -543,6 +560,16 @@ impl App {
                 Some(_) => self.say("it has already ended", true),
                 None => self.say("nothing to kill", true),
             },
+            Action::Restart => match self.selected_entry() {
+                Some(entry) if entry.state.is_running() => {
+                    self.mode = Mode::Confirm(Confirm::Restart {
+                        id: entry.id.clone(),
+                        label: entry.label().to_owned(),
+                    });
+                }
+                Some(entry) => return vec![self.restart(entry.id.clone())],
+                None => self.say("nothing to restart", true),
+            },
             Action::Focus => match self.selected_entry() {
                 Some(entry) if entry.state.is_running() => {
                     self.mode = Mode::Focus;
@@ -671,12 +698,26 @@ impl App {
         }
     }
 
+    fn restart(&self, id: String) -> Effect {
+        let label = self
+            .entries
+            .iter()
+            .find(|entry| entry.id == id)
+            .map_or_else(|| id.clone(), |entry| entry.label().to_owned());
+        Effect::Restart {
+            id,
+            label,
+            size: self.pane_size(),
+        }
+    }
+
     fn handle_confirm_key(&mut self, confirm: &Confirm, key: KeyEvent) -> Vec<Effect> {
         if !matches!(key.code, KeyCode::Char('y' | 'Y')) {
             return Vec::new();
         }
         match confirm {
             Confirm::Kill { id, .. } => vec![Effect::Kill { id: id.clone() }],
+            Confirm::Restart { id, .. } => vec![self.restart(id.clone())],
             Confirm::Quit { .. } => {
                 self.quit = true;
                 Vec::new()

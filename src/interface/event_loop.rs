@@ -307,6 +307,21 @@ fn execute(
                     let _ = outcomes.send(outcome);
                 });
             }
+            Effect::Restart { id, label, size } => {
+                tokio::spawn(async move {
+                    let outcome = match link.restart(&id, size).await {
+                        Ok(entry) => Outcome::Select {
+                            text: format!(
+                                "restarted `{label}` as {}",
+                                entry.task_id.as_deref().unwrap_or(&entry.id)
+                            ),
+                            id: entry.id,
+                        },
+                        Err(err) => Outcome::Failed(format!("cannot restart `{label}`: {err:#}")),
+                    };
+                    let _ = outcomes.send(outcome);
+                });
+            }
             Effect::Write { id, bytes } => {
                 if writes.try_send((id, bytes)).is_err() {
                     let _ = outcomes.send(Outcome::Failed(

@@ -131,6 +131,15 @@ impl OutputSink {
         self.width.load(Ordering::Relaxed)
     }
 
+    /// The terminal's size now.
+    #[must_use]
+    pub fn size(&self) -> TermSize {
+        self.screen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .size()
+    }
+
     /// The screen at `size`, scrolled back `scroll_offset` rows.
     pub fn snapshot(&self, size: Option<TermSize>, scroll_offset: usize) -> ScreenSnapshot {
         self.changed.store(false, Ordering::Release);

@@ -153,6 +153,12 @@ pub enum Request {
     Kill {
         key: String,
     },
+    /// Starts `key`'s command again as a new call (ending it first if it still runs).
+    Restart {
+        key: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        size: Option<TermSize>,
+    },
     /// Types `text`, then `bytes` (any bytes, such as keys a terminal sends), into the process.
     Send {
         key: String,
@@ -464,6 +470,10 @@ mod tests {
                 query: "error".into(),
             },
             Request::Subscribe {},
+            Request::Restart {
+                key: key(),
+                size: Some(size),
+            },
         ]
     }
 
@@ -487,6 +497,7 @@ mod tests {
             Request::HistoryPage { .. } => 14,
             Request::FindLine { .. } => 15,
             Request::Subscribe {} => 16,
+            Request::Restart { .. } => 17,
         }
     }
 
@@ -496,7 +507,7 @@ mod tests {
         let kinds: Vec<usize> = requests.iter().map(kind).collect();
         assert_eq!(
             kinds,
-            (0..=16).collect::<Vec<_>>(),
+            (0..=17).collect::<Vec<_>>(),
             "one request of each kind, in order"
         );
         for request in requests {

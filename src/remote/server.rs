@@ -703,6 +703,10 @@ async fn handle(core: &Core, request: Request) -> Reply {
             .await
             .map_or_else(failed, Reply::success),
         Request::Kill { key } => core.kill(&key).await.map_or_else(failed, Reply::success),
+        Request::Restart { key, size } => core
+            .restart(&key, size)
+            .await
+            .map_or_else(failed, Reply::success),
         Request::Send {
             key,
             text,

@@ -723,3 +723,60 @@ fn completions_complete_subcommands_in_bash_and_the_manual_renders() {
         assert!(text.contains(part), "{part} missing from:\n{text}");
     }
 }
+
+#[test]
+fn oino_restart_starts_a_task_again_and_prints_its_new_id() {
+    let server = ServerGuard::new("restart");
+    let started = server
+        .oino(&[
+            "run",
+            "--detach-after",
+            "0.1",
+            "--name",
+            "napper",
+            "--",
+            "echo nap; sleep 600",
+        ])
+        .output()
+        .expect("oino run");
+    assert!(started.status.success(), "{started:?}");
+    let restarted = server
+        .oino(&["restart", "napper"])
+        .output()
+        .expect("oino restart");
+    assert!(restarted.status.success(), "{restarted:?}");
+    let new_id = stdout(&restarted).trim().to_owned();
+    assert!(new_id.starts_with('t') && new_id != "t1", "{new_id}");
+    let listed = server.oino(&["ls", "--json"]).output().expect("oino ls");
+    let entries: serde_json::Value = serde_json::from_slice(&listed.stdout).expect("JSON");
+    let state_of = |task: &str| {
+        entries
+            .as_array()
+            .expect("a list")
+            .iter()
+            .find(|entry| entry["task_id"] == task)
+            .map(|entry| (entry["state"].clone(), entry["name"].clone()))
+    };
+    // The new task has the old one's name, and the name finds it.
+    assert_eq!(
+        state_of(&new_id),
+        Some(("running".into(), "napper".into())),
+        "{entries}"
+    );
+    assert_eq!(state_of("t1").expect("t1").0, "killed", "{entries}");
+    let screen = server
+        .oino(&["logs", "napper"])
+        .output()
+        .expect("oino logs");
+    assert!(stdout(&screen).contains("nap"), "{screen:?}");
+    let killed = server
+        .oino(&["kill", "napper", "--json"])
+        .output()
+        .expect("oino kill");
+    assert!(stdout(&killed).contains("killed"), "{killed:?}");
+    let missing = server
+        .oino(&["restart", "nobody"])
+        .output()
+        .expect("oino restart");
+    assert_eq!(missing.status.code(), Some(2), "{missing:?}");
+}

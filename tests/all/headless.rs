@@ -220,3 +220,49 @@ fn a_call_waiting_for_input_is_marked_until_answered() {
     assert!(asking.contains("? read -p"), "{stdout}");
     assert!(!answered.contains("waiting for input"), "{stdout}");
 }
+
+#[test]
+fn r_restarts_the_selected_call_asking_first_while_it_runs() {
+    // A short command (the bar shows it in the question): a script that counts its runs.
+    let dir = std::path::PathBuf::from(format!("/tmp/oino-r{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("folder");
+    let counter = dir.join("count");
+    std::fs::write(
+        dir.join("run"),
+        format!(
+            "c=$(( $(cat {path} 2>/dev/null || echo 0) + 1 )); echo $c > {path}; \
+             echo \"run number $c\"; sleep 600\n",
+            path = counter.display()
+        ),
+    )
+    .expect("the script");
+    let script = format!(
+        "run --id counted bash {dir}/run\n\
+         wait-for run number 1\n\
+         key r\n\
+         wait-for still runs: end it and start it again?\n\
+         key y\n\
+         wait-for run number 2\n\
+         wait-for restarted\n\
+         snapshot\n\
+         key ?\n\
+         wait-for run the selected command again (asks first\n",
+        dir = dir.display()
+    );
+    let output = headless(&["--size", "120x16"], Some(&script));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        std::fs::read_to_string(&counter).expect("the counter"),
+        "2\n"
+    );
+    let snapshot = &stdout[stdout.find("=== snapshot ===").expect("snapshot")..];
+    // The new run is selected and shown; the first one is listed as ended.
+    assert!(snapshot.contains("run number 2"), "{snapshot}");
+    assert!(!snapshot.contains("run number 1"), "{snapshot}");
+    std::fs::remove_dir_all(dir).expect("clean up");
+}

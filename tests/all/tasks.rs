@@ -263,3 +263,62 @@ async fn ids_and_names_are_one_set_of_keys_that_never_mean_two_things() {
         core.kill(key).await.expect("kill");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_runs_the_command_again_where_and_as_it_ran_ending_it_first() {
+    let core = test_core("restart");
+    let folder = crate::support::temp_dir("restart-folder");
+    std::fs::create_dir_all(&folder).expect("folder");
+    let id = unique_id("restart");
+    let mut first = request(&id, "echo \"run in $PWD with $RESTART_MARK\"; sleep 600");
+    first.cwd = Some(folder.clone());
+    first.env = vec![
+        ("PATH".into(), std::env::var("PATH").expect("PATH")),
+        ("RESTART_MARK".into(), "marked".into()),
+    ];
+    first.title = Some("sleeper".into());
+    let handle = core.start(first).expect("start");
+    let said = format!("run in {} with marked", folder.display());
+    let old_pid = i32::try_from(core.entry(&id).expect("entry").pid).expect("a pid");
+    crate::support::wait_until("the first run's line", || {
+        core.output(&id, None, 4096)
+            .is_ok_and(|slice| slice.text.contains(&said))
+    })
+    .await;
+
+    // Still running: it is ended, then started again as a new call.
+    let again = core.restart(&id, None).await.expect("restart");
+    assert!(!core.entry(&id).expect("old entry").state.is_running());
+    assert!(handle.result().await.text.contains(&said));
+    assert_ne!(again.id, id);
+    assert_eq!(again.title.as_deref(), Some("sleeper"));
+    assert_eq!(again.cwd, folder);
+    assert!(again.state.is_running());
+    crate::support::wait_until("the second run's line", || {
+        core.output(&again.id, None, 4096)
+            .is_ok_and(|slice| slice.text.contains(&said))
+    })
+    .await;
+    assert!(processes_of(&id).is_empty(), "the first run is left");
+    assert!(!processes_of(&again.id).contains(&old_pid));
+
+    // A task restarts as a task.
+    let task = core
+        .detach(&again.id, Some("sleepy"), "test")
+        .await
+        .expect("detach");
+    let third = core.restart("sleepy", None).await.expect("restart a task");
+    assert_eq!(third.kind, EntryKind::Task, "{third:?}");
+    assert_eq!(third.name.as_deref(), Some("sleepy"));
+    assert_eq!(core.entry("sleepy").expect("by name").id, third.id);
+    assert_ne!(third.task_id, task.task_id);
+    // An ended call restarts without asking anything.
+    core.kill(&third.id).await.expect("kill");
+    let fourth = core
+        .restart(&third.id, None)
+        .await
+        .expect("restart an ended one");
+    assert!(fourth.state.is_running());
+    assert!(core.restart("no-such-call", None).await.is_err());
+    core.shutdown().await;
+}

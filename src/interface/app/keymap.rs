@@ -13,6 +13,7 @@ pub enum Action {
     Detach,
     DetachNow,
     NewCall,
+    Restart,
     Kill,
     Focus,
     PageUp,
@@ -38,6 +39,7 @@ impl Action {
             Self::Detach => "detach the selected call into a named background task",
             Self::DetachNow => "detach at once, with a name made from the command",
             Self::NewCall => "start a new call",
+            Self::Restart => "run the selected command again (asks first while it runs)",
             Self::Kill => "kill the selected call or task (asks first)",
             Self::Focus => "type into the selected process (Ctrl-A to come back)",
             Self::PageUp => "scroll back through the output",
@@ -110,6 +112,7 @@ pub fn default_keymap() -> Vec<Binding> {
             Action::DetachNow,
         ),
         bind(vec![plain(Char('n'))], "n", Some("new"), Action::NewCall),
+        bind(vec![plain(Char('r'))], "r", None, Action::Restart),
         bind(vec![plain(Char('x'))], "x", Some("kill"), Action::Kill),
         bind(
             vec![plain(Enter), plain(Char('i'))],

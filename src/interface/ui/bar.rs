@@ -36,6 +36,13 @@ pub(super) fn render_bar(app: &App, theme: &Theme, area: Rect, frame: &mut Frame
             ),
             Span::styled("y to kill, any other key to keep it", theme.dim()),
         ]),
+        Mode::Confirm(Confirm::Restart { label, .. }) => Line::from(vec![
+            Span::styled(
+                format!("`{label}` still runs: end it and start it again? "),
+                theme.fg(Color::Yellow),
+            ),
+            Span::styled("y to restart, any other key to keep it", theme.dim()),
+        ]),
         Mode::Confirm(Confirm::Quit { running }) if app.processes_outlive => Line::from(vec![
             Span::styled(
                 format!(
