@@ -6,3 +6,4 @@ pub mod event_loop;
 pub mod headless;
 pub mod terminal;
 pub mod ui;
+pub mod usage;

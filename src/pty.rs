@@ -814,6 +814,10 @@ pub mod proc_scan {
         pub state: char,
         /// When it started, in clock ticks since boot.
         pub started: u64,
+        /// CPU time it has used, user and system, in clock ticks.
+        pub cpu_ticks: u64,
+        /// Memory resident now, in pages.
+        pub resident_pages: u64,
     }
 
     /// Clock ticks a second in what /proc reports (`USER_HZ`, 100 on every Linux ABI).
@@ -842,29 +846,75 @@ pub mod proc_scan {
     #[must_use]
     pub fn stat(pid: i32) -> Option<ProcessStat> {
         let text = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-        // The command name may hold spaces and parentheses: fields start after the last ')'.
+        // The command name may hold spaces and parentheses: fields start after the last ')',
+        // with field 3 (the state) of proc(5).
         let rest = &text[text.rfind(')')? + 1..];
-        let mut fields = rest.split_whitespace();
-        let state = fields.next()?.chars().next()?;
+        let mut fields = [""; 22];
+        let mut count = 0;
+        for (slot, field) in fields.iter_mut().zip(rest.split_whitespace()) {
+            *slot = field;
+            count += 1;
+        }
+        if count < fields.len() {
+            return None;
+        }
+        let field = |number: usize| fields[number - 3];
+        let number = |number: usize| field(number).parse::<u64>().ok();
+        let state = field(3).chars().next()?;
         if state == 'Z' || state == 'X' {
             return None;
         }
-        let parent = fields.next()?.parse().ok()?;
-        let group = fields.next()?.parse().ok()?;
-        let session = fields.next()?.parse().ok()?;
-        let _terminal = fields.next()?;
-        let terminal_group = fields.next()?.parse().ok()?;
-        // Field 22 of the line; `terminal_group` was field 8.
-        let started = fields.nth(22 - 9).and_then(|field| field.parse().ok())?;
         Some(ProcessStat {
             pid,
-            parent,
-            group,
-            session,
-            terminal_group,
+            parent: field(4).parse().ok()?,
+            group: field(5).parse().ok()?,
+            session: field(6).parse().ok()?,
+            terminal_group: field(8).parse().ok()?,
             state,
-            started,
+            started: number(22)?,
+            cpu_ticks: number(14)? + number(15)?,
+            resident_pages: number(24)?,
         })
+    }
+
+    /// The process `leader` (a call's shell, leader of its session) and its descendants in
+    /// that session, by the kernel's lists of children; at most `limit` of them.
+    #[must_use]
+    pub fn session_tree(leader: i32, limit: usize) -> Vec<ProcessStat> {
+        let Some(shell) = stat(leader) else {
+            return Vec::new();
+        };
+        let mut found = vec![shell];
+        let mut next = 0;
+        while next < found.len() && found.len() < limit {
+            let parent = found[next].pid;
+            next += 1;
+            for thread in threads(parent) {
+                let Ok(children) =
+                    std::fs::read_to_string(format!("/proc/{parent}/task/{thread}/children"))
+                else {
+                    continue;
+                };
+                found.extend(
+                    children
+                        .split_whitespace()
+                        .filter_map(|child| child.parse().ok())
+                        .filter_map(stat)
+                        .filter(|child| child.session == shell.session),
+                );
+            }
+        }
+        found.truncate(limit);
+        found
+    }
+
+    /// The threads of `pid`.
+    pub fn threads(pid: i32) -> impl Iterator<Item = i32> {
+        std::fs::read_dir(format!("/proc/{pid}/task"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
     }
 
     /// Whether the environment of `pid` holds exactly the entry `name=value`.

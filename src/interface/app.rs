@@ -194,6 +194,8 @@ pub struct App {
     pub quit: bool,
     /// Entries whose failed log was told in the bar already.
     pub log_errors_told: std::collections::HashSet<String>,
+    /// What each running entry's tree costs, as last sampled.
+    pub usage: std::collections::HashMap<String, crate::interface::usage::Usage>,
 }
 
 impl App {
@@ -219,6 +221,7 @@ impl App {
             color,
             quit: false,
             log_errors_told: std::collections::HashSet::new(),
+            usage: std::collections::HashMap::new(),
         }
     }
 
@@ -312,6 +315,31 @@ impl App {
         self.scroll = usize::try_from(page.lines_back).unwrap_or(usize::MAX);
         self.pane = Some(ScreenSnapshot::from_lines(size, &page.lines, self.scroll));
         self.pane_of = None;
+    }
+
+    /// A new sample of what the running entries cost: a frame only when what it shows changed.
+    pub fn set_usage(
+        &mut self,
+        usage: std::collections::HashMap<String, crate::interface::usage::Usage>,
+    ) {
+        let shown = |all: &std::collections::HashMap<String, crate::interface::usage::Usage>| {
+            let mut texts: Vec<_> = all
+                .iter()
+                .map(|(id, usage)| (id.clone(), usage.cpu_text(), usage.memory_text()))
+                .collect();
+            texts.sort();
+            texts
+        };
+        if shown(&usage) != shown(&self.usage) {
+            self.frame_wanted = true;
+        }
+        self.usage = usage;
+    }
+
+    /// Whether any entry runs (and so costs something to show).
+    #[must_use]
+    pub fn any_running(&self) -> bool {
+        self.entries.iter().any(|entry| entry.state.is_running())
     }
 
     /// Ends a notice whose time is up.

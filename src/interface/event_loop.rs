@@ -16,6 +16,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::core::CallRequest;
 use crate::interface::app::{App, DETACH_REASON, Effect, Input, Outcome, PaneRequest};
+use crate::interface::usage::UsageSampler;
 use crate::link::{Link, LinkEvent};
 use crate::time::now_ms;
 
@@ -111,7 +112,11 @@ pub async fn run_loop<B: ResizeBackend>(
     let writes = spawn_writer(link.clone(), outcome_tx.clone());
     let mut scheduler = FrameScheduler::new(FRAME);
     let mut barriers: Vec<tokio::sync::oneshot::Sender<()>> = Vec::new();
+    let mut usage = UsageSampler::default();
     loop {
+        if app.any_running() && usage.due(Instant::now()) {
+            app.set_usage(usage.sample(&app.entries, Instant::now()));
+        }
         if app.take_frame_request() {
             scheduler.schedule();
         }
@@ -141,6 +146,10 @@ pub async fn run_loop<B: ResizeBackend>(
         let next_tick = app
             .next_tick(now_ms())
             .map(|wait| tokio::time::Instant::now() + wait + CLOCK_SLACK);
+        // While something runs, what it costs is sampled each second.
+        let next_sample = app
+            .any_running()
+            .then(|| tokio::time::Instant::now() + usage.until_due(Instant::now()));
         tokio::select! {
             input = inputs.recv() => {
                 let Some(input) = input else {
@@ -172,6 +181,7 @@ pub async fn run_loop<B: ResizeBackend>(
             () = crate::time::sleep_until_opt(next_frame) => {}
             // Only elapsed times change: the pane stays as fetched.
             () = crate::time::sleep_until_opt(next_tick) => scheduler.schedule(),
+            () = crate::time::sleep_until_opt(next_sample) => {}
         }
     }
 }

@@ -8,7 +8,7 @@ use std::os::unix::fs::FileExt;
 
 use nix::libc;
 
-use super::proc_scan::{self, ProcessStat};
+use super::proc_scan::{self, threads};
 
 /// The most processes of one call looked at.
 const MAX_PROCESSES: usize = 256;
@@ -26,43 +26,10 @@ pub fn reading_terminal(leader: i32) -> bool {
     if foreground <= 0 {
         return false;
     }
-    session_processes(shell)
+    proc_scan::session_tree(leader, MAX_PROCESSES)
         .into_iter()
         .filter(|process| process.group == foreground && process.state == 'S')
         .any(|process| threads(process.pid).any(|thread| reads_terminal(process.pid, thread)))
-}
-
-/// The shell and its descendants, by the kernel's lists of children.
-fn session_processes(shell: ProcessStat) -> Vec<ProcessStat> {
-    let mut found = vec![shell];
-    let mut next = 0;
-    while next < found.len() && found.len() < MAX_PROCESSES {
-        let parent = found[next].pid;
-        next += 1;
-        for thread in threads(parent) {
-            let Ok(children) =
-                std::fs::read_to_string(format!("/proc/{parent}/task/{thread}/children"))
-            else {
-                continue;
-            };
-            found.extend(
-                children
-                    .split_whitespace()
-                    .filter_map(|child| child.parse().ok())
-                    .filter_map(proc_scan::stat)
-                    .filter(|child| child.session == shell.session),
-            );
-        }
-    }
-    found
-}
-
-fn threads(pid: i32) -> impl Iterator<Item = i32> {
-    std::fs::read_dir(format!("/proc/{pid}/task"))
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
 }
 
 /// A system call a thread sleeps in, from /proc/PID/task/TID/syscall.

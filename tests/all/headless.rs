@@ -266,3 +266,46 @@ fn r_restarts_the_selected_call_asking_first_while_it_runs() {
     assert!(!snapshot.contains("run number 1"), "{snapshot}");
     std::fs::remove_dir_all(dir).expect("clean up");
 }
+
+#[test]
+fn the_list_and_header_show_what_each_running_call_costs() {
+    // 200 MiB held by one call, a core kept busy by another, a third asleep.
+    let script = "run --id holder python3 -c \"b = bytearray(200 << 20); b[::4096] = b'x' * len(b[::4096]); print('held', flush=True); import time; time.sleep(600)\"\n\
+                  run --id busy while :; do :; done\n\
+                  run --id idle sleep 600\n\
+                  wait-for held\n\
+                  key g\n\
+                  wait-for mem 2\n\
+                  snapshot\n";
+    let output = headless(&["--size", "160x12"], Some(script));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let snapshot = &stdout[stdout.find("=== snapshot ===").expect("snapshot")..];
+    // The header: at least the 200 MiB held (the interpreter adds some).
+    let memory: f64 = snapshot
+        .split("· mem ")
+        .nth(1)
+        .and_then(|rest| rest.split('M').next())
+        .and_then(|number| number.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no memory in the header:\n{snapshot}"));
+    assert!((200.0..400.0).contains(&memory), "{memory}:\n{snapshot}");
+    // The list: a column of CPU and one of memory for each running call.
+    let row = |label: &str| {
+        snapshot
+            .lines()
+            .filter_map(|line| line.split('│').next())
+            .find(|list| list.contains(label))
+            .unwrap_or_else(|| panic!("no {label} row:\n{snapshot}"))
+            .to_owned()
+    };
+    for label in ["python3", "while", "sleep 600"] {
+        let row = row(label);
+        let columns: Vec<&str> = row.split_whitespace().collect();
+        let memory = columns[columns.len() - 2];
+        assert!(memory.ends_with('M'), "{label}: {columns:?}\n{snapshot}");
+    }
+}

@@ -27,9 +27,16 @@ pub(super) fn render_header(
         (Some(task_id), EntryState::Running) => format!("task {task_id}, running"),
         (_, state) => state.to_string(),
     };
+    // What its tree costs, while it runs.
+    let cost = app
+        .usage
+        .get(&entry.id)
+        .filter(|_| entry.state.is_running())
+        .map(|usage| format!(" · cpu {} · mem {}", usage.cpu_text(), usage.memory_text()))
+        .unwrap_or_default();
     let mut right = vec![Span::styled(
         format!(
-            "  {state} · pid {} · {} · {}",
+            "  {state} · pid {}{cost} · {} · {}",
             entry.pid,
             format_elapsed(elapsed_ms(entry, now_ms)),
             entry.id

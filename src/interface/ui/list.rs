@@ -10,6 +10,9 @@ use crate::time::format_elapsed;
 use super::elapsed_ms;
 use super::theme::{Theme, selected_style, state_symbol, title_style};
 
+/// The narrowest list that shows what each running call costs (the header always does).
+const USAGE_WIDTH: usize = 36;
+
 pub(super) fn render_list(
     app: &App,
     now_ms: u64,
@@ -39,7 +42,14 @@ pub(super) fn render_list(
                 let right = match entry.state {
                     EntryState::Exited { code } => format!("{elapsed} {code:>3}"),
                     EntryState::Killed { signal } => format!("{elapsed} s{signal:<2}"),
-                    EntryState::Running => elapsed,
+                    EntryState::Running => match app.usage.get(&entry.id) {
+                        Some(usage) if width >= USAGE_WIDTH => format!(
+                            "{:>4} {:>4} {elapsed}",
+                            usage.cpu_text(),
+                            usage.memory_text()
+                        ),
+                        _ => elapsed,
+                    },
                 };
                 let label_width = width.saturating_sub(right.chars().count() + 4);
                 let label: String = entry.label().chars().take(label_width).collect();
