@@ -818,6 +818,7 @@ pub mod proc_scan {
         pub cpu_ticks: u64,
         /// Memory resident now, in pages.
         pub resident_pages: u64,
+        pub threads: u64,
     }
 
     /// Clock ticks a second in what /proc reports (`USER_HZ`, 100 on every Linux ABI).
@@ -874,6 +875,7 @@ pub mod proc_scan {
             started: number(22)?,
             cpu_ticks: number(14)? + number(15)?,
             resident_pages: number(24)?,
+            threads: number(20)?,
         })
     }
 
@@ -888,8 +890,15 @@ pub mod proc_scan {
         let mut next = 0;
         while next < found.len() && found.len() < limit {
             let parent = found[next].pid;
+            // A process of one thread (most are) has one list: no need to list its threads.
+            let one_thread = found[next].threads == 1;
             next += 1;
-            for thread in threads(parent) {
+            let threads: Vec<i32> = if one_thread {
+                vec![parent]
+            } else {
+                threads(parent).collect()
+            };
+            for thread in threads {
                 let Ok(children) =
                     std::fs::read_to_string(format!("/proc/{parent}/task/{thread}/children"))
                 else {

@@ -13,7 +13,7 @@ use super::types::CoreEvent;
 use crate::call::InputPolicy;
 use crate::pty::Waiter;
 
-/// How often a running call's output is looked at.
+/// How often a running call's output is looked at, at most.
 const TICK: Duration = Duration::from_millis(250);
 /// How long a call is quiet before its processes are looked at: a prompt is the last thing
 /// printed before the wait.
@@ -30,8 +30,26 @@ impl Core {
         let mut next_look = Instant::now() + QUIET;
         let mut backoff = QUIET;
         let mut acted = false;
+        let mut output = entry.sink.readable_watch();
+        let mut status = entry.status.subscribe();
         while entry.is_running() {
-            tokio::time::sleep(TICK).await;
+            // Woken by output (looked at once a tick at most, however fast it comes), by a
+            // change of state, or when the next look is due: a quiet call costs nothing between
+            // looks.
+            tokio::select! {
+                changed = output.changed() => {
+                    if changed.is_err() {
+                        break;
+                    }
+                    tokio::time::sleep(TICK).await;
+                }
+                changed = status.changed() => {
+                    if changed.is_err() {
+                        break;
+                    }
+                }
+                () = tokio::time::sleep_until(next_look) => {}
+            }
             let now = Instant::now();
             let written = entry.sink.readable();
             if written != seen {

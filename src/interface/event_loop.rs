@@ -16,7 +16,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::core::CallRequest;
 use crate::interface::app::{App, DETACH_REASON, Effect, Input, Outcome, PaneRequest};
-use crate::interface::usage::UsageSampler;
+use crate::interface::usage::{SAMPLE_EVERY, UsageSampler};
 use crate::link::{Link, LinkEvent};
 use crate::time::now_ms;
 
@@ -146,10 +146,12 @@ pub async fn run_loop<B: ResizeBackend>(
         let next_tick = app
             .next_tick(now_ms())
             .map(|wait| tokio::time::Instant::now() + wait + CLOCK_SLACK);
-        // While something runs, what it costs is sampled each second.
+        // While something runs, what it costs is sampled: at a clock tick when one comes soon
+        // enough (the first minute of a call ticks each second), else on its own.
         let next_sample = app
             .any_running()
-            .then(|| tokio::time::Instant::now() + usage.until_due(Instant::now()));
+            .then(|| tokio::time::Instant::now() + usage.until_due(Instant::now()))
+            .filter(|at| next_tick.is_none_or(|tick| tick > *at + SAMPLE_EVERY / 2));
         tokio::select! {
             input = inputs.recv() => {
                 let Some(input) = input else {

@@ -1,5 +1,6 @@
 //! What each running call costs: the CPU and memory of its whole tree (its shell's session),
-//! read from /proc at most once a second, and only by an interface that shows them.
+//! read from /proc every two seconds (as often as `top` and `htop` look, and cheap enough for an
+//! idle interface), and only by an interface that shows them.
 //!
 //! CPU is the share of one core over the time between two samples (200% is two cores busy);
 //! memory is what the tree holds resident now.
@@ -10,8 +11,10 @@ use std::time::{Duration, Instant};
 use crate::core::EntryInfo;
 use crate::pty::proc_scan;
 
-/// The shortest time between two samples.
-pub const SAMPLE_EVERY: Duration = Duration::from_secs(1);
+/// The time between two samples.
+pub const SAMPLE_EVERY: Duration = Duration::from_secs(2);
+/// How early a sample may come.
+const SAMPLE_SLACK: Duration = Duration::from_millis(100);
 /// The most processes of one tree looked at.
 const MAX_PROCESSES: usize = 512;
 /// Clock ticks a second in what /proc reports (`USER_HZ`).
@@ -66,11 +69,11 @@ pub struct UsageSampler {
 }
 
 impl UsageSampler {
-    /// Whether a sample is due at `now`.
+    /// Whether a sample is due at `now` (a little early is as good: wakes are not exact).
     #[must_use]
     pub fn due(&self, now: Instant) -> bool {
         self.sampled_at
-            .is_none_or(|at| now.duration_since(at) >= SAMPLE_EVERY)
+            .is_none_or(|at| now.duration_since(at) + SAMPLE_SLACK >= SAMPLE_EVERY)
     }
 
     /// How long until the next sample is due.

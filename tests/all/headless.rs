@@ -275,7 +275,7 @@ fn the_list_and_header_show_what_each_running_call_costs() {
                   run --id idle sleep 600\n\
                   wait-for held\n\
                   key g\n\
-                  wait-for mem 2\n\
+                  wait-for · mem 2\n\
                   snapshot\n";
     let output = headless(&["--size", "160x12"], Some(script));
     let stdout = String::from_utf8_lossy(&output.stdout);
@@ -287,7 +287,7 @@ fn the_list_and_header_show_what_each_running_call_costs() {
     let snapshot = &stdout[stdout.find("=== snapshot ===").expect("snapshot")..];
     // The header: at least the 200 MiB held (the interpreter adds some).
     let memory: f64 = snapshot
-        .split("· mem ")
+        .split(" mem ")
         .nth(1)
         .and_then(|rest| rest.split('M').next())
         .and_then(|number| number.trim().parse().ok())

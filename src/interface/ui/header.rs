@@ -27,16 +27,9 @@ pub(super) fn render_header(
         (Some(task_id), EntryState::Running) => format!("task {task_id}, running"),
         (_, state) => state.to_string(),
     };
-    // What its tree costs, while it runs.
-    let cost = app
-        .usage
-        .get(&entry.id)
-        .filter(|_| entry.state.is_running())
-        .map(|usage| format!(" · cpu {} · mem {}", usage.cpu_text(), usage.memory_text()))
-        .unwrap_or_default();
     let mut right = vec![Span::styled(
         format!(
-            "  {state} · pid {}{cost} · {} · {}",
+            "  {state} · pid {} · {} · {}",
             entry.pid,
             format_elapsed(elapsed_ms(entry, now_ms)),
             entry.id
@@ -68,11 +61,18 @@ pub(super) fn render_header(
             theme.fg(Color::Yellow),
         ));
     }
-    // The label gives way to the state, the position and the search.
+    // The label gives way to the state, the position and the search (not to the cost).
     let right_width: usize = right.iter().map(Span::width).sum();
     let label_width = usize::from(area.width)
         .saturating_sub(right_width + 3)
         .max(8);
+    // What its tree costs, while it runs: last, the first to go when the line is full.
+    if let (Some(usage), true) = (app.usage.get(&entry.id), entry.state.is_running()) {
+        right.push(Span::styled(
+            format!("  cpu {} · mem {}", usage.cpu_text(), usage.memory_text()),
+            theme.dim(),
+        ));
+    }
     let mut label: String = entry.label().chars().take(label_width).collect();
     if label.chars().count() < entry.label().chars().count() {
         label.pop();
