@@ -56,6 +56,9 @@ pub struct Cli {
     /// Host the processes in this interface instead of the server: quitting ends them.
     #[arg(long)]
     pub embedded: bool,
+    /// The project file whose processes to start (default: oino.toml here, else a Procfile).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
     #[command(flatten)]
     pub server: ServerChoice,
 }
@@ -70,10 +73,24 @@ pub enum Command {
     Remote(remote::Command),
     /// Serve AI agents over MCP (stdio): their shell commands run as calls of the server.
     Mcp(McpArgs),
+    /// Start a process of the project file here (oino.toml, else a Procfile), even one with
+    /// `autostart = false`, on the server.
+    Start(StartArgs),
     /// Print a completion script for a shell (see README: where to put it).
     Completions(CompletionsArgs),
     /// Print the manual page (roff): `oino man | man -l -`.
     Man,
+}
+
+#[derive(Debug, Args)]
+pub struct StartArgs {
+    /// The process's name in the project file.
+    pub name: String,
+    /// The project file (default: oino.toml here, else a Procfile).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub server: ServerChoice,
 }
 
 #[derive(Debug, Args)]
@@ -126,6 +143,7 @@ impl ServerChoice {
 #[derive(Debug, Args)]
 #[command(
     after_help = "Script lines:\n  run [--id ID] COMMAND        start a call\n  \
+                        project FILE                 start a project file's processes\n  \
                         key KEY                      press a key: d, enter, esc, ctrl-a, up, pgup, f5\n  \
                         type TEXT                    type text\n  \
                         wait-for TEXT [--timeout S]  wait until the screen shows TEXT (10 s)\n  \
@@ -343,6 +361,10 @@ fn terminal_size() -> Option<TermSize> {
 #[must_use]
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if cli.config.is_some() && cli.command.is_some() {
+        say!("oino: --config before a subcommand opens no interface; `oino start --config FILE …`");
+        return ExitCode::from(EXIT_USAGE);
+    }
     if cli.embedded && cli.command.is_some() {
         say!(
             "oino: --embedded before a subcommand opens no interface; `oino run --embedded …` \
@@ -351,6 +373,10 @@ pub fn main() -> ExitCode {
         return ExitCode::from(EXIT_USAGE);
     }
     match cli.command {
+        Some(Command::Start(args)) => match runtime() {
+            Ok(runtime) => runtime.block_on(start_process(args)),
+            Err(code) => code,
+        },
         Some(Command::Completions(args)) => {
             let mut command = <Cli as clap::CommandFactory>::command();
             let mut out = Vec::new();
@@ -408,29 +434,85 @@ pub fn main() -> ExitCode {
                 Err(code) => code,
             }
         }
-        None => {
-            let commands = cli
-                .commands
-                .into_iter()
-                .map(|command| (None, command))
-                .collect();
-            let runtime = match runtime() {
-                Ok(runtime) => runtime,
-                Err(code) => return code,
-            };
-            let interface = async {
-                let socket = (!cli.embedded).then(|| cli.server.path());
-                let (link, commands) = interface_link(socket.as_deref(), commands).await?;
-                crate::interface::terminal::run(link, commands).await
-            };
-            match runtime.block_on(interface) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(err) => {
-                    say!("oino: {err:#}");
-                    ExitCode::FAILURE
-                }
-            }
+        None => interface(cli),
+    }
+}
+
+/// The project file given, else the one of this folder (oino.toml, else a Procfile).
+fn load_project(
+    config: Option<&std::path::Path>,
+) -> Result<Option<crate::project::Project>, crate::project::ProjectError> {
+    if let Some(file) = config {
+        return crate::project::Project::load(file).map(Some);
+    }
+    let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    crate::project::Project::find(&here)
+}
+
+/// This process's environment, as calls started from here get it.
+fn here_env() -> Vec<(String, String)> {
+    CallRequest::default()
+        .from_here()
+        .map(|request| request.env)
+        .unwrap_or_default()
+}
+
+/// What the interface says first about a project it started.
+fn project_greeting(
+    project: &crate::project::Project,
+    started: &crate::core::project::ProjectStarted,
+) -> String {
+    let name = project
+        .file
+        .file_name()
+        .map_or_else(String::new, |name| name.to_string_lossy().into_owned());
+    let mut parts = Vec::new();
+    if !started.started.is_empty() {
+        parts.push(format!("started {}", started.started.join(", ")));
+    }
+    if !started.running.is_empty() {
+        parts.push(format!("running already: {}", started.running.join(", ")));
+    }
+    if !started.not_started.is_empty() {
+        parts.push(format!(
+            "not started (autostart = false; `oino start NAME`): {}",
+            started.not_started.join(", ")
+        ));
+    }
+    format!("{name}: {}", parts.join("; "))
+}
+
+/// `oino start NAME`: one process of the project here, on the server.
+async fn start_process(args: StartArgs) -> ExitCode {
+    let project = match load_project(args.config.as_deref()) {
+        Ok(Some(project)) => project,
+        Ok(None) => {
+            say!(
+                "oino start: no oino.toml or Procfile in this folder: run it in the project's \
+                 folder, or give --config FILE"
+            );
+            return ExitCode::from(EXIT_USAGE);
         }
+        Err(err) => {
+            say!("oino start: {err}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let started = async {
+        let link = Link::open(Some(&args.server.path())).await?;
+        link.start_project(&project, here_env(), Some(&args.name))
+            .await
+    };
+    match started.await {
+        Ok(started) if started.running.is_empty() => {
+            say!("started {} as a task named {}", args.name, args.name);
+            ExitCode::SUCCESS
+        }
+        Ok(_) => {
+            say!("{} runs already", args.name);
+            ExitCode::SUCCESS
+        }
+        Err(err) => report("oino start", &err),
     }
 }
 
@@ -452,6 +534,50 @@ async fn interface_link(
         link.close().await;
     }
     Ok((Link::open(None).await?, demo_commands()))
+}
+
+/// `oino` with no subcommand: the interface, on the COMMANDs given, else the project file here,
+/// else the server's calls (or the demo).
+fn interface(cli: Cli) -> ExitCode {
+    let commands: Vec<(Option<String>, String)> = cli
+        .commands
+        .into_iter()
+        .map(|command| (None, command))
+        .collect();
+    let project = if commands.is_empty() {
+        match load_project(cli.config.as_deref()) {
+            Ok(project) => project,
+            Err(err) => {
+                say!("oino: {err}");
+                return ExitCode::from(EXIT_USAGE);
+            }
+        }
+    } else {
+        None
+    };
+    let runtime = match runtime() {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
+    };
+    let interface = async {
+        let socket = (!cli.embedded).then(|| cli.server.path());
+        let (link, commands, greeting) = if let Some(project) = project {
+            let link = Link::open(socket.as_deref()).await?;
+            let started = link.start_project(&project, here_env(), None).await?;
+            (link, Vec::new(), Some(project_greeting(&project, &started)))
+        } else {
+            let (link, commands) = interface_link(socket.as_deref(), commands).await?;
+            (link, commands, None)
+        };
+        crate::interface::terminal::run(link, commands, greeting).await
+    };
+    match runtime.block_on(interface) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            say!("oino: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
 }
 
 fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {

@@ -14,6 +14,7 @@
 mod entries;
 pub mod error;
 mod input;
+pub mod project;
 pub mod tasks;
 pub mod types;
 
@@ -205,6 +206,7 @@ impl Core {
                 timed_out: false,
                 ended_at: None,
                 waiting_for_input: None,
+                ready: None,
             }),
             on_input: request.options.on_input,
             waiter: request.waiter,

@@ -336,6 +336,27 @@ impl Link {
         }
     }
 
+    /// Starts the processes of `project` that do not run yet (or only `only`).
+    pub async fn start_project(
+        &self,
+        project: &crate::project::Project,
+        env: Vec<(String, String)>,
+        only: Option<&str>,
+    ) -> anyhow::Result<crate::core::project::ProjectStarted> {
+        match self {
+            Self::Local(core) => Ok(core.start_project(project, &env, only)?),
+            Self::Remote(remote) => {
+                remote
+                    .ask(&Request::Project {
+                        project: project.clone(),
+                        env,
+                        only: only.map(str::to_owned),
+                    })
+                    .await
+            }
+        }
+    }
+
     /// Starts `key`'s command again as a new call; the new entry.
     pub async fn restart(&self, key: &str, size: Option<TermSize>) -> anyhow::Result<EntryInfo> {
         match self {

@@ -1295,6 +1295,7 @@ mod tests {
             log_path: "/dev/null".into(),
             log_error: None,
             waiting_for_input: None,
+            ready: None,
         }
     }
 

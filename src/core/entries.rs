@@ -30,6 +30,8 @@ pub(super) struct EntryStatus {
     pub(super) ended_at: Option<SystemTime>,
     /// The prompt line, while a process of the call waits for someone to type.
     pub(super) waiting_for_input: Option<String>,
+    /// For a process of a project with a ready pattern: whether a line matched it yet.
+    pub(super) ready: Option<bool>,
 }
 
 pub(super) struct Entry {
@@ -74,6 +76,7 @@ impl Entry {
             log_path: self.sink.log_path().to_owned(),
             log_error: self.sink.log_error(),
             waiting_for_input: status.waiting_for_input,
+            ready: status.ready,
         }
     }
 
@@ -121,4 +124,5 @@ pub(super) struct CoreState {
     pub(super) forgotten: std::collections::VecDeque<Forgotten>,
     pub(super) next_call_number: u64,
     pub(super) tasks: TaskBook,
+    pub(super) projects: super::project::Projects,
 }

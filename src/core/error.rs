@@ -22,6 +22,12 @@ pub enum CoreError {
     AlreadyTask(String),
     #[error("`{0}` did not end when killed, so it was not started again: try once more")]
     WouldNotEnd(String),
+    #[error("{} has no process `{name}`: it has {names}", file.display())]
+    NoSuchProcess {
+        name: String,
+        file: PathBuf,
+        names: String,
+    },
     #[error("the id `{0}` is taken (a call's id, or a task's name): choose another id")]
     DuplicateId(String),
     #[error("call id `{0}` reads as a task id (`t` and a number): choose another id")]
@@ -118,7 +124,7 @@ impl CoreError {
             | Self::WouldNotEnd(_) => ErrorCode::Failed,
             Self::Task(TaskError::DuplicateName(_)) => ErrorCode::DuplicateName,
             Self::Task(TaskError::InvalidName { .. }) => ErrorCode::InvalidName,
-            Self::NotFound(_) => ErrorCode::NoSuchEntry,
+            Self::NotFound(_) | Self::NoSuchProcess { .. } => ErrorCode::NoSuchEntry,
             Self::Forgotten { .. } => ErrorCode::Forgotten,
             Self::AlreadyTask(_) => ErrorCode::AlreadyTask,
             Self::DuplicateId(_) => ErrorCode::DuplicateId,

@@ -216,6 +216,9 @@ pub struct EntryInfo {
     /// While it waits for someone to type: the line it prompts with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waiting_for_input: Option<String>,
+    /// A project's process with a ready pattern: whether a line of its output matched it yet.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ready: Option<bool>,
 }
 
 impl EntryInfo {
@@ -265,6 +268,11 @@ pub enum CoreEvent {
     Waiting {
         id: String,
         prompt: Option<String>,
+    },
+    /// A project's process became ready (a line matched its pattern), or waits to.
+    Ready {
+        id: String,
+        ready: Option<bool>,
     },
 }
 

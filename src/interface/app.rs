@@ -417,6 +417,10 @@ impl App {
                 }
                 Vec::new()
             }
+            CoreEvent::Ready { .. } => {
+                self.entries_stale = true;
+                Vec::new()
+            }
             CoreEvent::Detached { .. } | CoreEvent::Ended { .. } => {
                 self.entries_stale = true;
                 if let Mode::Focus = self.mode {
@@ -934,6 +938,7 @@ mod tests {
             log_path: std::path::PathBuf::from("/dev/null"),
             log_error: None,
             waiting_for_input: None,
+            ready: None,
         };
         app.entries = vec![entry("c1"), entry("c2"), entry("c3")];
         app.selected = Some("c1".into());

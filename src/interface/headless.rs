@@ -28,14 +28,27 @@ pub const DEFAULT_WAIT: Duration = Duration::from_secs(10);
 /// One line of a script.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Command {
-    Run { id: Option<String>, command: String },
+    Run {
+        id: Option<String>,
+        command: String,
+    },
     Key(KeyEvent),
     Type(String),
-    WaitFor { text: String, timeout: Duration },
-    WaitExit { key: String, timeout: Duration },
+    WaitFor {
+        text: String,
+        timeout: Duration,
+    },
+    /// Start the processes of a project file, as `oino` does in its folder.
+    Project(std::path::PathBuf),
+    WaitExit {
+        key: String,
+        timeout: Duration,
+    },
     Resize(TermSize),
     Snapshot,
-    Result { id: String },
+    Result {
+        id: String,
+    },
 }
 
 /// A script line that failed, and why.
@@ -192,6 +205,10 @@ pub fn parse_line(line: &str) -> Result<Option<Command>, String> {
                 },
             }
         }
+        "project" => {
+            need("a project file (oino.toml or Procfile)")?;
+            Command::Project(rest.into())
+        }
         "key" => {
             need("a key name")?;
             Command::Key(parse_key(rest)?)
@@ -223,8 +240,8 @@ pub fn parse_line(line: &str) -> Result<Option<Command>, String> {
         }
         other => {
             return Err(format!(
-                "unknown command `{other}`: use run, key, type, wait-for, wait-exit, resize, \
-                 snapshot or result"
+                "unknown command `{other}`: use run, project, key, type, wait-for, wait-exit, \
+                 resize, snapshot or result"
             ));
         }
     };
@@ -353,6 +370,18 @@ impl Player {
                     .await
                     .map_err(|err| format!("{err:#}"))?;
                 self.calls.insert(id, result);
+            }
+            Command::Project(file) => {
+                let project =
+                    crate::project::Project::load(&file).map_err(|err| err.to_string())?;
+                let env = CallRequest::default()
+                    .from_here()
+                    .map_err(|err| err.to_string())?
+                    .env;
+                self.link
+                    .start_project(&project, env, None)
+                    .await
+                    .map_err(|err| format!("{err:#}"))?;
             }
             Command::Key(key) => self.send(Input::Key(key)).await?,
             Command::Type(text) => {

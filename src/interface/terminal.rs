@@ -117,8 +117,12 @@ fn forward_stop_signals(inputs: mpsc::Sender<Input>) -> anyhow::Result<()> {
 }
 
 /// The full-screen interface on this terminal, on `link`, with `commands` (title, command)
-/// started as calls.
-pub async fn run(link: Link, commands: Vec<(Option<String>, String)>) -> anyhow::Result<()> {
+/// started as calls, and `greeting` said first.
+pub async fn run(
+    link: Link,
+    commands: Vec<(Option<String>, String)>,
+    greeting: Option<String>,
+) -> anyhow::Result<()> {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         anyhow::bail!(
             "the interface needs a terminal: run oino in one, or use `oino run -- COMMAND` or \
@@ -127,6 +131,9 @@ pub async fn run(link: Link, commands: Vec<(Option<String>, String)>) -> anyhow:
     }
     let (cols, rows) = crossterm::terminal::size().context("reading the terminal size")?;
     let mut app = App::new((cols, rows), !no_color());
+    if let Some(greeting) = greeting {
+        app.say(greeting, false);
+    }
     // This shell's folder and environment, read once for all of them.
     let here = CallRequest {
         size: app.pane_size(),

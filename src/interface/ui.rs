@@ -158,6 +158,7 @@ mod tests {
             log_path: PathBuf::from("/tmp/x.log"),
             log_error: None,
             waiting_for_input: None,
+            ready: None,
         }
     }
 

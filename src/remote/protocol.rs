@@ -153,6 +153,15 @@ pub enum Request {
     Kill {
         key: String,
     },
+    /// Starts the processes of a project file that do not run yet (or only `only`), each a task
+    /// named after it, from the caller's environment `env`.
+    Project {
+        project: crate::project::Project,
+        #[serde(default)]
+        env: Vec<(String, String)>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        only: Option<String>,
+    },
     /// Starts `key`'s command again as a new call (ending it first if it still runs).
     Restart {
         key: String,
@@ -474,6 +483,14 @@ mod tests {
                 key: key(),
                 size: Some(size),
             },
+            Request::Project {
+                project: crate::project::Project {
+                    file: "/src/oino.toml".into(),
+                    processes: Vec::new(),
+                },
+                env: vec![("A".into(), "b".into())],
+                only: Some("web".into()),
+            },
         ]
     }
 
@@ -498,6 +515,7 @@ mod tests {
             Request::FindLine { .. } => 15,
             Request::Subscribe {} => 16,
             Request::Restart { .. } => 17,
+            Request::Project { .. } => 18,
         }
     }
 
@@ -507,7 +525,7 @@ mod tests {
         let kinds: Vec<usize> = requests.iter().map(kind).collect();
         assert_eq!(
             kinds,
-            (0..=17).collect::<Vec<_>>(),
+            (0..=18).collect::<Vec<_>>(),
             "one request of each kind, in order"
         );
         for request in requests {

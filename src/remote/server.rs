@@ -703,6 +703,9 @@ async fn handle(core: &Core, request: Request) -> Reply {
             .await
             .map_or_else(failed, Reply::success),
         Request::Kill { key } => core.kill(&key).await.map_or_else(failed, Reply::success),
+        Request::Project { project, env, only } => core
+            .start_project(&project, &env, only.as_deref())
+            .map_or_else(failed, Reply::success),
         Request::Restart { key, size } => core
             .restart(&key, size)
             .await

@@ -314,3 +314,62 @@ fn the_list_and_header_show_what_each_running_call_costs() {
     assert!(memory("while") < 50.0, "{snapshot}");
     assert!(memory("sleep 600") < 50.0, "{snapshot}");
 }
+
+#[test]
+fn a_project_shows_a_process_starting_until_its_ready_line_then_the_one_after_it() {
+    let dir = temp_dir("headless-project");
+    let flag = dir.join("go");
+    std::fs::write(
+        dir.join("oino.toml"),
+        format!(
+            "[processes.db]\n\
+             cmd = \"echo booting; while [ ! -e {flag} ]; do sleep 0.05; done; echo now ready; sleep 600\"\n\
+             ready = \"now ready\"\n\n\
+             [processes.web]\n\
+             cmd = \"echo web is up; sleep 600\"\n\
+             after = [\"db\"]\n",
+            flag = flag.display()
+        ),
+    )
+    .expect("oino.toml");
+    let script = format!(
+        "project {dir}/oino.toml\n\
+         wait-for booting\n\
+         wait-for [starting: not ready yet]\n\
+         snapshot\n\
+         run touch {flag}\n\
+         wait-for now ready\n\
+         wait-for ◆ web\n\
+         key g\n\
+         key j\n\
+         wait-for web is up\n\
+         snapshot\n",
+        dir = dir.display(),
+        flag = flag.display()
+    );
+    let output = headless(&["--size", "100x12"], Some(&script));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut snapshots = stdout.split("=== snapshot ===").skip(1);
+    let starting = snapshots.next().expect("the first snapshot");
+    let list = |snapshot: &str| -> Vec<String> {
+        snapshot
+            .lines()
+            .filter_map(|line| line.split('│').next())
+            .map(|list| list.trim().to_owned())
+            .filter(|list| !list.is_empty())
+            .collect()
+    };
+    // db is starting (◌), web not there yet.
+    let rows = list(starting);
+    assert!(rows.iter().any(|row| row.starts_with("◌ db")), "{starting}");
+    assert!(!rows.iter().any(|row| row.contains("web")), "{starting}");
+    let ready = snapshots.next().expect("the second snapshot");
+    let rows = list(ready);
+    assert!(rows.iter().any(|row| row.starts_with("◆ db")), "{ready}");
+    assert!(rows.iter().any(|row| row.starts_with("◆ web")), "{ready}");
+}

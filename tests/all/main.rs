@@ -12,6 +12,7 @@ mod input;
 mod layers;
 mod limits;
 mod mcp;
+mod project;
 mod server;
 mod support;
 mod tasks;

@@ -43,6 +43,12 @@ pub(super) fn render_header(
             theme.fg(Color::Yellow),
         ));
     }
+    if entry.state.is_running() && entry.ready == Some(false) {
+        right.push(Span::styled(
+            "  [starting: not ready yet]",
+            theme.fg(Color::Yellow),
+        ));
+    }
     if entry.log_error.is_some() {
         right.push(Span::styled(
             "  [log not written: output kept in memory]",

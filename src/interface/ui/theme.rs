@@ -61,6 +61,10 @@ pub fn state_symbol(entry: &EntryInfo) -> &'static str {
     if entry.state.is_running() && entry.waiting_for_input.is_some() {
         return "?";
     }
+    // A project's process not ready yet (no line matched its ready pattern).
+    if entry.state.is_running() && entry.ready == Some(false) {
+        return "◌";
+    }
     match (entry.state, entry.kind) {
         (EntryState::Running, EntryKind::Call) => "▶",
         (EntryState::Running, EntryKind::Task) => "◆",

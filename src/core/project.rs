@@ -1,0 +1,290 @@
+//! Projects: the processes of a project file, each run as a task named after it, started once
+//! those it waits for are ready, and started again by its restart policy (with a backoff that
+//! doubles, up to a limit). The core keeps them, so a project goes on when the interface that
+//! started it quits, and a second interface in that folder finds it running instead of starting
+//! it twice.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
+use tokio::time::Instant;
+
+use super::{CallRequest, Core, CoreError, CoreEvent, EntryState};
+use crate::project::{MAX_BACKOFF_MS, Project, ProjectProcess, Restart};
+use crate::pty::Waiter;
+
+/// How a project's start went.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProjectStarted {
+    /// Processes started now (in start order; those waiting for others start when they are ready).
+    pub started: Vec<String>,
+    /// Processes running already, left as they were.
+    pub running: Vec<String>,
+    /// Processes that do not start by themselves (`autostart = false`).
+    pub not_started: Vec<String>,
+}
+
+/// A running project: whether each of its processes is supervised, and whether it is ready.
+#[derive(Debug, Default)]
+pub(super) struct ProjectRun {
+    ready: HashMap<String, watch::Sender<bool>>,
+    /// Processes whose supervision goes on.
+    live: HashMap<String, bool>,
+}
+
+/// A process that ended by one of these was ended on purpose (`oino kill`, `x`, a person's
+/// Ctrl-C): it is not started again, whatever its policy.
+const STOP_SIGNALS: [i32; 4] = [1, 2, 9, 15];
+
+impl Core {
+    /// Starts the processes of `project` (or only `only`) that are not running yet: those that
+    /// start by themselves, or the one named by `only` whatever its `autostart`. `env` is the
+    /// environment they start from (the caller's), each process's own variables over it.
+    pub fn start_project(
+        &self,
+        project: &Project,
+        env: &[(String, String)],
+        only: Option<&str>,
+    ) -> Result<ProjectStarted, CoreError> {
+        if let Some(only) = only {
+            if !project.processes.iter().any(|process| process.name == only) {
+                return Err(CoreError::NoSuchProcess {
+                    name: only.to_owned(),
+                    file: project.file.clone(),
+                    names: project
+                        .processes
+                        .iter()
+                        .map(|process| process.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                });
+            }
+        }
+        let mut outcome = ProjectStarted::default();
+        let mut state = self.lock();
+        let run = state.projects.entry(project.file.clone()).or_default();
+        // Each process has its readiness, for those that wait for it, before any starts.
+        for process in &project.processes {
+            run.ready
+                .entry(process.name.clone())
+                .or_insert_with(|| watch::Sender::new(false));
+        }
+        let mut to_start = Vec::new();
+        for process in &project.processes {
+            let wanted = only.map_or(process.autostart, |only| only == process.name);
+            if run.live.get(&process.name).copied().unwrap_or(false) {
+                outcome.running.push(process.name.clone());
+            } else if wanted {
+                run.live.insert(process.name.clone(), true);
+                outcome.started.push(process.name.clone());
+                let waits_for: Vec<watch::Receiver<bool>> = process
+                    .after
+                    .iter()
+                    .filter_map(|name| run.ready.get(name).map(watch::Sender::subscribe))
+                    .collect();
+                let ready = run.ready[&process.name].clone();
+                to_start.push((process.clone(), waits_for, ready));
+            } else {
+                outcome.not_started.push(process.name.clone());
+            }
+        }
+        drop(state);
+        for (process, waits_for, ready) in to_start {
+            let core = self.clone();
+            let file = project.file.clone();
+            let env = merged(env, &process.env);
+            tokio::spawn(async move {
+                core.keep_running(&process, env, waits_for, &ready).await;
+                let mut state = core.lock();
+                if let Some(run) = state.projects.get_mut(&file) {
+                    run.live.insert(process.name.clone(), false);
+                    let _ = ready.send(false);
+                    if run.live.values().all(|live| !live) {
+                        state.projects.remove(&file);
+                    }
+                }
+            });
+        }
+        Ok(outcome)
+    }
+
+    /// The processes of the project `file` kept running now (started, or waiting to start
+    /// again), by name.
+    #[must_use]
+    pub fn project_running(&self, file: &std::path::Path) -> Vec<String> {
+        let state = self.lock();
+        let mut names: Vec<String> = state
+            .projects
+            .get(file)
+            .map(|run| {
+                run.live
+                    .iter()
+                    .filter(|(_, live)| **live)
+                    .map(|(name, _)| name.clone())
+                    .collect()
+            })
+            .unwrap_or_default();
+        names.sort();
+        names
+    }
+
+    /// Runs one process of a project until its policy lets it end.
+    async fn keep_running(
+        &self,
+        process: &ProjectProcess,
+        env: Vec<(String, String)>,
+        waits_for: Vec<watch::Receiver<bool>>,
+        ready: &watch::Sender<bool>,
+    ) {
+        for mut other in waits_for {
+            if other.wait_for(|ready| *ready).await.is_err() {
+                return;
+            }
+        }
+        let pattern = process
+            .ready
+            .as_deref()
+            .and_then(|pattern| regex::Regex::new(pattern).ok());
+        let Some(mut id) = self.start_process(process, env).await else {
+            return;
+        };
+        let mut restarts = 0;
+        let mut backoff = process.backoff_ms;
+        loop {
+            let started = Instant::now();
+            self.watch_ready(&id, pattern.as_ref(), ready);
+            let Ok(state) = self.wait(&id, None).await else {
+                return;
+            };
+            let _ = ready.send(false);
+            let again = match (process.restart, state) {
+                (_, EntryState::Killed { signal }) if STOP_SIGNALS.contains(&signal) => false,
+                (Restart::Never, _) | (Restart::OnFailure, EntryState::Exited { code: 0 }) => false,
+                _ => true,
+            };
+            // A process that ran a while starts over with its first backoff and its limit.
+            if started.elapsed() > Duration::from_millis(MAX_BACKOFF_MS) {
+                restarts = 0;
+                backoff = process.backoff_ms;
+            }
+            let ending = self.inner.shutting_down.load(Ordering::Acquire);
+            if !again || restarts >= process.restart_limit || ending {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(backoff)).await;
+            backoff = (backoff * 2).clamp(1, MAX_BACKOFF_MS);
+            restarts += 1;
+            match self.restart(&id, None).await {
+                Ok(entry) => id = entry.id,
+                Err(_) => return,
+            }
+        }
+    }
+
+    /// Starts `process` as a call and makes it the task named after it; its call id.
+    async fn start_process(
+        &self,
+        process: &ProjectProcess,
+        env: Vec<(String, String)>,
+    ) -> Option<String> {
+        let handle = self
+            .start(CallRequest {
+                command: process.cmd.clone(),
+                cwd: Some(process.cwd.clone()),
+                env,
+                title: Some(process.name.clone()),
+                waiter: Waiter::Person,
+                ..CallRequest::default()
+            })
+            .ok()?;
+        let id = handle.id.clone();
+        tokio::spawn(handle.result());
+        // The name goes to this run (an ended run of the project may hold it).
+        self.lock().tasks.release(&process.name);
+        let _ = self
+            .detach(&id, Some(&process.name), "started from its project file")
+            .await;
+        Some(id)
+    }
+
+    /// Marks `id` ready once a line of its output matches `pattern` (at once without one), and
+    /// tells those that wait for it.
+    fn watch_ready(&self, id: &str, pattern: Option<&regex::Regex>, ready: &watch::Sender<bool>) {
+        let Some(pattern) = pattern else {
+            let _ = ready.send(true);
+            return;
+        };
+        self.set_ready(id, Some(false));
+        let core = self.clone();
+        let id = id.to_owned();
+        let pattern = pattern.clone();
+        let ready = ready.clone();
+        tokio::spawn(async move {
+            let mut offset = 0;
+            let mut line = String::new();
+            loop {
+                let Ok(more) = core
+                    .wait_output(&id, offset, Duration::from_secs(3600))
+                    .await
+                else {
+                    return;
+                };
+                let Ok(slice) = core.output(&id, Some(offset), 64 * 1024) else {
+                    return;
+                };
+                offset = slice.next_offset;
+                for piece in slice.text.split_inclusive('\n') {
+                    line.push_str(piece);
+                    let whole = line.ends_with('\n');
+                    if pattern.is_match(line.trim_end_matches('\n')) {
+                        core.set_ready(&id, Some(true));
+                        let _ = ready.send(true);
+                        return;
+                    }
+                    if whole || line.len() > 64 * 1024 {
+                        line.clear();
+                    }
+                }
+                if !more && !core.entry(&id).is_ok_and(|entry| entry.state.is_running()) {
+                    return;
+                }
+            }
+        });
+    }
+
+    /// Records whether `id` is ready (`None`: it has no ready pattern), for the list to show.
+    pub(super) fn set_ready(&self, id: &str, ready: Option<bool>) {
+        let Ok(entry) = self.find(id) else {
+            return;
+        };
+        let changed = entry.status.send_if_modified(|status| {
+            let changed = status.ready != ready;
+            status.ready = ready;
+            changed
+        });
+        if changed {
+            self.emit(CoreEvent::Ready {
+                id: entry.id.clone(),
+                ready,
+            });
+        }
+    }
+}
+
+/// `base` with `over`'s variables set over it.
+fn merged(base: &[(String, String)], over: &[(String, String)]) -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = base
+        .iter()
+        .filter(|(name, _)| !over.iter().any(|(other, _)| other == name))
+        .cloned()
+        .collect();
+    env.extend(over.iter().cloned());
+    env
+}
+
+/// What the core keeps of running projects, by project file.
+pub(super) type Projects = HashMap<PathBuf, ProjectRun>;

@@ -1,0 +1,546 @@
+//! A project file: the processes a project runs, declared once. `oino.toml` in a folder (or a
+//! file given with `--config`), else a `Procfile` (`name: command` lines, as foreman, overmind
+//! and honcho read it). A file is checked whole before anything starts: a mistake is refused with
+//! its file, line and column and what was expected.
+//!
+//! ```toml
+//! [processes.db]
+//! cmd = "postgres -D data"
+//! ready = "ready to accept connections"
+//!
+//! [processes.web]
+//! cmd = "npm run dev"
+//! cwd = "web"
+//! env = { PORT = "3000" }
+//! after = ["db"]
+//! restart = "on-failure"
+//! ```
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+/// The project file looked for first.
+pub const PROJECT_FILE: &str = "oino.toml";
+/// The file looked for when there is no project file.
+pub const PROCFILE: &str = "Procfile";
+/// Restarts after which a process that keeps failing is left ended, unless the file says.
+pub const DEFAULT_RESTART_LIMIT: u32 = 5;
+/// The first wait before a restart, unless the file says; it doubles up to [`MAX_BACKOFF_MS`].
+pub const DEFAULT_BACKOFF_MS: u64 = 1000;
+pub const MAX_BACKOFF_MS: u64 = 30_000;
+
+/// When a process that ended is started again.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Restart {
+    #[default]
+    Never,
+    OnFailure,
+    Always,
+}
+
+/// One process of a project, checked.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProjectProcess {
+    /// Its name: the name of the task it runs as.
+    pub name: String,
+    pub cmd: String,
+    /// Its folder, absolute.
+    pub cwd: PathBuf,
+    /// Variables set for it, over the environment `oino` was started in.
+    pub env: Vec<(String, String)>,
+    pub autostart: bool,
+    pub restart: Restart,
+    pub restart_limit: u32,
+    pub backoff_ms: u64,
+    /// A pattern: it is ready once a line of its output matches (ready at once without one).
+    pub ready: Option<String>,
+    /// Processes that must be ready before it starts.
+    pub after: Vec<String>,
+}
+
+/// A project: its file and its processes, each after those it waits for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Project {
+    pub file: PathBuf,
+    pub processes: Vec<ProjectProcess>,
+}
+
+/// A mistake in a project file, where it is.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("{}:{line}:{column}: {message}", file.display())]
+pub struct ProjectError {
+    pub file: PathBuf,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileModel {
+    processes: BTreeMap<Spanned<String>, Spanned<ProcessModel>>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ProcessModel {
+    cmd: Spanned<String>,
+    cwd: Option<PathBuf>,
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    #[serde(default = "yes")]
+    autostart: bool,
+    #[serde(default)]
+    restart: Restart,
+    restart_limit: Option<u32>,
+    /// Seconds before the first restart.
+    backoff: Option<Spanned<f64>>,
+    ready: Option<Spanned<String>>,
+    #[serde(default)]
+    after: Vec<Spanned<String>>,
+}
+
+impl Project {
+    /// The project of folder `dir`: its `oino.toml`, else its `Procfile`; `None` with neither.
+    pub fn find(dir: &Path) -> Result<Option<Self>, ProjectError> {
+        for name in [PROJECT_FILE, PROCFILE] {
+            let file = dir.join(name);
+            if file.is_file() {
+                return Self::load(&file).map(Some);
+            }
+        }
+        Ok(None)
+    }
+
+    /// Reads and checks `file` (a Procfile when it is named so, else TOML).
+    pub fn load(file: &Path) -> Result<Self, ProjectError> {
+        let file = std::path::absolute(file).unwrap_or_else(|_| file.to_owned());
+        let text = std::fs::read_to_string(&file).map_err(|err| ProjectError {
+            file: file.clone(),
+            line: 1,
+            column: 1,
+            message: format!("cannot read it: {err}"),
+        })?;
+        let dir = file.parent().unwrap_or(Path::new("/")).to_owned();
+        let processes = if file.file_name().is_some_and(|name| name == PROCFILE) {
+            parse_procfile(&text, &dir).map_err(|(line, column, message)| ProjectError {
+                file: file.clone(),
+                line,
+                column,
+                message,
+            })?
+        } else {
+            parse_toml(&text, &dir).map_err(|(offset, message)| {
+                let (line, column) = line_and_column(&text, offset);
+                ProjectError {
+                    file: file.clone(),
+                    line,
+                    column,
+                    message,
+                }
+            })?
+        };
+        Ok(Self { file, processes })
+    }
+}
+
+/// Line and column (from 1, in characters) of byte `offset` of `text`.
+fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before
+        .rsplit('\n')
+        .next()
+        .map_or(0, |start| start.chars().count())
+        + 1;
+    (line, column)
+}
+
+/// A mistake at a byte offset.
+type Mistake = (usize, String);
+
+fn parse_toml(text: &str, dir: &Path) -> Result<Vec<ProjectProcess>, Mistake> {
+    let model: FileModel = toml::from_str(text).map_err(|err| {
+        let offset = err.span().map_or(0, |span| span.start);
+        (
+            offset,
+            format!(
+                "{} (expected: [processes.NAME] tables with cmd, and optionally cwd, env, \
+                 autostart, restart, restart_limit, backoff, ready, after)",
+                err.message().trim_end()
+            ),
+        )
+    })?;
+    if model.processes.is_empty() {
+        return Err((
+            0,
+            "no processes: add a [processes.NAME] table with cmd".into(),
+        ));
+    }
+    let names: Vec<&str> = model
+        .processes
+        .keys()
+        .map(|name| name.get_ref().as_str())
+        .collect();
+    let processes = model
+        .processes
+        .iter()
+        .map(|(name, process)| checked(name, process.get_ref(), &names, dir))
+        .collect::<Result<Vec<_>, _>>()?;
+    let spans: HashMap<&str, usize> = model
+        .processes
+        .keys()
+        .map(|name| (name.get_ref().as_str(), name.span().start))
+        .collect();
+    in_start_order(processes).map_err(|cycle| {
+        let at = spans.get(cycle[0].as_str()).copied().unwrap_or(0);
+        (
+            at,
+            format!(
+                "these processes wait for each other, so none could start: {}",
+                cycle.join(" -> ")
+            ),
+        )
+    })
+}
+
+/// One process of the file, checked.
+fn checked(
+    name: &Spanned<String>,
+    process: &ProcessModel,
+    names: &[&str],
+    dir: &Path,
+) -> Result<ProjectProcess, Mistake> {
+    crate::core::tasks::validate_name(name.get_ref())
+        .map_err(|err| (name.span().start, format!("{err}")))?;
+    if process.cmd.get_ref().trim().is_empty() {
+        return Err((
+            process.cmd.span().start,
+            "cmd is empty: give a command".into(),
+        ));
+    }
+    if let Some(ready) = &process.ready {
+        regex::Regex::new(ready.get_ref()).map_err(|err| {
+            (
+                ready.span().start,
+                format!("ready is not a regular expression: {err}"),
+            )
+        })?;
+    }
+    if let Some(after) = process
+        .after
+        .iter()
+        .find(|after| !names.contains(&after.get_ref().as_str()))
+    {
+        return Err((
+            after.span().start,
+            format!(
+                "after names `{}`, which is no process of this file (they are: {})",
+                after.get_ref(),
+                names.join(", ")
+            ),
+        ));
+    }
+    let backoff_ms = match &process.backoff {
+        None => DEFAULT_BACKOFF_MS,
+        Some(seconds) if seconds.get_ref().is_finite() && *seconds.get_ref() >= 0.0 => {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let ms = (seconds.get_ref() * 1000.0).min(30_000.0) as u64;
+            ms
+        }
+        Some(seconds) => {
+            return Err((
+                seconds.span().start,
+                "backoff is seconds: a number, 0 or more".into(),
+            ));
+        }
+    };
+    Ok(ProjectProcess {
+        name: name.get_ref().clone(),
+        cmd: process.cmd.get_ref().clone(),
+        cwd: process
+            .cwd
+            .as_ref()
+            .map_or_else(|| dir.to_owned(), |cwd| dir.join(cwd)),
+        env: process
+            .env
+            .iter()
+            .map(|(name, value)| (name.clone(), value.clone()))
+            .collect(),
+        autostart: process.autostart,
+        restart: process.restart,
+        restart_limit: process.restart_limit.unwrap_or(DEFAULT_RESTART_LIMIT),
+        backoff_ms,
+        ready: process.ready.as_ref().map(|ready| ready.get_ref().clone()),
+        after: process
+            .after
+            .iter()
+            .map(|after| after.get_ref().clone())
+            .collect(),
+    })
+}
+
+/// `name: command` lines; `#` comments and blank lines are skipped. A mistake is (line, column,
+/// message).
+fn parse_procfile(text: &str, dir: &Path) -> Result<Vec<ProjectProcess>, (usize, usize, String)> {
+    let mut processes: Vec<ProjectProcess> = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let number = index + 1;
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let Some((name, cmd)) = line.split_once(':') else {
+            return Err((
+                number,
+                1,
+                "expected `name: command` (a Procfile line)".into(),
+            ));
+        };
+        let name = name.trim();
+        crate::core::tasks::validate_name(name).map_err(|err| (number, 1, format!("{err}")))?;
+        if processes.iter().any(|process| process.name == name) {
+            return Err((number, 1, format!("`{name}` is named twice")));
+        }
+        if cmd.trim().is_empty() {
+            return Err((
+                number,
+                line.find(':').map_or(1, |at| at + 2),
+                "expected a command after the colon".into(),
+            ));
+        }
+        processes.push(ProjectProcess {
+            name: name.to_owned(),
+            cmd: cmd.trim().to_owned(),
+            cwd: dir.to_owned(),
+            env: Vec::new(),
+            autostart: true,
+            restart: Restart::Never,
+            restart_limit: DEFAULT_RESTART_LIMIT,
+            backoff_ms: DEFAULT_BACKOFF_MS,
+            ready: None,
+            after: Vec::new(),
+        });
+    }
+    if processes.is_empty() {
+        return Err((1, 1, "no processes: add `name: command` lines".into()));
+    }
+    Ok(processes)
+}
+
+/// The processes ordered so that each comes after those it waits for (else in name order), or
+/// the names of a cycle.
+fn in_start_order(mut left: Vec<ProjectProcess>) -> Result<Vec<ProjectProcess>, Vec<String>> {
+    let mut ordered: Vec<ProjectProcess> = Vec::new();
+    while !left.is_empty() {
+        let placed = |name: &String| ordered.iter().any(|process| &process.name == name);
+        if let Some(next) = left
+            .iter()
+            .position(|process| process.after.iter().all(placed))
+        {
+            ordered.push(left.remove(next));
+        } else {
+            {
+                // Every one left waits for another one left: follow the waits to a repeat.
+                let mut cycle = vec![left[0].name.clone()];
+                loop {
+                    let current = cycle.last().cloned().unwrap_or_default();
+                    let next = left
+                        .iter()
+                        .find(|process| process.name == current)
+                        .and_then(|process| process.after.iter().find(|after| !placed(after)))
+                        .cloned()
+                        .unwrap_or_default();
+                    if let Some(start) = cycle.iter().position(|name| *name == next) {
+                        cycle.push(next);
+                        return Err(cycle.split_off(start));
+                    }
+                    cycle.push(next);
+                }
+            }
+        }
+    }
+    Ok(ordered)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn written(name: &str, text: &str) -> (PathBuf, Result<Project, ProjectError>) {
+        let dir = std::env::temp_dir().join(format!(
+            "oino-project-{}-{}",
+            std::process::id(),
+            name.replace('/', "-")
+        ));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join(name);
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        std::fs::write(&file, text).unwrap();
+        (dir, Project::load(&file))
+    }
+
+    #[test]
+    fn a_project_file_is_read_in_start_order() {
+        let (dir, loaded) = written(
+            "oino.toml",
+            r#"
+[processes.web]
+cmd = "npm run dev"
+cwd = "web"
+env = { PORT = "3000" }
+after = ["db", "cache"]
+restart = "on-failure"
+backoff = 0.5
+
+[processes.db]
+cmd = "postgres"
+ready = "accept connections"
+
+[processes.cache]
+cmd = "redis-server"
+autostart = false
+restart = "always"
+restart_limit = 2
+"#,
+        );
+        let project = loaded.unwrap();
+        let names: Vec<&str> = project.processes.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["cache", "db", "web"]);
+        let web = &project.processes[2];
+        assert_eq!(web.cwd, dir.join("web"));
+        assert_eq!(web.env, [("PORT".to_owned(), "3000".to_owned())]);
+        assert_eq!((web.restart, web.backoff_ms), (Restart::OnFailure, 500));
+        assert_eq!(web.restart_limit, DEFAULT_RESTART_LIMIT);
+        let cache = &project.processes[0];
+        assert_eq!((cache.autostart, cache.restart_limit), (false, 2));
+        assert_eq!(
+            project.processes[1].ready.as_deref(),
+            Some("accept connections")
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn mistakes_are_refused_with_where_and_what_was_expected() {
+        let cases = [
+            ("[processes.web]\ncmd = 3\n", 2, 7, "invalid type"),
+            (
+                "[processes.web]\ncmd = \"x\"\ncolor = \"red\"\n",
+                3,
+                1,
+                "unknown field `color`",
+            ),
+            (
+                "[processes.web]\ncmd = \"x\"\nafter = [\"db\"]\n",
+                3,
+                10,
+                "which is no process",
+            ),
+            (
+                "[processes.web]\ncmd = \"x\"\nready = \"(\"\n",
+                3,
+                9,
+                "not a regular expression",
+            ),
+            (
+                "[processes.web]\ncmd = \"x\"\nrestart = \"sometimes\"\n",
+                3,
+                11,
+                "unknown variant",
+            ),
+            (
+                "[processes.\"t3\"]\ncmd = \"x\"\n",
+                1,
+                12,
+                "looks like a task or call id",
+            ),
+            ("[processes.web]\ncmd = \" \"\n", 2, 7, "cmd is empty"),
+            ("[processes.web\ncmd = \"x\"\n", 1, 15, ""),
+            (
+                "[processes.a]\ncmd = \"x\"\nafter = [\"b\"]\n[processes.b]\ncmd = \"y\"\nafter = [\"a\"]\n",
+                1,
+                12,
+                "wait for each other, so none could start: a -> b -> a",
+            ),
+            ("# nothing\n", 1, 1, "missing field `processes`"),
+        ];
+        for (index, (text, line, column, message)) in cases.into_iter().enumerate() {
+            let (dir, loaded) = written(&format!("case{index}/oino.toml"), text);
+            let err = loaded.unwrap_err();
+            assert_eq!((err.line, err.column), (line, column), "{text:?}: {err}");
+            assert!(err.message.contains(message), "{text:?}: {err}");
+            assert!(
+                err.to_string()
+                    .starts_with(&format!("{}:{line}:{column}: ", err.file.display()))
+            );
+            std::fs::remove_dir_all(dir).unwrap();
+        }
+    }
+
+    #[test]
+    fn a_procfile_is_read_as_foreman_reads_it() {
+        let (dir, loaded) = written(
+            "Procfile",
+            "# the app\nweb: bundle exec rails s -p $PORT\n\nworker:   sidekiq -c 5\n",
+        );
+        let project = loaded.unwrap();
+        let read: Vec<(&str, &str)> = project
+            .processes
+            .iter()
+            .map(|p| (p.name.as_str(), p.cmd.as_str()))
+            .collect();
+        assert_eq!(
+            read,
+            [
+                ("web", "bundle exec rails s -p $PORT"),
+                ("worker", "sidekiq -c 5")
+            ]
+        );
+        assert!(
+            project
+                .processes
+                .iter()
+                .all(|p| p.cwd == dir && p.autostart)
+        );
+        for (text, line, column) in [
+            ("web: a\nno colon here\n", 2, 1),
+            ("web:\n", 1, 5),
+            ("web: a\nweb: b\n", 2, 1),
+            ("\n# only a comment\n", 1, 1),
+        ] {
+            let (dir, loaded) = written(&format!("p{line}{column}/Procfile"), text);
+            let err = loaded.unwrap_err();
+            assert_eq!((err.line, err.column), (line, column), "{text:?}: {err}");
+            std::fs::remove_dir_all(dir).unwrap();
+        }
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_folder_has_its_oino_toml_else_its_procfile_else_nothing() {
+        let dir = std::env::temp_dir().join(format!("oino-find-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        assert_eq!(Project::find(&dir), Ok(None));
+        std::fs::write(dir.join(PROCFILE), "worker: sleep 1\n").unwrap();
+        assert_eq!(
+            Project::find(&dir).unwrap().unwrap().processes[0].name,
+            "worker"
+        );
+        std::fs::write(dir.join(PROJECT_FILE), "[processes.web]\ncmd = \"x\"\n").unwrap();
+        assert_eq!(
+            Project::find(&dir).unwrap().unwrap().processes[0].name,
+            "web"
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+}
