@@ -203,6 +203,9 @@ impl Core {
             .ok()?;
         let id = handle.id.clone();
         tokio::spawn(handle.result());
+        if process.ready.is_some() {
+            self.set_ready(&id, Some(false));
+        }
         // The name goes to this run (an ended run of the project may hold it).
         self.lock().tasks.release(&process.name);
         let _ = self
