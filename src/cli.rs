@@ -73,6 +73,9 @@ pub enum Command {
     Remote(remote::Command),
     /// Serve AI agents over MCP (stdio): their shell commands run as calls of the server.
     Mcp(McpArgs),
+    /// This terminal onto a running call's or task's terminal: its screen, then its output live;
+    /// keys go to it, and the detach key (Ctrl-A) leaves it running.
+    Attach(AttachArgs),
     /// Start a process of the project file here (oino.toml, else a Procfile), even one with
     /// `autostart = false`, on the server.
     Start(StartArgs),
@@ -80,6 +83,17 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Print the manual page (roff): `oino man | man -l -`.
     Man,
+}
+
+#[derive(Debug, Args)]
+pub struct AttachArgs {
+    /// A call id, task id or task name.
+    pub id: String,
+    /// The key that detaches: ctrl-a (default), ctrl-], f12, …
+    #[arg(long, value_name = "KEY", default_value = "ctrl-a")]
+    pub detach_key: String,
+    #[command(flatten)]
+    pub server: ServerChoice,
 }
 
 #[derive(Debug, Args)]
@@ -373,6 +387,26 @@ pub fn main() -> ExitCode {
         return ExitCode::from(EXIT_USAGE);
     }
     match cli.command {
+        Some(Command::Attach(args)) => {
+            let key = match crate::interface::headless::parse_key(&args.detach_key) {
+                Ok(key) => key,
+                Err(err) => {
+                    say!("oino attach: --detach-key: {err}");
+                    return ExitCode::from(EXIT_USAGE);
+                }
+            };
+            match runtime() {
+                Ok(runtime) => {
+                    let attached = runtime.block_on(async {
+                        let link = Link::connect(&args.server.path()).await?;
+                        let label = key_label(&args.detach_key);
+                        crate::interface::terminal::attach(link, &args.id, key, &label).await
+                    });
+                    attached.map_or_else(|err| report("oino attach", &err), |()| ExitCode::SUCCESS)
+                }
+                Err(code) => code,
+            }
+        }
         Some(Command::Start(args)) => match runtime() {
             Ok(runtime) => runtime.block_on(start_process(args)),
             Err(code) => code,
@@ -436,6 +470,21 @@ pub fn main() -> ExitCode {
         }
         None => interface(cli),
     }
+}
+
+/// A key's name as people write it: `ctrl-a` is `Ctrl-A`, `f12` is `F12`.
+fn key_label(name: &str) -> String {
+    name.split('-')
+        .map(|part| {
+            let mut chars = part.chars();
+            match (chars.next(), chars.as_str()) {
+                (Some(first), "") => first.to_uppercase().collect(),
+                (Some(first), rest) => format!("{}{rest}", first.to_uppercase()),
+                (None, _) => "-".to_owned(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("-")
 }
 
 /// The project file given, else the one of this folder (oino.toml, else a Procfile).
@@ -839,6 +888,14 @@ pub(crate) fn report(command: &str, err: &anyhow::Error) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn key_names_read_as_people_write_them() {
+        assert_eq!(key_label("ctrl-a"), "Ctrl-A");
+        assert_eq!(key_label("ctrl-]"), "Ctrl-]");
+        assert_eq!(key_label("f12"), "F12");
+        assert_eq!(key_label("alt-x"), "Alt-X");
+    }
 
     #[test]
     fn the_demo_names_each_of_its_calls() {

@@ -12,7 +12,7 @@ use crossterm::event::{
     KeyCode, KeyEvent, KeyEventKind, KeyModifiers, MouseButton, MouseEvent, MouseEventKind,
 };
 
-use crate::core::{CoreEvent, EntryInfo, EntryKind, HistoryPage};
+use crate::core::{CoreEvent, EntryInfo, EntryKind, EntryState, HistoryPage};
 use crate::pty::TermSize;
 use crate::screen::ScreenSnapshot;
 
@@ -196,6 +196,19 @@ pub struct App {
     pub log_errors_told: std::collections::HashSet<String>,
     /// What each running entry's tree costs, as last sampled.
     pub usage: std::collections::HashMap<String, crate::interface::usage::Usage>,
+    /// `oino attach`: the one entry this terminal is attached to, and the key that detaches.
+    pub attached: Option<Attached>,
+}
+
+/// An interface attached to one entry: its pane is the whole view and every key goes to it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Attached {
+    pub id: String,
+    pub detach_key: KeyEvent,
+    /// The name of the detach key, as the bar shows it.
+    pub detach_label: String,
+    /// How it ended, once it has (the attach ends with it).
+    pub ended: Option<EntryState>,
 }
 
 impl App {
@@ -222,7 +235,21 @@ impl App {
             quit: false,
             log_errors_told: std::collections::HashSet::new(),
             usage: std::collections::HashMap::new(),
+            attached: None,
         }
+    }
+
+    /// Attaches to entry `id`: its pane fills the view, every key but `detach_key` goes to it.
+    pub fn attach(&mut self, id: String, detach_key: KeyEvent, detach_label: String) {
+        self.selected = Some(id.clone());
+        self.zoom = true;
+        self.mode = Mode::Focus;
+        self.attached = Some(Attached {
+            id,
+            detach_key,
+            detach_label,
+            ended: None,
+        });
     }
 
     #[must_use]
@@ -392,6 +419,10 @@ impl App {
             CoreEvent::OutputChanged { .. } => Vec::new(),
             CoreEvent::Started { id } => {
                 self.entries_stale = true;
+                if self.attached.is_some() {
+                    // Others' calls keep their size.
+                    return Vec::new();
+                }
                 self.pane_size()
                     .map(|size| Effect::Resize {
                         id: id.clone(),
@@ -419,6 +450,13 @@ impl App {
             }
             CoreEvent::Ready { .. } => {
                 self.entries_stale = true;
+                Vec::new()
+            }
+            CoreEvent::Ended { id, state } if self.is_attached_to(id) => {
+                if let Some(attached) = &mut self.attached {
+                    attached.ended = Some(*state);
+                }
+                self.quit = true;
                 Vec::new()
             }
             CoreEvent::Detached { .. } | CoreEvent::Ended { .. } => {
@@ -504,14 +542,16 @@ impl App {
         }
     }
 
-    /// Resizing the terminal resizes every running PTY to the pane.
+    /// Resizing the terminal resizes every running PTY to the pane (attached, only its own).
     fn resize_all(&self) -> Vec<Effect> {
         let Some(size) = self.pane_size() else {
             return Vec::new();
         };
+        let attached = self.attached.as_ref().map(|attached| attached.id.as_str());
         self.entries
             .iter()
             .filter(|entry| entry.state.is_running())
+            .filter(|entry| attached.is_none_or(|id| id == entry.id))
             .map(|entry| Effect::Resize {
                 id: entry.id.clone(),
                 size,
@@ -757,11 +797,33 @@ impl App {
         }
     }
 
+    fn is_attached_to(&self, id: &str) -> bool {
+        self.attached
+            .as_ref()
+            .is_some_and(|attached| attached.id == id)
+    }
+
     fn handle_focus_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        if let Some(attached) = &self.attached {
+            if key.code == attached.detach_key.code
+                && key.modifiers == attached.detach_key.modifiers
+            {
+                self.quit = true;
+            } else {
+                self.mode = Mode::Focus;
+                return self.keys_to_process(key);
+            }
+            return Vec::new();
+        }
         if key.code == KeyCode::Char('a') && key.modifiers == KeyModifiers::CONTROL {
             return Vec::new();
         }
         self.mode = Mode::Focus;
+        self.keys_to_process(key)
+    }
+
+    /// A key as the selected process's terminal would send it.
+    fn keys_to_process(&self, key: KeyEvent) -> Vec<Effect> {
         let application_cursor = self
             .pane
             .as_ref()
@@ -952,6 +1014,49 @@ mod tests {
             row,
             modifiers: KeyModifiers::NONE,
         })
+    }
+
+    #[test]
+    fn attached_every_key_but_the_detach_key_goes_to_the_process_and_its_end_ends_it() {
+        let mut app = test_app();
+        let detach = key(KeyCode::Char(']'), KeyModifiers::CONTROL);
+        app.attach("c2".into(), detach, "Ctrl-]".into());
+        assert!(app.zoom);
+        // Ctrl-A and q are the process's.
+        for typed in [
+            key(KeyCode::Char('a'), KeyModifiers::CONTROL),
+            key(KeyCode::Char('q'), KeyModifiers::NONE),
+        ] {
+            let effects = app.handle_input(Input::Key(typed));
+            assert!(
+                matches!(effects.as_slice(), [Effect::Write { id, .. }] if id == "c2"),
+                "{effects:?}"
+            );
+            assert!(!app.quit);
+        }
+        // A resize resizes only the attached process.
+        let resized = app.handle_input(Input::Resize { cols: 90, rows: 30 });
+        assert!(
+            matches!(resized.as_slice(), [Effect::Resize { id, .. }] if id == "c2"),
+            "{resized:?}"
+        );
+        // Another's end changes nothing; its own ends the attach.
+        let ended = |id: &str| CoreEvent::Ended {
+            id: id.into(),
+            state: EntryState::Exited { code: 3 },
+        };
+        app.handle_core_event(&ended("c1"));
+        assert!(!app.quit);
+        app.handle_core_event(&ended("c2"));
+        assert!(app.quit);
+        let attached = app.attached.clone().expect("attached");
+        assert_eq!(attached.ended, Some(EntryState::Exited { code: 3 }));
+        // The detach key quits, leaving it running.
+        let mut app = test_app();
+        app.attach("c2".into(), detach, "Ctrl-]".into());
+        assert!(app.handle_input(Input::Key(detach)).is_empty());
+        assert!(app.quit);
+        assert_eq!(app.attached.expect("attached").ended, None);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! the thread that reads keys, the signals that stop it, and [`run`], which starts it all around
 //! the shared [`run_loop`].
 
-use std::io::{IsTerminal, Stdout};
+use std::io::{IsTerminal, Stdout, Write as _};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -10,7 +10,7 @@ use std::time::Duration;
 use anyhow::Context;
 use crossterm::event::{
     self, DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
-    Event,
+    Event, KeyEvent,
 };
 use crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
@@ -149,6 +149,11 @@ pub async fn run(
         .await?;
     }
 
+    run_app(link, &mut app).await
+}
+
+/// Draws `app` on this terminal until it quits; then the terminal is as it was.
+async fn run_app(link: Link, app: &mut App) -> anyhow::Result<()> {
     let guard = TerminalGuard::enter()?;
     let outcome = async {
         let mut terminal: Terminal<CrosstermBackend<Stdout>> =
@@ -158,7 +163,7 @@ pub async fn run(
         let stop = Arc::new(AtomicBool::new(false));
         spawn_input_thread(input_tx.clone(), Arc::clone(&stop))?;
         forward_stop_signals(input_tx)?;
-        let result = run_loop(&mut terminal, &mut app, &link, &mut inputs, None).await;
+        let result = run_loop(&mut terminal, app, &link, &mut inputs, None).await;
         stop.store(true, Ordering::Relaxed);
         result
     }
@@ -167,4 +172,40 @@ pub async fn run(
     // An interface of its own ends its processes; a server keeps them.
     link.close().await;
     outcome
+}
+
+/// `oino attach`: this terminal onto the running entry `key` (the screen it shows, then its
+/// output live; every key but `detach_key` goes to it) until the detach key or its end. Says
+/// which on standard error afterwards.
+pub async fn attach(
+    link: Link,
+    key: &str,
+    detach_key: KeyEvent,
+    detach_label: &str,
+) -> anyhow::Result<()> {
+    if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
+        anyhow::bail!("attach needs a terminal: run it in one (`oino screen ID` prints a screen)");
+    }
+    let entry = link.entry(key).await?;
+    if !entry.state.is_running() {
+        anyhow::bail!(
+            "`{key}` has ended ({}): there is nothing to attach to; `oino logs {key}` shows its \
+             output",
+            entry.state
+        );
+    }
+    let (cols, rows) = crossterm::terminal::size().context("reading the terminal size")?;
+    let mut app = App::new((cols, rows), !no_color());
+    app.attach(entry.id.clone(), detach_key, detach_label.to_owned());
+    run_app(link, &mut app).await?;
+    let label = entry.task_id.as_deref().unwrap_or(&entry.id);
+    let said = match app.attached.and_then(|attached| attached.ended) {
+        Some(state) => format!("`{}` {state}", entry.label()),
+        None => format!(
+            "detached from `{}`: it keeps running (`oino attach {label}` comes back to it)",
+            entry.label()
+        ),
+    };
+    let _ = writeln!(std::io::stderr(), "{said}");
+    Ok(())
 }

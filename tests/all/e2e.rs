@@ -381,3 +381,67 @@ fn the_demo_ends_with_its_interface_and_starts_no_server() {
     tui.quit_ending_everything(&mark);
     assert!(!socket.exists(), "the demo started a server");
 }
+
+#[test]
+fn attach_puts_this_terminal_on_a_task_and_the_detach_key_leaves_it_running() {
+    let mark = unique_id("e2e-attach");
+    let server = crate::support::ServerGuard::new("e2e-attach");
+    let started = server
+        .oino(&[
+            "run",
+            "--detach-after",
+            "0.2",
+            "--name",
+            "shell",
+            "--",
+            "PS1='ready> ' bash --norc --noprofile -i",
+        ])
+        .output()
+        .expect("oino run");
+    assert!(started.status.success(), "{started:?}");
+    let env = [("OINO_SOCKET", server.socket.as_path())];
+    let mut tui = Terminal::start_with(&["attach", "shell"], &mark, &env);
+    tui.wait_for("attached to `shell`");
+    tui.wait_for("Ctrl-A detaches");
+    // What it showed before the attach is drawn first.
+    tui.wait_for("ready>");
+    // Keys go to it, and it runs at this terminal's size (less the header and the bar).
+    tui.send(b"echo typed-$((6 * 7)); stty size\r");
+    tui.wait_for("typed-42");
+    tui.wait_for("28 120");
+    // Resizing the terminal resizes it.
+    tui.screen
+        .lock()
+        .expect("screen")
+        .screen_mut()
+        .set_size(rows(20), rows(100));
+    tui.master
+        .resize(PtySize {
+            rows: 20,
+            cols: 100,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .expect("resize");
+    tui.wait_until("the bar on the last row of 20", |screen| {
+        screen
+            .lines()
+            .nth(19)
+            .is_some_and(|line| line.contains("attached to"))
+    });
+    tui.send(b"stty size\r");
+    tui.wait_for("18 100");
+    // The detach key leaves it running.
+    tui.send(b"\x01");
+    assert!(tui.wait_exit().success());
+    tui.wait_for("detached from `shell`: it keeps running");
+    tui.assert_restored_and_alone(&mark);
+    let listed = server.oino(&["ls", "--json"]).output().expect("oino ls");
+    let entries: Vec<oino::core::EntryInfo> = serde_json::from_slice(&listed.stdout).expect("JSON");
+    assert!(
+        entries
+            .iter()
+            .any(|entry| entry.name.as_deref() == Some("shell") && entry.state.is_running()),
+        "{entries:?}"
+    );
+}

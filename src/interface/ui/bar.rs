@@ -60,6 +60,20 @@ pub(super) fn render_bar(app: &App, theme: &Theme, area: Rect, frame: &mut Frame
             ),
             Span::styled("y to quit, any other key to stay", theme.dim()),
         ]),
+        Mode::Focus if app.attached.is_some() => {
+            let label = app.selected_entry().map_or("", EntryInfo::label);
+            let key = app
+                .attached
+                .as_ref()
+                .map_or("", |attached| attached.detach_label.as_str());
+            Line::from(vec![
+                Span::styled(format!("attached to `{label}`"), theme.fg(Color::Cyan)),
+                Span::styled(
+                    format!(" · every key goes to it · {key} detaches (it keeps running)"),
+                    theme.dim(),
+                ),
+            ])
+        }
         Mode::Focus => {
             let label = app.selected_entry().map_or("", EntryInfo::label);
             Line::from(vec![
