@@ -382,7 +382,8 @@ pub fn main() -> ExitCode {
     if cli.embedded && cli.command.is_some() {
         say!(
             "oino: --embedded before a subcommand opens no interface; `oino run --embedded …` \
-             runs a command in this process"
+             runs a command in this process, and `oino --embedded -- COMMAND` opens the \
+             interface on a call named like a subcommand"
         );
         return ExitCode::from(EXIT_USAGE);
     }
@@ -575,8 +576,11 @@ async fn interface_link(
     if !commands.is_empty() {
         return Ok((Link::open(socket).await?, commands));
     }
-    if let Some(socket) = socket.filter(|socket| socket.exists()) {
-        let link = Link::open(Some(socket)).await?;
+    // A server that answers (none is started for the look) and shows something.
+    if let Some(Ok(link)) = match socket {
+        Some(socket) => Some(Link::connect(socket).await),
+        None => None,
+    } {
         if !link.entries().await?.is_empty() {
             return Ok((link, commands));
         }
@@ -593,6 +597,10 @@ fn interface(cli: Cli) -> ExitCode {
         .into_iter()
         .map(|command| (None, command))
         .collect();
+    if cli.config.is_some() && !commands.is_empty() {
+        say!("oino: --config starts a project file's processes: give it without COMMANDs");
+        return ExitCode::from(EXIT_USAGE);
+    }
     let project = if commands.is_empty() {
         match load_project(cli.config.as_deref()) {
             Ok(project) => project,

@@ -25,7 +25,7 @@ pub use types::{
     variables_not_utf8,
 };
 
-use entries::{CoreState, Entry, EntryStatus, Forgotten, wait_for_end};
+use entries::{CoreState, Ending, Entry, EntryStatus, Forgotten, wait_for_end};
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -162,6 +162,9 @@ impl Core {
     /// too long, the cwd is missing, the id or the task name asked for is malformed or taken, or
     /// the environment is one `execve` would refuse.
     pub fn start(&self, request: CallRequest) -> Result<CallHandle, CoreError> {
+        if self.inner.shutting_down.load(Ordering::Acquire) {
+            return Err(CoreError::ShuttingDown);
+        }
         if request.command.trim().is_empty() {
             return Err(CoreError::EmptyCommand);
         }
@@ -210,6 +213,7 @@ impl Core {
             }),
             on_input: request.options.on_input,
             waiter: request.waiter,
+            ending: std::sync::atomic::AtomicU8::new(Ending::Itself as u8),
         });
         self.lock().entries.push(Arc::clone(&entry));
         self.emit(CoreEvent::Started { id: id.clone() });
@@ -425,7 +429,14 @@ impl Core {
         });
         for entry in forgotten {
             if let Some((_, name)) = &entry.task {
-                state.tasks.release(name);
+                // A newer run (a restart) may hold the name now.
+                let held = state
+                    .entries
+                    .iter()
+                    .any(|other| other.task_name().as_deref() == Some(name.as_str()));
+                if !held {
+                    state.tasks.release(name);
+                }
             }
             state.forgotten.push_back(entry);
         }
@@ -633,6 +644,10 @@ impl Core {
     /// ended is not signalled: its pids may belong to other processes by now.
     pub async fn kill(&self, key: &str) -> Result<EntryState, CoreError> {
         let entry = self.find(key)?;
+        // Told to its project's supervisor even when it has ended (between two restarts).
+        if entry.ending() == Ending::Itself {
+            entry.set_ending(Ending::Stopped);
+        }
         let state = entry.status.borrow().state;
         if !state.is_running() {
             return Ok(state);
@@ -650,15 +665,11 @@ impl Core {
     /// the interface). Returns the new entry.
     pub async fn restart(&self, key: &str, size: Option<TermSize>) -> Result<EntryInfo, CoreError> {
         let entry = self.find(key)?;
-        if self.kill(key).await?.is_running() {
+        entry.set_ending(Ending::Restarting);
+        // By its id: `key` (a name) may find a newer run meanwhile.
+        if self.kill(&entry.id).await?.is_running() {
             return Err(CoreError::WouldNotEnd(key.to_owned()));
         }
-        let task_name = entry
-            .status
-            .borrow()
-            .task
-            .as_ref()
-            .map(|task| task.name.clone());
         let handle = self.start(CallRequest {
             command: entry.command.clone(),
             cwd: Some(entry.cwd.clone()),
@@ -670,21 +681,37 @@ impl Core {
         })?;
         let id = handle.id.clone();
         tokio::spawn(handle.result());
-        if let Some(name) = task_name {
+        if let Some(name) = entry.task_name() {
             let reason = format!("restarted from `{key}`");
-            // The name goes to the new task (the ended one keeps it in the list; a lookup finds
-            // the newest), unless someone took it meanwhile; if the new call has ended already,
-            // it stays a call.
-            self.lock().tasks.release(&name);
-            let detached = match self.detach(&id, Some(&name), &reason).await {
-                Err(CoreError::Task(_)) => self.detach(&id, None, &reason).await,
-                detached => detached,
-            };
-            if let Ok(info) = detached {
+            // A new call that ended already stays a call.
+            if let Ok(info) = self.detach_as(&id, &name, &reason).await {
                 return Ok(info);
             }
         }
         self.entry(&id)
+    }
+
+    /// Detaches call `id` into a task named `name`, which an ended run may hold (it is handed
+    /// over); when a running task holds it, a name derived from the command.
+    pub(super) async fn detach_as(
+        &self,
+        id: &str,
+        name: &str,
+        reason: &str,
+    ) -> Result<EntryInfo, CoreError> {
+        {
+            let mut state = self.lock();
+            let running_holds_it = state.entries.iter().any(|entry| {
+                entry.id != id && entry.is_running() && entry.task_name().as_deref() == Some(name)
+            });
+            if !running_holds_it {
+                state.tasks.release(name);
+            }
+        }
+        match self.detach(id, Some(name), reason).await {
+            Err(CoreError::Task(_)) => self.detach(id, None, reason).await,
+            detached => detached,
+        }
     }
 
     /// Kills every running tree and waits for them to end.

@@ -93,7 +93,7 @@ fn yes() -> bool {
 #[serde(deny_unknown_fields)]
 struct ProcessModel {
     cmd: Spanned<String>,
-    cwd: Option<PathBuf>,
+    cwd: Option<Spanned<PathBuf>>,
     #[serde(default)]
     env: BTreeMap<String, String>,
     #[serde(default = "yes")]
@@ -122,7 +122,10 @@ impl Project {
 
     /// Reads and checks `file` (a Procfile when it is named so, else TOML).
     pub fn load(file: &Path) -> Result<Self, ProjectError> {
-        let file = std::path::absolute(file).unwrap_or_else(|_| file.to_owned());
+        // One project, however its path is written (`..`, a link): the server keys it by this.
+        let file = std::fs::canonicalize(file)
+            .or_else(|_| std::path::absolute(file))
+            .unwrap_or_else(|_| file.to_owned());
         let text = std::fs::read_to_string(&file).map_err(|err| ProjectError {
             file: file.clone(),
             line: 1,
@@ -149,6 +152,32 @@ impl Project {
             })?
         };
         Ok(Self { file, processes })
+    }
+}
+
+impl Project {
+    /// Checks a project that came from elsewhere (a client) as [`Project::load`] checked it:
+    /// names, patterns, and what `after` names.
+    pub fn check(&self) -> Result<(), String> {
+        for process in &self.processes {
+            crate::core::tasks::validate_name(&process.name).map_err(|err| err.to_string())?;
+            if let Some(ready) = &process.ready {
+                regex::Regex::new(ready).map_err(|err| {
+                    format!("{}: ready is not a regular expression: {err}", process.name)
+                })?;
+            }
+            if let Some(after) = process
+                .after
+                .iter()
+                .find(|after| !self.processes.iter().any(|other| &other.name == *after))
+            {
+                return Err(format!(
+                    "{}: after names `{after}`, which is no process",
+                    process.name
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
@@ -249,6 +278,17 @@ fn checked(
             ),
         ));
     }
+    let cwd = process
+        .cwd
+        .as_ref()
+        .map_or_else(|| dir.to_owned(), |cwd| dir.join(cwd.get_ref()));
+    if !cwd.is_dir() {
+        let at = process
+            .cwd
+            .as_ref()
+            .map_or(name.span().start, |cwd| cwd.span().start);
+        return Err((at, format!("cwd {} is no folder", cwd.display())));
+    }
     let backoff_ms = match &process.backoff {
         None => DEFAULT_BACKOFF_MS,
         Some(seconds) if seconds.get_ref().is_finite() && *seconds.get_ref() >= 0.0 => {
@@ -266,10 +306,7 @@ fn checked(
     Ok(ProjectProcess {
         name: name.get_ref().clone(),
         cmd: process.cmd.get_ref().clone(),
-        cwd: process
-            .cwd
-            .as_ref()
-            .map_or_else(|| dir.to_owned(), |cwd| dir.join(cwd)),
+        cwd,
         env: process
             .env
             .iter()
@@ -322,7 +359,8 @@ fn parse_procfile(text: &str, dir: &Path) -> Result<Vec<ProjectProcess>, (usize,
             cmd: cmd.trim().to_owned(),
             cwd: dir.to_owned(),
             env: Vec::new(),
-            autostart: true,
+            // Heroku runs `release` once per deploy (migrations): never by merely opening oino.
+            autostart: name != "release",
             restart: Restart::Never,
             restart_limit: DEFAULT_RESTART_LIMIT,
             backoff_ms: DEFAULT_BACKOFF_MS,
@@ -391,6 +429,9 @@ mod tests {
 
     #[test]
     fn a_project_file_is_read_in_start_order() {
+        let web =
+            std::env::temp_dir().join(format!("oino-project-{}-oino.toml/web", std::process::id()));
+        std::fs::create_dir_all(&web).unwrap();
         let (dir, loaded) = written(
             "oino.toml",
             r#"
@@ -465,6 +506,12 @@ restart_limit = 2
                 "looks like a task or call id",
             ),
             ("[processes.web]\ncmd = \" \"\n", 2, 7, "cmd is empty"),
+            (
+                "[processes.web]\ncmd = \"x\"\ncwd = \"nowhere\"\n",
+                3,
+                7,
+                "is no folder",
+            ),
             ("[processes.web\ncmd = \"x\"\n", 1, 15, ""),
             (
                 "[processes.a]\ncmd = \"x\"\nafter = [\"b\"]\n[processes.b]\ncmd = \"y\"\nafter = [\"a\"]\n",
@@ -491,7 +538,7 @@ restart_limit = 2
     fn a_procfile_is_read_as_foreman_reads_it() {
         let (dir, loaded) = written(
             "Procfile",
-            "# the app\nweb: bundle exec rails s -p $PORT\n\nworker:   sidekiq -c 5\n",
+            "# the app\nweb: bundle exec rails s -p $PORT\n\nworker:   sidekiq -c 5\nrelease: rake db:migrate\n",
         );
         let project = loaded.unwrap();
         let read: Vec<(&str, &str)> = project
@@ -503,15 +550,14 @@ restart_limit = 2
             read,
             [
                 ("web", "bundle exec rails s -p $PORT"),
-                ("worker", "sidekiq -c 5")
+                ("worker", "sidekiq -c 5"),
+                ("release", "rake db:migrate")
             ]
         );
-        assert!(
-            project
-                .processes
-                .iter()
-                .all(|p| p.cwd == dir && p.autostart)
-        );
+        assert!(project.processes.iter().all(|p| p.cwd == dir));
+        // Heroku's release step (migrations) never starts by itself.
+        let autostart: Vec<bool> = project.processes.iter().map(|p| p.autostart).collect();
+        assert_eq!(autostart, [true, true, false]);
         for (text, line, column) in [
             ("web: a\nno colon here\n", 2, 1),
             ("web:\n", 1, 5),

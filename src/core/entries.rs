@@ -48,6 +48,45 @@ pub(super) struct Entry {
     /// What its waiter does when it waits for input (a program's call only).
     pub(super) on_input: InputPolicy,
     pub(super) waiter: Waiter,
+    /// Why it is being ended, when someone ends it (see [`Ending`]).
+    pub(super) ending: std::sync::atomic::AtomicU8,
+}
+
+/// Why an entry is ended by someone: kept so that a project's supervisor knows a kill on
+/// purpose (never started again) and a restart (whose new run it follows) from a crash.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub(super) enum Ending {
+    /// Not ended by anyone (it exits or crashes by itself).
+    Itself = 0,
+    /// Killed on purpose (`oino kill`, `x`).
+    Stopped = 1,
+    /// Killed to be started again (`oino restart`, `r`).
+    Restarting = 2,
+}
+
+impl Entry {
+    pub(super) fn set_ending(&self, ending: Ending) {
+        self.ending
+            .store(ending as u8, std::sync::atomic::Ordering::Release);
+    }
+
+    pub(super) fn ending(&self) -> Ending {
+        match self.ending.load(std::sync::atomic::Ordering::Acquire) {
+            1 => Ending::Stopped,
+            2 => Ending::Restarting,
+            _ => Ending::Itself,
+        }
+    }
+
+    /// Its task name, if it is a task.
+    pub(super) fn task_name(&self) -> Option<String> {
+        self.status
+            .borrow()
+            .task
+            .as_ref()
+            .map(|task| task.name.clone())
+    }
 }
 
 impl Entry {

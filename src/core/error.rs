@@ -22,6 +22,10 @@ pub enum CoreError {
     AlreadyTask(String),
     #[error("`{0}` did not end when killed, so it was not started again: try once more")]
     WouldNotEnd(String),
+    #[error("oino is ending its processes: nothing new starts now")]
+    ShuttingDown,
+    #[error("the project cannot be started: {0}")]
+    BadProject(String),
     #[error("{} has no process `{name}`: it has {names}", file.display())]
     NoSuchProcess {
         name: String,
@@ -116,12 +120,14 @@ impl CoreError {
             | Self::InvalidId(_)
             | Self::TaskLikeId(_)
             | Self::NoFolder(_)
-            | Self::NotUtf8Folder(_) => ErrorCode::BadRequest,
+            | Self::NotUtf8Folder(_)
+            | Self::BadProject(_) => ErrorCode::BadRequest,
             Self::Pty(PtyError::InputClosed) | Self::NotRunning(_) => ErrorCode::NotRunning,
             Self::Pty(PtyError::Open(_) | PtyError::Spawn(_) | PtyError::Resize(_))
             | Self::Log { .. }
             | Self::ReadLog { .. }
-            | Self::WouldNotEnd(_) => ErrorCode::Failed,
+            | Self::WouldNotEnd(_)
+            | Self::ShuttingDown => ErrorCode::Failed,
             Self::Task(TaskError::DuplicateName(_)) => ErrorCode::DuplicateName,
             Self::Task(TaskError::InvalidName { .. }) => ErrorCode::InvalidName,
             Self::NotFound(_) | Self::NoSuchProcess { .. } => ErrorCode::NoSuchEntry,

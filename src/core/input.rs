@@ -26,12 +26,13 @@ const MAX_PROMPT_CHARS: usize = 200;
 impl Core {
     /// Follows `entry` until it ends, marking it while a process of it waits for input.
     pub(super) async fn watch_for_input(self, entry: Arc<Entry>) {
-        let mut seen = entry.sink.readable();
+        // Subscribed before the first look: output between the two is not noticed late.
+        let mut output = entry.sink.readable_watch();
+        let mut status = entry.status.subscribe();
+        let mut seen = *output.borrow_and_update();
         let mut next_look = Instant::now() + QUIET;
         let mut backoff = QUIET;
         let mut acted = false;
-        let mut output = entry.sink.readable_watch();
-        let mut status = entry.status.subscribe();
         while entry.is_running() {
             // Woken by output (looked at once a tick at most, however fast it comes), by a
             // change of state, or when the next look is due: a quiet call costs nothing between

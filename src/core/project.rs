@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
+use super::entries::{Ending, Entry};
 use super::{CallRequest, Core, CoreError, CoreEvent, EntryState};
 use crate::project::{MAX_BACKOFF_MS, Project, ProjectProcess, Restart};
 use crate::pty::Waiter;
@@ -36,9 +37,8 @@ pub(super) struct ProjectRun {
     live: HashMap<String, bool>,
 }
 
-/// A process that ended by one of these was ended on purpose (`oino kill`, `x`, a person's
-/// Ctrl-C): it is not started again, whatever its policy.
-const STOP_SIGNALS: [i32; 4] = [1, 2, 9, 15];
+/// How long a supervisor waits for the new run of a process someone restarted.
+const NEW_RUN_WAIT: Duration = Duration::from_secs(15);
 
 impl Core {
     /// Starts the processes of `project` (or only `only`) that are not running yet: those that
@@ -64,6 +64,28 @@ impl Core {
                 });
             }
         }
+        project.check().map_err(CoreError::BadProject)?;
+        // What starts: those asked for, and those they wait for.
+        let mut wanted: Vec<&str> = project
+            .processes
+            .iter()
+            .filter(|process| only.map_or(process.autostart, |only| only == process.name))
+            .map(|process| process.name.as_str())
+            .collect();
+        let mut next = 0;
+        while let Some(name) = wanted.get(next).copied() {
+            next += 1;
+            let afters = project
+                .processes
+                .iter()
+                .filter(|process| process.name == name)
+                .flat_map(|process| process.after.iter());
+            for after in afters {
+                if !wanted.contains(&after.as_str()) {
+                    wanted.push(after);
+                }
+            }
+        }
         let mut outcome = ProjectStarted::default();
         let mut state = self.lock();
         let run = state.projects.entry(project.file.clone()).or_default();
@@ -75,10 +97,13 @@ impl Core {
         }
         let mut to_start = Vec::new();
         for process in &project.processes {
-            let wanted = only.map_or(process.autostart, |only| only == process.name);
-            if run.live.get(&process.name).copied().unwrap_or(false) {
-                outcome.running.push(process.name.clone());
-            } else if wanted {
+            let is_live = run.live.get(&process.name).copied().unwrap_or(false);
+            let is_wanted = wanted.contains(&process.name.as_str());
+            if is_live {
+                if is_wanted {
+                    outcome.running.push(process.name.clone());
+                }
+            } else if is_wanted {
                 run.live.insert(process.name.clone(), true);
                 outcome.started.push(process.name.clone());
                 let waits_for: Vec<watch::Receiver<bool>> = process
@@ -156,26 +181,46 @@ impl Core {
         let mut backoff = process.backoff_ms;
         loop {
             let started = Instant::now();
-            self.watch_ready(&id, pattern.as_ref(), ready);
+            let watcher = self.watch_ready(&id, pattern.as_ref(), ready);
             let Ok(state) = self.wait(&id, None).await else {
                 return;
             };
+            if let Some(watcher) = watcher {
+                watcher.abort();
+            }
             let _ = ready.send(false);
-            let again = match (process.restart, state) {
-                (_, EntryState::Killed { signal }) if STOP_SIGNALS.contains(&signal) => false,
-                (Restart::Never, _) | (Restart::OnFailure, EntryState::Exited { code: 0 }) => false,
-                _ => true,
+            let Ok(entry) = self.find(&id) else {
+                return;
             };
+            match entry.ending() {
+                // Restarted by someone: its new run is followed, as if this one had.
+                Ending::Restarting => match self.new_run_of(&entry).await {
+                    Some(new) => {
+                        id = new;
+                        continue;
+                    }
+                    None => return,
+                },
+                Ending::Stopped => return,
+                Ending::Itself => {}
+            }
+            let again = !matches!(
+                (process.restart, state),
+                (Restart::Never, _) | (Restart::OnFailure, EntryState::Exited { code: 0 })
+            );
             // A process that ran a while starts over with its first backoff and its limit.
             if started.elapsed() > Duration::from_millis(MAX_BACKOFF_MS) {
                 restarts = 0;
                 backoff = process.backoff_ms;
             }
-            let ending = self.inner.shutting_down.load(Ordering::Acquire);
-            if !again || restarts >= process.restart_limit || ending {
+            if !again || restarts >= process.restart_limit || self.ending() {
                 return;
             }
             tokio::time::sleep(Duration::from_millis(backoff)).await;
+            // Killed on purpose while it waited (a crash loop stopped), or oino is ending.
+            if entry.ending() != Ending::Itself || self.ending() {
+                return;
+            }
             backoff = (backoff * 2).clamp(1, MAX_BACKOFF_MS);
             restarts += 1;
             match self.restart(&id, None).await {
@@ -183,6 +228,32 @@ impl Core {
                 Err(_) => return,
             }
         }
+    }
+
+    fn ending(&self) -> bool {
+        self.inner.shutting_down.load(Ordering::Acquire)
+    }
+
+    /// The run that a restart of `old` started (same title, started after it), once it is
+    /// there; `None` if none comes (the restart failed).
+    async fn new_run_of(&self, old: &Entry) -> Option<String> {
+        let deadline = Instant::now() + NEW_RUN_WAIT;
+        while Instant::now() < deadline {
+            let newer = self
+                .lock()
+                .entries
+                .iter()
+                .rev()
+                .find(|entry| {
+                    entry.id != old.id && entry.title == old.title && entry.started >= old.started
+                })
+                .map(|entry| entry.id.clone());
+            if newer.is_some() {
+                return newer;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        None
     }
 
     /// Starts `process` as a call and makes it the task named after it; its call id.
@@ -206,27 +277,30 @@ impl Core {
         if process.ready.is_some() {
             self.set_ready(&id, Some(false));
         }
-        // The name goes to this run (an ended run of the project may hold it).
-        self.lock().tasks.release(&process.name);
         let _ = self
-            .detach(&id, Some(&process.name), "started from its project file")
+            .detach_as(&id, &process.name, "started from its project file")
             .await;
         Some(id)
     }
 
     /// Marks `id` ready once a line of its output matches `pattern` (at once without one), and
     /// tells those that wait for it.
-    fn watch_ready(&self, id: &str, pattern: Option<&regex::Regex>, ready: &watch::Sender<bool>) {
+    fn watch_ready(
+        &self,
+        id: &str,
+        pattern: Option<&regex::Regex>,
+        ready: &watch::Sender<bool>,
+    ) -> Option<tokio::task::JoinHandle<()>> {
         let Some(pattern) = pattern else {
             let _ = ready.send(true);
-            return;
+            return None;
         };
         self.set_ready(id, Some(false));
         let core = self.clone();
         let id = id.to_owned();
         let pattern = pattern.clone();
         let ready = ready.clone();
-        tokio::spawn(async move {
+        Some(tokio::spawn(async move {
             let mut offset = 0;
             let mut line = String::new();
             loop {
@@ -256,7 +330,7 @@ impl Core {
                     return;
                 }
             }
-        });
+        }))
     }
 
     /// Records whether `id` is ready (`None`: it has no ready pattern), for the list to show.

@@ -306,7 +306,10 @@ pub fn find_line(
 struct LineWalker {
     number: u64,
     line: String,
+    /// Characters of the line shown (its SGR sequences are not).
     chars: usize,
+    /// Within an SGR sequence of a colored line.
+    in_sequence: bool,
     /// The first line read is a tail of a line (the checkpoint is within it): not shown.
     partial: bool,
     /// Lines lost in a gap are told one by one only within these (however many were lost).
@@ -319,6 +322,7 @@ impl LineWalker {
             number: checkpoint.line,
             line: String::new(),
             chars: 0,
+            in_sequence: false,
             partial: !checkpoint.line_start,
             told,
         }
@@ -334,6 +338,14 @@ impl LineWalker {
                         None => (piece, false),
                     };
                     for character in body.chars() {
+                        // SGR sequences (colored lines) are not counted, nor cut.
+                        if self.in_sequence || character == '\x1b' {
+                            self.in_sequence = character != 'm';
+                            if self.chars < MAX_LINE_CHARS {
+                                self.line.push(character);
+                            }
+                            continue;
+                        }
                         if self.chars < MAX_LINE_CHARS {
                             self.line.push(character);
                         }
@@ -359,6 +371,7 @@ impl LineWalker {
                 self.number = self.number.max(resume.line);
                 self.line.clear();
                 self.chars = 0;
+                self.in_sequence = false;
                 self.partial = !resume.line_start;
                 true
             }
@@ -367,8 +380,18 @@ impl LineWalker {
 
     fn end_line(&mut self, each: &mut impl FnMut(u64, &str) -> bool) -> bool {
         if self.chars > MAX_LINE_CHARS {
+            if self.in_sequence {
+                // Cut within a sequence: what was kept of it goes.
+                if let Some(start) = self.line.rfind('\x1b') {
+                    self.line.truncate(start);
+                }
+            }
+            if self.line.contains('\x1b') {
+                self.line.push_str("\x1b[m");
+            }
             self.line.push('…');
         }
+        self.in_sequence = false;
         let going = self.partial || each(self.number, &self.line);
         self.partial = false;
         self.number += 1;
@@ -532,6 +555,32 @@ mod tests {
         .unwrap();
         let orange = |n| format!("\x1b[0;1;38;5;208mline {n}\x1b[m");
         assert_eq!(lines, [orange(4998), orange(4999), "plain".to_owned()]);
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn a_long_colored_line_is_cut_by_what_it_shows_and_ends_reset() {
+        let cell = "\x1b[38;2;1;2;3mx\x1b[48;5;9my";
+        let raw = format!("{}\nnext\n", cell.repeat(MAX_LINE_CHARS));
+        let (log, index, dir) = logged("colored-long", raw.as_bytes());
+        let lines = read_lines(
+            &log.view(),
+            index.checkpoint_for_line(0),
+            0,
+            2,
+            index.boundary(),
+            80,
+        )
+        .unwrap();
+        let shown: String = crate::output::clean_text(lines[0].as_bytes(), 80);
+        assert_eq!(shown.chars().count(), MAX_LINE_CHARS + 1, "{shown:?}");
+        assert!(
+            lines[0].ends_with("\x1b[m…"),
+            "{:?}",
+            &lines[0][lines[0].len() - 40..]
+        );
+        // The next line has the pen that was left set, and ends reset.
+        assert_eq!(lines[1], "\x1b[0;38;2;1;2;3;101mnext\x1b[m");
         std::fs::remove_dir_all(dir).unwrap();
     }
 

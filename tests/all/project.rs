@@ -1,8 +1,6 @@
 //! Project files: processes started in order of readiness, kept running by their restart
 //! policy, started once however many interfaces open on them.
 
-use std::time::Duration;
-
 use oino::core::{Core, EntryInfo, EntryKind, EntryState};
 use oino::project::Project;
 
@@ -51,17 +49,14 @@ autostart = false
     assert_eq!(started.not_started, ["manual"]);
     // Until db says it accepts connections, it is not ready and web has not started.
     wait_until("db to start", || !runs(&core, "db").is_empty()).await;
-    loop {
-        let db = runs(&core, "db").remove(0);
-        if db.ready == Some(true) {
-            break;
-        }
-        assert!(
-            runs(&core, "web").is_empty(),
-            "web started before db was ready"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_until("db to be ready", || {
+        // web is looked for first: db may become ready between the two looks.
+        let web_started = !runs(&core, "web").is_empty();
+        let db_ready = runs(&core, "db")[0].ready == Some(true);
+        assert!(!web_started || db_ready, "web started before db was ready");
+        db_ready
+    })
+    .await;
     wait_until("web to start", || !runs(&core, "web").is_empty()).await;
     let web = runs(&core, "web").remove(0);
     assert_eq!(
@@ -212,4 +207,129 @@ fn a_bad_project_file_is_refused_with_where_and_why() {
         );
     }
     assert!(!server.socket.exists(), "a server started for a bad file");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_by_hand_is_followed_a_kill_stops_it_and_a_crash_is_restarted() {
+    let core = test_core("project-by-hand");
+    let counter = temp_dir("project-by-hand-count").join("count");
+    let project = project(
+        "project-by-hand",
+        &format!(
+            r#"
+# The first run sleeps, the second fails, the third sleeps.
+[processes.svc]
+cmd = "n=$(cat {count} 2>/dev/null || echo 0); echo $((n + 1)) > {count}; echo run $n; [ $n = 1 ] && exit 1; sleep 600"
+restart = "on-failure"
+backoff = 0.1
+
+[processes.loop]
+cmd = "exit 1"
+restart = "on-failure"
+backoff = 2
+
+[processes.crashy]
+cmd = "sleep 600"
+restart = "on-failure"
+backoff = 0.1
+"#,
+            count = counter.display()
+        ),
+    );
+    core.start_project(&project, &[], None).expect("start");
+    wait_until("svc to run as a task", || {
+        runs(&core, "svc")
+            .first()
+            .is_some_and(|run| run.name.is_some())
+    })
+    .await;
+    // Restarted by hand: the second run fails and is restarted by the policy.
+    let second = core.restart("svc", None).await.expect("restart");
+    assert_eq!(second.name.as_deref(), Some("svc"));
+    wait_until("svc's third run", || {
+        let runs = runs(&core, "svc");
+        runs.len() == 3 && runs[2].state.is_running()
+    })
+    .await;
+    assert!(
+        core.project_running(&project.file)
+            .contains(&"svc".to_owned())
+    );
+
+    // Killed while it waits to be started again: it stays ended.
+    wait_until("loop's first run to end", || {
+        runs(&core, "loop")
+            .first()
+            .is_some_and(|run| !run.state.is_running())
+    })
+    .await;
+    core.kill("loop").await.expect("kill");
+    wait_until("loop's supervision to end", || {
+        !core
+            .project_running(&project.file)
+            .contains(&"loop".to_owned())
+    })
+    .await;
+    assert_eq!(runs(&core, "loop").len(), 1);
+
+    // Killed by something else (the OOM killer's SIGKILL): a crash, started again.
+    wait_until("crashy to run", || !runs(&core, "crashy").is_empty()).await;
+    let pid = i32::try_from(runs(&core, "crashy")[0].pid).expect("a pid");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .expect("kill -9");
+    wait_until("crashy's second run", || {
+        let runs = runs(&core, "crashy");
+        runs.len() == 2 && runs[1].state.is_running()
+    })
+    .await;
+    core.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_running_tasks_never_share_a_name() {
+    let core = test_core("project-names");
+    // A task named web, started by hand.
+    let id = crate::support::unique_id("web-by-hand");
+    let _by_hand = core
+        .start(crate::support::request(&id, "sleep 600"))
+        .expect("start");
+    core.detach(&id, Some("web"), "test").await.expect("detach");
+    let project = project(
+        "project-names",
+        "[processes.web]\ncmd = \"echo project web; sleep 600\"\n",
+    );
+    core.start_project(&project, &[], None).expect("start");
+    wait_until("the project's web to be a task", || {
+        runs(&core, "web")
+            .first()
+            .is_some_and(|run| run.kind == EntryKind::Task)
+    })
+    .await;
+    // Restarting the one made by hand, then the project's, hands no name to two.
+    core.restart(&id, None).await.expect("restart by hand");
+    let project_web = runs(&core, "web").remove(0);
+    core.restart(&project_web.id, None)
+        .await
+        .expect("restart the project's");
+    wait_until("the project's second run to be a task", || {
+        runs(&core, "web")
+            .get(1)
+            .is_some_and(|run| run.kind == EntryKind::Task)
+    })
+    .await;
+    let running: Vec<String> = core
+        .entries()
+        .into_iter()
+        .filter(|entry| entry.state.is_running())
+        .filter_map(|entry| entry.name)
+        .collect();
+    let mut unique = running.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), running.len(), "{running:?}");
+    assert!(running.contains(&"web".to_owned()), "{running:?}");
+    core.shutdown().await;
 }
