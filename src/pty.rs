@@ -814,7 +814,8 @@ pub mod proc_scan {
         pub state: char,
         /// When it started, in clock ticks since boot.
         pub started: u64,
-        /// CPU time it has used, user and system, in clock ticks.
+        /// CPU time it and its children it reaped have used, user and system, in clock ticks
+        /// (a build's short-lived compilers count, in the process that waited for them).
         pub cpu_ticks: u64,
         /// Memory resident now, in pages.
         pub resident_pages: u64,
@@ -873,7 +874,7 @@ pub mod proc_scan {
             terminal_group: field(8).parse().ok()?,
             state,
             started: number(22)?,
-            cpu_ticks: number(14)? + number(15)?,
+            cpu_ticks: number(14)? + number(15)? + number(16)? + number(17)?,
             resident_pages: number(24)?,
             threads: number(20)?,
         })
