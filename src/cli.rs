@@ -387,27 +387,19 @@ pub fn main() -> ExitCode {
         );
         return ExitCode::from(EXIT_USAGE);
     }
-    match cli.command {
-        Some(Command::Attach(args)) => {
-            let key = match crate::interface::headless::parse_key(&args.detach_key) {
-                Ok(key) => key,
-                Err(err) => {
-                    say!("oino attach: --detach-key: {err}");
-                    return ExitCode::from(EXIT_USAGE);
-                }
-            };
-            match runtime() {
-                Ok(runtime) => {
-                    let attached = runtime.block_on(async {
-                        let link = Link::connect(&args.server.path()).await?;
-                        let label = key_label(&args.detach_key);
-                        crate::interface::terminal::attach(link, &args.id, key, &label).await
-                    });
-                    attached.map_or_else(|err| report("oino attach", &err), |()| ExitCode::SUCCESS)
-                }
-                Err(code) => code,
-            }
+    // A mistake in the settings: the interface starts with the defaults and shows it; the other
+    // commands stop, saying where it is.
+    if !matches!(
+        cli.command,
+        None | Some(Command::Completions(_) | Command::Man)
+    ) {
+        if let Err(err) = crate::interface::app::settings::Config::load() {
+            say!("oino: the settings are wrong: {err}");
+            return ExitCode::from(EXIT_USAGE);
         }
+    }
+    match cli.command {
+        Some(Command::Attach(args)) => attach(&args),
         Some(Command::Start(args)) => match runtime() {
             Ok(runtime) => runtime.block_on(start_process(args)),
             Err(code) => code,
@@ -473,30 +465,15 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// A key's name as people write it: `ctrl-a` is `Ctrl-A`, `f12` is `F12`.
-fn key_label(name: &str) -> String {
-    name.split('-')
-        .map(|part| {
-            let mut chars = part.chars();
-            match (chars.next(), chars.as_str()) {
-                (Some(first), "") => first.to_uppercase().collect(),
-                (Some(first), rest) => format!("{}{rest}", first.to_uppercase()),
-                (None, _) => "-".to_owned(),
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("-")
-}
-
 /// The project file given, else the one of this folder (oino.toml, else a Procfile).
 fn load_project(
     config: Option<&std::path::Path>,
-) -> Result<Option<crate::project::Project>, crate::project::ProjectError> {
+) -> Result<Option<crate::core::project::Project>, crate::core::project::ProjectError> {
     if let Some(file) = config {
-        return crate::project::Project::load(file).map(Some);
+        return crate::core::project::Project::load(file).map(Some);
     }
     let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    crate::project::Project::find(&here)
+    crate::core::project::Project::find(&here)
 }
 
 /// This process's environment, as calls started from here get it.
@@ -509,7 +486,7 @@ fn here_env() -> Vec<(String, String)> {
 
 /// What the interface says first about a project it started.
 fn project_greeting(
-    project: &crate::project::Project,
+    project: &crate::core::project::Project,
     started: &crate::core::project::ProjectStarted,
 ) -> String {
     let name = project
@@ -587,6 +564,27 @@ async fn interface_link(
         link.close().await;
     }
     Ok((Link::open(None).await?, demo_commands()))
+}
+
+/// `oino attach ID`.
+fn attach(args: &AttachArgs) -> ExitCode {
+    let key = match crate::interface::app::parse_key(&args.detach_key) {
+        Ok(key) => key,
+        Err(err) => {
+            say!("oino attach: --detach-key: {err}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let runtime = match runtime() {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
+    };
+    let attached = runtime.block_on(async {
+        let link = Link::connect(&args.server.path()).await?;
+        let label = crate::interface::app::key_label(&args.detach_key);
+        crate::interface::terminal::attach(link, &args.id, key, &label).await
+    });
+    attached.map_or_else(|err| report("oino attach", &err), |()| ExitCode::SUCCESS)
 }
 
 /// `oino` with no subcommand: the interface, on the COMMANDs given, else the project file here,
@@ -896,14 +894,6 @@ pub(crate) fn report(command: &str, err: &anyhow::Error) -> ExitCode {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn key_names_read_as_people_write_them() {
-        assert_eq!(key_label("ctrl-a"), "Ctrl-A");
-        assert_eq!(key_label("ctrl-]"), "Ctrl-]");
-        assert_eq!(key_label("f12"), "F12");
-        assert_eq!(key_label("alt-x"), "Alt-X");
-    }
 
     #[test]
     fn the_demo_names_each_of_its_calls() {

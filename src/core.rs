@@ -691,8 +691,8 @@ impl Core {
         self.entry(&id)
     }
 
-    /// Detaches call `id` into a task named `name`, which an ended run may hold (it is handed
-    /// over); when a running task holds it, a name derived from the command.
+    /// Makes call `id`, which nobody waits for, a task named `name` (which an ended run may hold:
+    /// it is handed over; when a running task holds it, a name derived from the command).
     pub(super) async fn detach_as(
         &self,
         id: &str,
@@ -711,7 +711,15 @@ impl Core {
         match self.detach(id, Some(name), reason).await {
             Err(CoreError::Task(_)) => self.detach(id, None, reason).await,
             detached => detached,
-        }
+        }?;
+        // Nobody waited for it as a call: its output is all the task's (`logs` shows it all).
+        let entry = self.find(id)?;
+        entry.status.send_modify(|status| {
+            if let Some(task) = &mut status.task {
+                task.detach_offset = 0;
+            }
+        });
+        Ok(entry.info())
     }
 
     /// Kills every running tree and waits for them to end.

@@ -6,4 +6,3 @@ pub mod event_loop;
 pub mod headless;
 pub mod terminal;
 pub mod ui;
-pub mod usage;

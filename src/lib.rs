@@ -14,7 +14,6 @@ pub mod interface;
 pub mod link;
 pub mod mcp;
 pub mod output;
-pub mod project;
 pub mod pty;
 pub mod registry;
 pub mod remote;

@@ -339,7 +339,7 @@ impl Link {
     /// Starts the processes of `project` that do not run yet (or only `only`).
     pub async fn start_project(
         &self,
-        project: &crate::project::Project,
+        project: &crate::core::project::Project,
         env: Vec<(String, String)>,
         only: Option<&str>,
     ) -> anyhow::Result<crate::core::project::ProjectStarted> {

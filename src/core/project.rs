@@ -4,6 +4,14 @@
 //! started it quits, and a second interface in that folder finds it running instead of starting
 //! it twice.
 
+mod file;
+
+pub(crate) use file::line_and_column;
+pub use file::{
+    DEFAULT_BACKOFF_MS, DEFAULT_RESTART_LIMIT, MAX_BACKOFF_MS, PROCFILE, PROJECT_FILE, Project,
+    ProjectError, ProjectProcess, Restart,
+};
+
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
@@ -15,7 +23,6 @@ use tokio::time::Instant;
 
 use super::entries::{Ending, Entry};
 use super::{CallRequest, Core, CoreError, CoreEvent, EntryState};
-use crate::project::{MAX_BACKOFF_MS, Project, ProjectProcess, Restart};
 use crate::pty::Waiter;
 
 /// How a project's start went.

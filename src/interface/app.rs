@@ -20,8 +20,10 @@ mod keymap;
 mod keys;
 mod layout;
 mod mouse;
+pub mod settings;
+pub mod usage;
 
-pub use keymap::{Action, Binding, default_keymap};
+pub use keymap::{Action, Binding, default_keymap, key_label, parse_key};
 pub use keys::encode_key;
 pub use layout::{
     Layout, ListLine, MIN_COLS, MIN_ROWS, Section, list_lines, list_offset, list_row_entry,
@@ -69,6 +71,10 @@ pub enum Effect {
     },
     Kill {
         id: String,
+    },
+    /// Tell the person (a bell, a desktop notice) that a task ended.
+    Notify {
+        text: String,
     },
     /// Run the entry's command again; `size` is the pane's.
     Restart {
@@ -195,9 +201,14 @@ pub struct App {
     /// Entries whose failed log was told in the bar already.
     pub log_errors_told: std::collections::HashSet<String>,
     /// What each running entry's tree costs, as last sampled.
-    pub usage: std::collections::HashMap<String, crate::interface::usage::Usage>,
+    pub usage: std::collections::HashMap<String, crate::interface::app::usage::Usage>,
     /// `oino attach`: the one entry this terminal is attached to, and the key that detaches.
     pub attached: Option<Attached>,
+    /// From the settings: the list's width, the colors, the mouse, notices of ends.
+    pub list_width: Option<u16>,
+    pub theme: crate::interface::app::settings::Theme,
+    pub mouse: bool,
+    pub notify: crate::interface::app::settings::Notify,
 }
 
 /// An interface attached to one entry: its pane is the whole view and every key goes to it.
@@ -236,7 +247,20 @@ impl App {
             log_errors_told: std::collections::HashSet::new(),
             usage: std::collections::HashMap::new(),
             attached: None,
+            list_width: None,
+            theme: crate::interface::app::settings::Theme::default(),
+            mouse: true,
+            notify: crate::interface::app::settings::Notify::None,
         }
+    }
+
+    /// Takes the user's settings.
+    pub fn configure(&mut self, config: crate::interface::app::settings::Config) {
+        self.keymap = config.keymap;
+        self.list_width = config.list_width;
+        self.theme = config.theme;
+        self.mouse = config.mouse;
+        self.notify = config.notify;
     }
 
     /// Attaches to entry `id`: its pane fills the view, every key but `detach_key` goes to it.
@@ -254,7 +278,12 @@ impl App {
 
     #[must_use]
     pub fn layout(&self) -> Option<Layout> {
-        Layout::new(self.term_size.0, self.term_size.1, self.zoom)
+        Layout::new(
+            self.term_size.0,
+            self.term_size.1,
+            self.zoom,
+            self.list_width,
+        )
     }
 
     /// The size every PTY should have.
@@ -347,16 +376,17 @@ impl App {
     /// A new sample of what the running entries cost: a frame only when what it shows changed.
     pub fn set_usage(
         &mut self,
-        usage: std::collections::HashMap<String, crate::interface::usage::Usage>,
+        usage: std::collections::HashMap<String, crate::interface::app::usage::Usage>,
     ) {
-        let shown = |all: &std::collections::HashMap<String, crate::interface::usage::Usage>| {
-            let mut texts: Vec<_> = all
-                .iter()
-                .map(|(id, usage)| (id.clone(), usage.cpu_text(), usage.memory_text()))
-                .collect();
-            texts.sort();
-            texts
-        };
+        let shown =
+            |all: &std::collections::HashMap<String, crate::interface::app::usage::Usage>| {
+                let mut texts: Vec<_> = all
+                    .iter()
+                    .map(|(id, usage)| (id.clone(), usage.cpu_text(), usage.memory_text()))
+                    .collect();
+                texts.sort();
+                texts
+            };
         if shown(&usage) != shown(&self.usage) {
             self.frame_wanted = true;
         }
@@ -461,6 +491,7 @@ impl App {
             }
             CoreEvent::Detached { .. } | CoreEvent::Ended { .. } => {
                 self.entries_stale = true;
+                let notice = self.end_notice(event);
                 if let Mode::Focus = self.mode {
                     if !self
                         .selected_entry()
@@ -469,9 +500,30 @@ impl App {
                         self.mode = Mode::Normal;
                     }
                 }
-                Vec::new()
+                notice.into_iter().collect()
             }
         }
+    }
+
+    /// A task's end, told as the settings ask (nothing by default).
+    fn end_notice(&self, event: &CoreEvent) -> Option<Effect> {
+        let CoreEvent::Ended { id, state } = event else {
+            return None;
+        };
+        if self.notify == crate::interface::app::settings::Notify::None {
+            return None;
+        }
+        let task = self
+            .entries
+            .iter()
+            .find(|entry| entry.id == *id && entry.kind == EntryKind::Task)?;
+        Some(Effect::Notify {
+            text: format!(
+                "task {} `{}` {state}",
+                task.task_id.as_deref().unwrap_or(&task.id),
+                task.label()
+            ),
+        })
     }
 
     /// What an effect came to.
@@ -1213,10 +1265,25 @@ mod tests {
                 "{action:?}"
             );
         }
-        assert_eq!(Layout::new(39, 20, false), None);
-        let layout = Layout::new(120, 40, false).expect("fits");
+        assert_eq!(Layout::new(39, 20, false, None), None);
+        let layout = Layout::new(120, 40, false, None).expect("fits");
         assert_eq!(layout.pane_size(), TermSize::new(120 - 31, 38));
-        let zoomed = Layout::new(120, 40, true).expect("fits");
+        let zoomed = Layout::new(120, 40, true, None).expect("fits");
+        // A width from the settings, leaving the pane at least half.
+        assert_eq!(
+            Layout::new(120, 40, false, Some(30))
+                .expect("fits")
+                .list
+                .width,
+            30
+        );
+        assert_eq!(
+            Layout::new(120, 40, false, Some(100))
+                .expect("fits")
+                .list
+                .width,
+            60
+        );
         assert_eq!(zoomed.pane_size(), TermSize::new(120, 38));
     }
 }

@@ -15,8 +15,8 @@ use ratatui::backend::{Backend, CrosstermBackend, TestBackend};
 use tokio::sync::{mpsc, watch};
 
 use crate::core::CallRequest;
+use crate::interface::app::usage::{SAMPLE_EVERY, UsageSampler};
 use crate::interface::app::{App, DETACH_REASON, Effect, Input, Outcome, PaneRequest};
-use crate::interface::usage::{SAMPLE_EVERY, UsageSampler};
 use crate::link::{Link, LinkEvent};
 use crate::time::now_ms;
 
@@ -263,6 +263,33 @@ async fn find_match(
     ))
 }
 
+/// Tells the person that a task ended: the terminal's bell (when oino draws on a terminal), or
+/// a desktop notice through `notify-send` (when it is there; nothing otherwise).
+fn notify(how: crate::interface::app::settings::Notify, text: &str) {
+    use std::io::IsTerminal;
+    match how {
+        crate::interface::app::settings::Notify::None => {}
+        crate::interface::app::settings::Notify::Bell => {
+            let mut stdout = std::io::stdout();
+            if stdout.is_terminal() {
+                let _ = stdout.write_all(b"\x07").and_then(|()| stdout.flush());
+            }
+        }
+        crate::interface::app::settings::Notify::Desktop => {
+            // Reaped by a thread of its own: a notifier that hangs holds nothing of oino's.
+            if let Ok(mut child) = std::process::Command::new("notify-send")
+                .args(["--app-name=oino", "oino", text])
+                .stdin(std::process::Stdio::null())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+            {
+                std::thread::spawn(move || child.wait());
+            }
+        }
+    }
+}
+
 /// Carries out the app's effects; slow ones report back as outcomes.
 fn execute(
     link: &Link,
@@ -274,6 +301,7 @@ fn execute(
     for effect in effects {
         let (link, outcomes) = (link.clone(), outcomes.clone());
         match effect {
+            Effect::Notify { text } => notify(app.notify, &text),
             Effect::Start { command, size } => {
                 // As typed in this shell: its folder, its environment.
                 let request = CallRequest {

@@ -17,7 +17,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::call::CallResult;
 use crate::core::CallRequest;
-use crate::interface::app::{App, Input};
+use crate::interface::app::{App, Input, parse_key};
 use crate::link::Link;
 use crate::pty::TermSize;
 use tokio::task::JoinHandle;
@@ -83,72 +83,6 @@ pub fn parse_size(text: &str) -> Result<TermSize, String> {
         parse(cols, TermSize::MAX.cols)?,
         parse(rows, TermSize::MAX.rows)?,
     ))
-}
-
-/// Parses a key name: `d`, `enter`, `esc`, `ctrl-a`, `alt-x`, `up`, `pgup`, `f5`, …
-pub fn parse_key(name: &str) -> Result<KeyEvent, String> {
-    let mut modifiers = KeyModifiers::NONE;
-    let mut rest = name;
-    loop {
-        let lower = rest.to_ascii_lowercase();
-        if let Some(stripped) = lower.strip_prefix("ctrl-") {
-            modifiers |= KeyModifiers::CONTROL;
-            rest = &rest[rest.len() - stripped.len()..];
-        } else if let Some(stripped) = lower.strip_prefix("alt-") {
-            modifiers |= KeyModifiers::ALT;
-            rest = &rest[rest.len() - stripped.len()..];
-        } else if let Some(stripped) = lower.strip_prefix("shift-") {
-            modifiers |= KeyModifiers::SHIFT;
-            rest = &rest[rest.len() - stripped.len()..];
-        } else {
-            break;
-        }
-    }
-    let code = match rest.to_ascii_lowercase().as_str() {
-        "enter" | "return" => KeyCode::Enter,
-        "esc" | "escape" => KeyCode::Esc,
-        "tab" if modifiers.contains(KeyModifiers::SHIFT) => KeyCode::BackTab,
-        "tab" => KeyCode::Tab,
-        "backspace" => KeyCode::Backspace,
-        "space" => KeyCode::Char(' '),
-        "up" => KeyCode::Up,
-        "down" => KeyCode::Down,
-        "left" => KeyCode::Left,
-        "right" => KeyCode::Right,
-        "home" => KeyCode::Home,
-        "end" => KeyCode::End,
-        "pgup" | "pageup" => KeyCode::PageUp,
-        "pgdn" | "pagedown" => KeyCode::PageDown,
-        "insert" => KeyCode::Insert,
-        "delete" | "del" => KeyCode::Delete,
-        function if function.len() > 1 && function.starts_with('f') => function[1..]
-            .parse()
-            .ok()
-            .filter(|n| (1..=12).contains(n))
-            .map(KeyCode::F)
-            .ok_or_else(|| format!("unknown key `{name}`"))?,
-        _ => {
-            let mut chars = rest.chars();
-            match (chars.next(), chars.next()) {
-                (Some(c), None) => {
-                    if c.is_uppercase() {
-                        modifiers |= KeyModifiers::SHIFT;
-                    }
-                    KeyCode::Char(c)
-                }
-                _ => {
-                    return Err(format!(
-                        "unknown key `{name}`: try d, enter, esc, ctrl-a, up, pgup, f5"
-                    ));
-                }
-            }
-        }
-    };
-    // Terminals report a shifted letter as the capital alone.
-    if matches!(code, KeyCode::Char(c) if c.is_lowercase()) {
-        modifiers.remove(KeyModifiers::SHIFT);
-    }
-    Ok(KeyEvent::new(code, modifiers))
 }
 
 /// Splits `TEXT [--timeout SECS]`.
@@ -275,6 +209,8 @@ pub async fn run(
     let mut terminal = Terminal::new(TestBackend::new(size.cols, size.rows))
         .context("creating the test backend")?;
     let mut app = App::new((size.cols, size.rows), !crate::interface::ui::no_color());
+    // The same settings as the interface; a mistake in them fails the script.
+    app.configure(crate::interface::app::settings::Config::load()?);
     let (input_tx, mut inputs) = mpsc::channel(64);
     let (frames_tx, frames) = watch::channel(String::new());
 
@@ -354,7 +290,7 @@ impl Player {
             Command::Run { id, command } => {
                 // Started at the pane's size, as the interface starts its own calls.
                 let pane =
-                    crate::interface::app::Layout::new(self.size.cols, self.size.rows, false)
+                    crate::interface::app::Layout::new(self.size.cols, self.size.rows, false, None)
                         .map(|layout| layout.pane_size());
                 let (id, result) = self
                     .link
@@ -373,7 +309,7 @@ impl Player {
             }
             Command::Project(file) => {
                 let project =
-                    crate::project::Project::load(&file).map_err(|err| err.to_string())?;
+                    crate::core::project::Project::load(&file).map_err(|err| err.to_string())?;
                 let env = CallRequest::default()
                     .from_here()
                     .map_err(|err| err.to_string())?

@@ -48,7 +48,7 @@ fn restore_terminal() {
 }
 
 impl TerminalGuard {
-    pub fn enter() -> anyhow::Result<Self> {
+    pub fn enter(mouse: bool) -> anyhow::Result<Self> {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             restore_terminal();
@@ -59,10 +59,14 @@ impl TerminalGuard {
         crossterm::execute!(
             std::io::stdout(),
             EnterAlternateScreen,
-            EnableBracketedPaste,
-            EnableMouseCapture
+            EnableBracketedPaste
         )
         .context("setting up the terminal")?;
+        // Off in the settings: the terminal's own selection works.
+        if mouse {
+            crossterm::execute!(std::io::stdout(), EnableMouseCapture)
+                .context("setting up the terminal")?;
+        }
         Ok(guard)
     }
 }
@@ -131,8 +135,15 @@ pub async fn run(
     }
     let (cols, rows) = crossterm::terminal::size().context("reading the terminal size")?;
     let mut app = App::new((cols, rows), !no_color());
-    if let Some(greeting) = greeting {
-        app.say(greeting, false);
+    // A mistake in the settings: the defaults, and the mistake shown.
+    match crate::interface::app::settings::Config::load() {
+        Ok(config) => {
+            app.configure(config);
+            if let Some(greeting) = greeting {
+                app.say(greeting, false);
+            }
+        }
+        Err(err) => app.say(format!("settings not used: {err}"), true),
     }
     // This shell's folder and environment, read once for all of them.
     let here = CallRequest {
@@ -154,7 +165,7 @@ pub async fn run(
 
 /// Draws `app` on this terminal until it quits; then the terminal is as it was.
 async fn run_app(link: Link, app: &mut App) -> anyhow::Result<()> {
-    let guard = TerminalGuard::enter()?;
+    let guard = TerminalGuard::enter(app.mouse)?;
     let outcome = async {
         let mut terminal: Terminal<CrosstermBackend<Stdout>> =
             Terminal::new(CrosstermBackend::new(std::io::stdout()))
@@ -196,6 +207,9 @@ pub async fn attach(
     }
     let (cols, rows) = crossterm::terminal::size().context("reading the terminal size")?;
     let mut app = App::new((cols, rows), !no_color());
+    if let Ok(config) = crate::interface::app::settings::Config::load() {
+        app.configure(config);
+    }
     app.attach(entry.id.clone(), detach_key, detach_label.to_owned());
     run_app(link, &mut app).await?;
     let label = entry.task_id.as_deref().unwrap_or(&entry.id);

@@ -38,7 +38,10 @@ fn elapsed_ms(entry: &EntryInfo, now_ms: u64) -> u64 {
 
 /// Draws the whole interface.
 pub fn render(app: &App, now_ms: u64, frame: &mut Frame<'_>) {
-    let theme = Theme { color: app.color };
+    let theme = Theme {
+        color: app.color,
+        colors: app.theme,
+    };
     let area = frame.area();
     let Some(layout) = app.layout() else {
         render_too_small(area, &theme, frame.buffer_mut());

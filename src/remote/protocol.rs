@@ -156,7 +156,7 @@ pub enum Request {
     /// Starts the processes of a project file that do not run yet (or only `only`), each a task
     /// named after it, from the caller's environment `env`.
     Project {
-        project: crate::project::Project,
+        project: crate::core::project::Project,
         #[serde(default)]
         env: Vec<(String, String)>,
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -484,7 +484,7 @@ mod tests {
                 size: Some(size),
             },
             Request::Project {
-                project: crate::project::Project {
+                project: crate::core::project::Project {
                     file: "/src/oino.toml".into(),
                     processes: Vec::new(),
                 },

@@ -34,6 +34,11 @@ impl Terminal {
         let mut command = CommandBuilder::new(env!("CARGO_BIN_EXE_oino"));
         command.args(args);
         command.env("XDG_STATE_HOME", temp_dir("e2e-state"));
+        // This user's settings are not the test's.
+        command.env("XDG_CONFIG_HOME", temp_dir("e2e-config"));
+        command.env_remove("OINO_CONFIG");
+        command.env("XDG_CONFIG_HOME", temp_dir("e2e-config"));
+        command.env_remove("OINO_CONFIG");
         command.env("TERM", "xterm-256color");
         // A person's less options (`-X` keeps less off the alternate screen) are not the test's.
         command.env_remove("LESS");

@@ -6,7 +6,23 @@ use std::process::{Command, Output, Stdio};
 use crate::support::temp_dir;
 
 fn headless(args: &[&str], stdin: Option<&str>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_oino"))
+    headless_with_settings(args, stdin, None)
+}
+
+/// Headless with the settings file `settings` (none: no settings, whatever this user has).
+fn headless_with_settings(
+    args: &[&str],
+    stdin: Option<&str>,
+    settings: Option<&std::path::Path>,
+) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_oino"));
+    command
+        .env("XDG_CONFIG_HOME", temp_dir("headless-config"))
+        .env_remove("OINO_CONFIG");
+    if let Some(settings) = settings {
+        command.env("OINO_CONFIG", settings);
+    }
+    let mut child = command
         .arg("headless")
         .args(args)
         .env("XDG_STATE_HOME", temp_dir("headless-state"))
@@ -372,4 +388,50 @@ fn a_project_shows_a_process_starting_until_its_ready_line_then_the_one_after_it
     let rows = list(ready);
     assert!(rows.iter().any(|row| row.starts_with("◆ db")), "{ready}");
     assert!(rows.iter().any(|row| row.starts_with("◆ web")), "{ready}");
+}
+
+#[test]
+fn settings_rebind_keys_in_the_help_and_the_list_takes_their_width() {
+    let settings = temp_dir("settings").join("config.toml");
+    std::fs::write(
+        &settings,
+        "list_width = 30\n[keys]\nrestart = \"R\"\nhelp = [\"?\", \"f1\"]\n[theme]\nrunning = \"blue\"\n",
+    )
+    .expect("settings");
+    let script = "run --id one echo one-ran; sleep 600\n\
+                  wait-for one-ran\n\
+                  snapshot\n\
+                  key f1\n\
+                  wait-for oino help\n\
+                  snapshot\n";
+    let output = headless_with_settings(&["--size", "100x30"], Some(script), Some(&settings));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let mut snapshots = stdout.split("=== snapshot ===").skip(1);
+    let list = snapshots.next().expect("the first snapshot");
+    // The list is 30 columns: the rule is the 31st.
+    let row = list.lines().nth(1).expect("a row");
+    assert_eq!(row.chars().position(|c| c == '│'), Some(30), "{row}");
+    let snapshot = snapshots.next().expect("the help's snapshot");
+    // The help is written from the rebound keys.
+    let restart = snapshot
+        .lines()
+        .find(|line| line.contains("run the selected command again"))
+        .unwrap_or_else(|| panic!("no restart in the help:\n{snapshot}"));
+    assert!(restart.contains("  R  "), "{restart}");
+    assert!(snapshot.contains("? F1"), "{snapshot}");
+
+    // A mistake: the script fails, saying where.
+    std::fs::write(&settings, "[theme]\nrunning = \"plaid\"\n").expect("settings");
+    let output = headless_with_settings(&["--size", "100x30"], Some("snapshot\n"), Some(&settings));
+    assert!(!output.status.success());
+    let said = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        said.contains(&format!("{}:2:11: `plaid` is no color", settings.display())),
+        "{said}"
+    );
 }

@@ -1,8 +1,8 @@
 //! Project files: processes started in order of readiness, kept running by their restart
 //! policy, started once however many interfaces open on them.
 
+use oino::core::project::Project;
 use oino::core::{Core, EntryInfo, EntryKind, EntryState};
-use oino::project::Project;
 
 use crate::support::{ServerGuard, temp_dir, test_core, wait_until};
 
@@ -241,6 +241,11 @@ backoff = 0.1
         runs(&core, "svc")
             .first()
             .is_some_and(|run| run.name.is_some())
+    })
+    .await;
+    wait_until("svc's first run to count itself", || {
+        core.output("svc", Some(0), 4096)
+            .is_ok_and(|slice| slice.text.contains("run 0"))
     })
     .await;
     // Restarted by hand: the second run fails and is restarted by the policy.

@@ -1,7 +1,7 @@
 //! The keymap: one [`Action`] per thing a key can do, and the default keys that the hints and the
 //! help are written from.
 
-use crossterm::event::{KeyCode, KeyModifiers};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 /// What a key can do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -28,6 +28,61 @@ pub enum Action {
 }
 
 impl Action {
+    /// Every action, in the order of [`Action::NAMES`].
+    const ALL: [Self; 19] = [
+        Self::SelectNext,
+        Self::SelectPrevious,
+        Self::SelectFirst,
+        Self::SelectLast,
+        Self::Detach,
+        Self::DetachNow,
+        Self::NewCall,
+        Self::Restart,
+        Self::Kill,
+        Self::Focus,
+        Self::PageUp,
+        Self::PageDown,
+        Self::Live,
+        Self::Search,
+        Self::NextMatch,
+        Self::PreviousMatch,
+        Self::Zoom,
+        Self::Help,
+        Self::Quit,
+    ];
+
+    /// The names the settings file binds keys to.
+    pub const NAMES: [&'static str; 19] = [
+        "select-next",
+        "select-previous",
+        "select-first",
+        "select-last",
+        "detach",
+        "detach-now",
+        "new",
+        "restart",
+        "kill",
+        "type",
+        "page-up",
+        "page-down",
+        "live",
+        "search",
+        "next-match",
+        "previous-match",
+        "zoom",
+        "help",
+        "quit",
+    ];
+
+    /// The action a settings file names.
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::NAMES
+            .iter()
+            .position(|known| *known == name)
+            .map(|at| Self::ALL[at])
+    }
+
     /// What the action does, for the help.
     #[must_use]
     pub fn describe(self) -> &'static str {
@@ -56,10 +111,10 @@ impl Action {
 }
 
 /// Keys bound to one action, and how the hints show them.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Binding {
     pub keys: Vec<(KeyCode, KeyModifiers)>,
-    pub label: &'static str,
+    pub label: String,
     /// The word in the bar, or `None` to leave it to the help.
     pub hint: Option<&'static str>,
     pub action: Action,
@@ -73,9 +128,9 @@ fn plain(code: KeyCode) -> (KeyCode, KeyModifiers) {
 #[must_use]
 pub fn default_keymap() -> Vec<Binding> {
     use KeyCode::{Char, Down, End, Enter, Home, PageDown, PageUp, Up};
-    let bind = |keys: Vec<(KeyCode, KeyModifiers)>, label, hint, action| Binding {
+    let bind = |keys: Vec<(KeyCode, KeyModifiers)>, label: &str, hint, action| Binding {
         keys,
-        label,
+        label: label.to_owned(),
         hint,
         action,
     };
@@ -135,4 +190,107 @@ pub fn default_keymap() -> Vec<Binding> {
         bind(vec![plain(Char('?'))], "?", Some("help"), Action::Help),
         bind(vec![plain(Char('q'))], "q", Some("quit"), Action::Quit),
     ]
+}
+
+/// Parses a key name: `d`, `enter`, `esc`, `ctrl-a`, `alt-x`, `up`, `pgup`, `f5`, …
+pub fn parse_key(name: &str) -> Result<KeyEvent, String> {
+    let mut modifiers = KeyModifiers::NONE;
+    let mut rest = name;
+    loop {
+        let lower = rest.to_ascii_lowercase();
+        if let Some(stripped) = lower.strip_prefix("ctrl-") {
+            modifiers |= KeyModifiers::CONTROL;
+            rest = &rest[rest.len() - stripped.len()..];
+        } else if let Some(stripped) = lower.strip_prefix("alt-") {
+            modifiers |= KeyModifiers::ALT;
+            rest = &rest[rest.len() - stripped.len()..];
+        } else if let Some(stripped) = lower.strip_prefix("shift-") {
+            modifiers |= KeyModifiers::SHIFT;
+            rest = &rest[rest.len() - stripped.len()..];
+        } else {
+            break;
+        }
+    }
+    let code = match rest.to_ascii_lowercase().as_str() {
+        "enter" | "return" => KeyCode::Enter,
+        "esc" | "escape" => KeyCode::Esc,
+        "tab" if modifiers.contains(KeyModifiers::SHIFT) => KeyCode::BackTab,
+        "tab" => KeyCode::Tab,
+        "backspace" => KeyCode::Backspace,
+        "space" => KeyCode::Char(' '),
+        "up" => KeyCode::Up,
+        "down" => KeyCode::Down,
+        "left" => KeyCode::Left,
+        "right" => KeyCode::Right,
+        "home" => KeyCode::Home,
+        "end" => KeyCode::End,
+        "pgup" | "pageup" => KeyCode::PageUp,
+        "pgdn" | "pagedown" => KeyCode::PageDown,
+        "insert" => KeyCode::Insert,
+        "delete" | "del" => KeyCode::Delete,
+        function if function.len() > 1 && function.starts_with('f') => function[1..]
+            .parse()
+            .ok()
+            .filter(|n| (1..=12).contains(n))
+            .map(KeyCode::F)
+            .ok_or_else(|| format!("unknown key `{name}`"))?,
+        _ => {
+            let mut chars = rest.chars();
+            match (chars.next(), chars.next()) {
+                (Some(c), None) => {
+                    if c.is_uppercase() {
+                        modifiers |= KeyModifiers::SHIFT;
+                    }
+                    KeyCode::Char(c)
+                }
+                _ => {
+                    return Err(format!(
+                        "unknown key `{name}`: try d, enter, esc, ctrl-a, up, pgup, f5"
+                    ));
+                }
+            }
+        }
+    };
+    // Terminals report a shifted letter as the capital alone.
+    if matches!(code, KeyCode::Char(c) if c.is_lowercase()) {
+        modifiers.remove(KeyModifiers::SHIFT);
+    }
+    Ok(KeyEvent::new(code, modifiers))
+}
+
+/// A key's name as people write it: `ctrl-a` is `Ctrl-A`, `f12` is `F12`.
+#[must_use]
+pub fn key_label(name: &str) -> String {
+    name.split('-')
+        .map(|part| {
+            let mut chars = part.chars();
+            match (chars.next(), chars.as_str()) {
+                (Some(first), "") => first.to_uppercase().collect(),
+                (Some(first), rest) => format!("{}{rest}", first.to_uppercase()),
+                (None, _) => "-".to_owned(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("-")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_action_has_a_name_and_key_names_read_as_people_write_them() {
+        for (name, action) in Action::NAMES.iter().zip(Action::ALL) {
+            assert_eq!(Action::from_name(name), Some(action));
+        }
+        assert!(
+            default_keymap()
+                .iter()
+                .all(|binding| Action::ALL.contains(&binding.action))
+        );
+        assert_eq!(key_label("ctrl-a"), "Ctrl-A");
+        assert_eq!(key_label("ctrl-]"), "Ctrl-]");
+        assert_eq!(key_label("f12"), "F12");
+        assert_eq!(key_label("alt-x"), "Alt-X");
+    }
 }

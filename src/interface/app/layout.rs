@@ -20,14 +20,20 @@ pub struct Layout {
 }
 
 impl Layout {
-    /// The layout for a terminal of `cols` x `rows`, or `None` when it is too small.
+    /// The layout for a terminal of `cols` x `rows` (the list `list_width` wide, if set), or
+    /// `None` when it is too small.
     #[must_use]
-    pub fn new(cols: u16, rows: u16, zoom: bool) -> Option<Self> {
+    pub fn new(cols: u16, rows: u16, zoom: bool, list_width: Option<u16>) -> Option<Self> {
         use ratatui::layout::Rect;
         if cols < MIN_COLS || rows < MIN_ROWS {
             return None;
         }
-        let list_cols = if zoom { 0 } else { (cols / 4).clamp(24, 40) };
+        // The settings' width, leaving the pane at least half the terminal.
+        let list_cols = match (zoom, list_width) {
+            (true, _) => 0,
+            (false, Some(width)) => width.min(cols / 2),
+            (false, None) => (cols / 4).clamp(24, 40),
+        };
         // The list has a one-column rule on its right.
         let pane_x = if zoom { 0 } else { list_cols + 1 };
         let body_rows = rows - 1;

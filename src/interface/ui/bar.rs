@@ -109,7 +109,7 @@ pub(super) fn hints(app: &App, theme: &Theme) -> Line<'static> {
         if app.search.is_some() && binding.action == crate::interface::app::Action::NewCall {
             continue;
         }
-        let key = binding.label.split(' ').next().unwrap_or(binding.label);
+        let key = binding.label.split(' ').next().unwrap_or(&binding.label);
         spans.push(Span::styled(key.to_owned(), title_style()));
         spans.push(Span::styled(format!(" {hint}  "), theme.dim()));
     }

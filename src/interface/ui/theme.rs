@@ -7,6 +7,7 @@ use crate::core::{EntryInfo, EntryKind, EntryState};
 /// The colors of oino's own chrome, or none at all under `NO_COLOR`.
 pub(super) struct Theme {
     pub(super) color: bool,
+    pub(super) colors: crate::interface::app::settings::Theme,
 }
 
 impl Theme {
@@ -19,22 +20,23 @@ impl Theme {
     }
 
     pub(super) fn dim(&self) -> Style {
-        self.fg(Color::DarkGray)
+        self.fg(self.colors.border)
     }
 
     pub(super) fn error(&self) -> Style {
-        self.fg(Color::Red).add_modifier(Modifier::BOLD)
+        self.fg(self.colors.failed).add_modifier(Modifier::BOLD)
     }
 
     pub(super) fn state(&self, entry: &EntryInfo) -> Style {
+        let colors = &self.colors;
         if entry.state.is_running() && entry.waiting_for_input.is_some() {
-            return self.fg(Color::Yellow).add_modifier(Modifier::BOLD);
+            return self.fg(colors.waiting).add_modifier(Modifier::BOLD);
         }
         match (entry.state, entry.kind) {
-            (EntryState::Running, EntryKind::Call) => self.fg(Color::Cyan),
-            (EntryState::Running, EntryKind::Task) => self.fg(Color::Magenta),
-            (EntryState::Exited { code: 0 }, _) => self.fg(Color::Green),
-            _ => self.fg(Color::Red),
+            (EntryState::Running, EntryKind::Call) => self.fg(colors.running),
+            (EntryState::Running, EntryKind::Task) => self.fg(colors.task),
+            (EntryState::Exited { code: 0 }, _) => self.fg(colors.done),
+            _ => self.fg(colors.failed),
         }
     }
 

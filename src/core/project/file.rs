@@ -182,7 +182,7 @@ impl Project {
 }
 
 /// Line and column (from 1, in characters) of byte `offset` of `text`.
-fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
+pub(crate) fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
     let column = before

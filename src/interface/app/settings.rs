@@ -1,0 +1,336 @@
+//! The user's settings: `$XDG_CONFIG_HOME/oino/config.toml` (`~/.config/oino/config.toml`), or
+//! the file `OINO_CONFIG` names. Every key is optional; a mistake is reported with its file,
+//! line and column (the interface then starts with the defaults and shows it).
+//!
+//! ```toml
+//! list_width = 32          # columns of the list (default: a quarter of the terminal, 24 to 40)
+//! mouse = true             # oino takes the mouse (false: the terminal's own selection works)
+//! notify = "bell"          # when a task ends: "none" (default), "bell", "desktop"
+//!
+//! [keys]                   # an action = a key or a list of keys
+//! restart = "R"
+//! kill = ["x", "delete"]
+//!
+//! [theme]                  # colors: a name (red, darkgray, …), a number 0-255 or "#rrggbb"
+//! running = "cyan"
+//! ```
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::style::Color;
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::interface::app::{Action, Binding};
+
+/// When a task ends, whom to tell.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Notify {
+    #[default]
+    None,
+    /// The terminal's bell.
+    Bell,
+    /// A desktop notification through `notify-send`, when it is there.
+    Desktop,
+}
+
+/// The colors of oino's own chrome.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Theme {
+    pub running: Color,
+    pub task: Color,
+    pub done: Color,
+    pub failed: Color,
+    pub waiting: Color,
+    /// Rules, borders and dim text.
+    pub border: Color,
+}
+
+impl Default for Theme {
+    fn default() -> Self {
+        Self {
+            running: Color::Cyan,
+            task: Color::Magenta,
+            done: Color::Green,
+            failed: Color::Red,
+            waiting: Color::Yellow,
+            border: Color::DarkGray,
+        }
+    }
+}
+
+/// The settings, checked.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    pub list_width: Option<u16>,
+    pub mouse: bool,
+    pub notify: Notify,
+    pub keymap: Vec<Binding>,
+    pub theme: Theme,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            list_width: None,
+            mouse: true,
+            notify: Notify::None,
+            keymap: crate::interface::app::default_keymap(),
+            theme: Theme::default(),
+        }
+    }
+}
+
+/// A mistake in the settings, where it is.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("{}:{line}:{column}: {message}", file.display())]
+pub struct ConfigError {
+    pub file: PathBuf,
+    pub line: usize,
+    pub column: usize,
+    pub message: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Model {
+    list_width: Option<Spanned<u16>>,
+    mouse: Option<bool>,
+    notify: Option<Notify>,
+    #[serde(default)]
+    keys: BTreeMap<Spanned<String>, Spanned<OneOrMore>>,
+    #[serde(default)]
+    theme: BTreeMap<Spanned<String>, Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum OneOrMore {
+    One(String),
+    More(Vec<String>),
+}
+
+impl Config {
+    /// The settings file: `OINO_CONFIG`, else `$XDG_CONFIG_HOME/oino/config.toml`, else
+    /// `~/.config/oino/config.toml`.
+    #[must_use]
+    pub fn path() -> Option<PathBuf> {
+        if let Some(file) = std::env::var_os("OINO_CONFIG") {
+            return Some(file.into());
+        }
+        let base = std::env::var_os("XDG_CONFIG_HOME")
+            .map(PathBuf::from)
+            .filter(|dir| dir.is_absolute())
+            .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".config")))?;
+        Some(base.join("oino/config.toml"))
+    }
+
+    /// The user's settings; the defaults when there is no file.
+    pub fn load() -> Result<Self, ConfigError> {
+        match Self::path() {
+            Some(file) if file.exists() => Self::read(&file),
+            _ => Ok(Self::default()),
+        }
+    }
+
+    /// Reads and checks `file`.
+    pub fn read(file: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(file).map_err(|err| ConfigError {
+            file: file.to_owned(),
+            line: 1,
+            column: 1,
+            message: format!("cannot read it: {err}"),
+        })?;
+        Self::parse(&text).map_err(|(offset, message)| {
+            let (line, column) = crate::core::project::line_and_column(&text, offset);
+            ConfigError {
+                file: file.to_owned(),
+                line,
+                column,
+                message,
+            }
+        })
+    }
+
+    fn parse(text: &str) -> Result<Self, (usize, String)> {
+        let model: Model = toml::from_str(text).map_err(|err| {
+            (
+                err.span().map_or(0, |span| span.start),
+                format!(
+                    "{} (expected: list_width, mouse, notify, [keys], [theme])",
+                    err.message().trim_end()
+                ),
+            )
+        })?;
+        let mut config = Self::default();
+        if let Some(width) = model.list_width {
+            if !(10..=200).contains(width.get_ref()) {
+                return Err((width.span().start, "list_width is 10 to 200 columns".into()));
+            }
+            config.list_width = Some(*width.get_ref());
+        }
+        config.mouse = model.mouse.unwrap_or(true);
+        config.notify = model.notify.unwrap_or_default();
+        for (name, keys) in &model.keys {
+            let action = Action::from_name(name.get_ref()).ok_or_else(|| {
+                (
+                    name.span().start,
+                    format!(
+                        "no action `{}`: the actions are {}",
+                        name.get_ref(),
+                        Action::NAMES.join(", ")
+                    ),
+                )
+            })?;
+            let names = match keys.get_ref() {
+                OneOrMore::One(key) => vec![key.clone()],
+                OneOrMore::More(keys) => keys.clone(),
+            };
+            let parsed: Vec<KeyEvent> = names
+                .iter()
+                .map(|key| crate::interface::app::parse_key(key))
+                .collect::<Result<_, _>>()
+                .map_err(|err| (keys.span().start, err))?;
+            if let Some(binding) = config.keymap.iter_mut().find(|b| b.action == action) {
+                // A capital letter comes with Shift from some terminals and without from others.
+                binding.keys = parsed
+                    .iter()
+                    .flat_map(|key| {
+                        let plain = matches!(key.code, KeyCode::Char(c) if c.is_uppercase())
+                            .then_some((key.code, KeyModifiers::NONE));
+                        std::iter::once((key.code, key.modifiers)).chain(plain)
+                    })
+                    .collect();
+                binding.label = names
+                    .iter()
+                    .map(|key| crate::interface::app::key_label(key))
+                    .collect::<Vec<_>>()
+                    .join(" ");
+            }
+        }
+        for (part, color) in &model.theme {
+            let parsed = parse_color(color.get_ref()).ok_or_else(|| {
+                (
+                    color.span().start,
+                    format!(
+                        "`{}` is no color: a name (red, darkgray, …), a number 0-255 or #rrggbb",
+                        color.get_ref()
+                    ),
+                )
+            })?;
+            let theme = &mut config.theme;
+            let slot = match part.get_ref().as_str() {
+                "running" => &mut theme.running,
+                "task" => &mut theme.task,
+                "done" => &mut theme.done,
+                "failed" => &mut theme.failed,
+                "waiting" => &mut theme.waiting,
+                "border" => &mut theme.border,
+                other => {
+                    return Err((
+                        part.span().start,
+                        format!(
+                            "no theme color `{other}`: they are running, task, done, failed, \
+                             waiting, border"
+                        ),
+                    ));
+                }
+            };
+            *slot = parsed;
+        }
+        Ok(config)
+    }
+}
+
+/// A color by name, number or `#rrggbb`.
+fn parse_color(text: &str) -> Option<Color> {
+    if let Some(hex) = text.strip_prefix('#') {
+        let byte = |at: usize| u8::from_str_radix(hex.get(at..at + 2)?, 16).ok();
+        return (hex.len() == 6).then(|| Some(Color::Rgb(byte(0)?, byte(2)?, byte(4)?)))?;
+    }
+    if let Ok(index) = text.parse::<u8>() {
+        return Some(Color::Indexed(index));
+    }
+    let name = text.to_ascii_lowercase().replace(['-', '_', ' '], "");
+    Some(match name.as_str() {
+        "black" => Color::Black,
+        "red" => Color::Red,
+        "green" => Color::Green,
+        "yellow" => Color::Yellow,
+        "blue" => Color::Blue,
+        "magenta" => Color::Magenta,
+        "cyan" => Color::Cyan,
+        "gray" | "grey" => Color::Gray,
+        "darkgray" | "darkgrey" => Color::DarkGray,
+        "lightred" => Color::LightRed,
+        "lightgreen" => Color::LightGreen,
+        "lightyellow" => Color::LightYellow,
+        "lightblue" => Color::LightBlue,
+        "lightmagenta" => Color::LightMagenta,
+        "lightcyan" => Color::LightCyan,
+        "white" => Color::White,
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn settings_rebind_keys_and_set_colors() {
+        let config = Config::parse(
+            "list_width = 30\nmouse = false\nnotify = \"bell\"\n\
+             [keys]\nrestart = \"R\"\nkill = [\"x\", \"delete\"]\n\
+             [theme]\nrunning = \"#102030\"\nfailed = \"lightred\"\nborder = \"240\"\n",
+        )
+        .unwrap();
+        assert_eq!(config.list_width, Some(30));
+        assert!(!config.mouse);
+        assert_eq!(config.notify, Notify::Bell);
+        let binding = |action| {
+            config
+                .keymap
+                .iter()
+                .find(|binding| binding.action == action)
+                .unwrap()
+                .clone()
+        };
+        assert_eq!(
+            binding(Action::Restart).keys,
+            [
+                (KeyCode::Char('R'), KeyModifiers::SHIFT),
+                (KeyCode::Char('R'), KeyModifiers::NONE)
+            ]
+        );
+        assert_eq!(binding(Action::Restart).label, "R");
+        assert_eq!(binding(Action::Kill).keys.len(), 2);
+        assert_eq!(binding(Action::Kill).label, "X Delete");
+        assert_eq!(config.theme.running, Color::Rgb(0x10, 0x20, 0x30));
+        assert_eq!(config.theme.failed, Color::LightRed);
+        assert_eq!(config.theme.border, Color::Indexed(240));
+        assert_eq!(config.theme.done, Color::Green);
+        assert_eq!(Config::parse("").unwrap(), Config::default());
+    }
+
+    #[test]
+    fn mistakes_say_where_and_what_was_expected() {
+        for (text, offset, message) in [
+            ("mouse = 3\n", 8, "invalid type"),
+            ("colour = 1\n", 0, "unknown field `colour`"),
+            ("[keys]\nexplode = \"e\"\n", 7, "no action `explode`"),
+            ("[keys]\nkill = \"hyper-x\"\n", 14, "unknown key"),
+            ("[theme]\nrunning = \"plaid\"\n", 18, "is no color"),
+            ("[theme]\nstripes = \"red\"\n", 8, "no theme color"),
+            ("list_width = 3\n", 13, "10 to 200"),
+            ("notify = \"loud\"\n", 9, "unknown variant"),
+        ] {
+            let (at, said) = Config::parse(text).unwrap_err();
+            assert_eq!(at, offset, "{text:?}: {said}");
+            assert!(said.contains(message), "{text:?}: {said}");
+        }
+    }
+}
