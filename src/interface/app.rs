@@ -16,6 +16,7 @@ use crate::core::{CoreEvent, EntryInfo, EntryKind, EntryState, HistoryPage};
 use crate::pty::TermSize;
 use crate::screen::ScreenSnapshot;
 
+mod copy;
 mod keymap;
 mod keys;
 mod layout;
@@ -23,6 +24,7 @@ mod mouse;
 pub mod settings;
 pub mod usage;
 
+pub use copy::{Selection, osc52};
 pub use keymap::{Action, Binding, default_keymap, key_label, parse_key};
 pub use keys::encode_key;
 pub use layout::{
@@ -71,6 +73,10 @@ pub enum Effect {
     },
     Kill {
         id: String,
+    },
+    /// Put text on the host's clipboard (OSC 52), as the person asked.
+    Clipboard {
+        text: String,
     },
     /// Tell the person (a bell, a desktop notice) that a task ended.
     Notify {
@@ -204,6 +210,8 @@ pub struct App {
     pub usage: std::collections::HashMap<String, crate::interface::app::usage::Usage>,
     /// `oino attach`: the one entry this terminal is attached to, and the key that detaches.
     pub attached: Option<Attached>,
+    /// Text being selected in the pane (copy mode, or a drag).
+    pub selection: Option<Selection>,
     /// From the settings: the list's width, the colors, the mouse, notices of ends.
     pub list_width: Option<u16>,
     pub theme: crate::interface::app::settings::Theme,
@@ -247,6 +255,7 @@ impl App {
             log_errors_told: std::collections::HashSet::new(),
             usage: std::collections::HashMap::new(),
             attached: None,
+            selection: None,
             list_width: None,
             theme: crate::interface::app::settings::Theme::default(),
             mouse: true,
@@ -614,6 +623,9 @@ impl App {
     fn handle_key(&mut self, key: KeyEvent) -> Vec<Effect> {
         // A notice lasts until the next key (or its time runs out).
         self.notice = None;
+        if self.selection.is_some_and(|selection| !selection.by_mouse) {
+            return self.handle_copy_key(key);
+        }
         match std::mem::replace(&mut self.mode, Mode::Normal) {
             Mode::Normal => self.handle_normal_key(key),
             Mode::Focus => self.handle_focus_key(key),
@@ -724,6 +736,7 @@ impl App {
                 return self.resize_all();
             }
             Action::Help => self.mode = Mode::Help,
+            Action::Copy => self.start_copy(),
             Action::Quit => {
                 let running = self
                     .entries
@@ -886,6 +899,66 @@ impl App {
         }
     }
 
+    /// Copy mode: a selection from the pane's cursor (or the start of its last row with text).
+    fn start_copy(&mut self) {
+        let Some(pane) = &self.pane else {
+            self.say("nothing to copy from", true);
+            return;
+        };
+        let start = pane.cursor.map_or_else(
+            || {
+                let last = pane
+                    .rows
+                    .iter()
+                    .rposition(|row| row.iter().any(|cell| !cell.text.trim().is_empty()))
+                    .unwrap_or(0);
+                (u16::try_from(last).unwrap_or(0), 0)
+            },
+            |cursor| (cursor.row, cursor.col),
+        );
+        self.selection = Some(Selection {
+            anchor: start,
+            cursor: start,
+            by_mouse: false,
+        });
+    }
+
+    /// A key in copy mode: motion keys move the selection's end, `y` copies, `Esc` cancels.
+    fn handle_copy_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let (Some(mut selection), Some(pane)) = (self.selection, self.pane.as_ref()) else {
+            self.selection = None;
+            return Vec::new();
+        };
+        let (rows, cols) = (pane.size.rows, pane.size.cols);
+        match selection.key(key, rows, cols) {
+            copy::CopyKey::Moved | copy::CopyKey::Nothing => {
+                self.selection = Some(selection);
+                Vec::new()
+            }
+            copy::CopyKey::Cancel => {
+                self.selection = None;
+                Vec::new()
+            }
+            copy::CopyKey::Copy => self.copy_selection(),
+        }
+    }
+
+    /// Copies the selection to the clipboard, and ends it.
+    fn copy_selection(&mut self) -> Vec<Effect> {
+        let text = match (self.selection.take(), &self.pane) {
+            (Some(selection), Some(pane)) => selection.text(pane),
+            _ => return Vec::new(),
+        };
+        self.say(
+            format!(
+                "copied {} characters to the clipboard",
+                text.chars().count()
+            ),
+            false,
+        );
+        vec![Effect::Clipboard { text }]
+    }
+
     fn handle_paste(&mut self, text: &str) -> Vec<Effect> {
         match &mut self.mode {
             Mode::Focus => {
@@ -940,6 +1013,47 @@ impl App {
             return effects;
         }
         self.mouse_held = false;
+        // A drag in the pane selects; letting go copies.
+        let in_pane = layout.pane.contains(position);
+        let spot = (
+            mouse.row.clamp(layout.pane.top(), layout.pane.bottom() - 1) - layout.pane.y,
+            mouse
+                .column
+                .clamp(layout.pane.left(), layout.pane.right() - 1)
+                - layout.pane.x,
+        );
+        match mouse.kind {
+            MouseEventKind::Down(MouseButton::Left) if in_pane && self.pane.is_some() => {
+                self.selection = Some(Selection {
+                    anchor: spot,
+                    cursor: spot,
+                    by_mouse: true,
+                });
+                return Vec::new();
+            }
+            MouseEventKind::Drag(MouseButton::Left)
+                if self.selection.is_some_and(|selection| selection.by_mouse) =>
+            {
+                if let Some(selection) = &mut self.selection {
+                    selection.cursor = spot;
+                }
+                return Vec::new();
+            }
+            MouseEventKind::Up(MouseButton::Left)
+                if self.selection.is_some_and(|selection| selection.by_mouse) =>
+            {
+                // A click alone copies nothing.
+                if self
+                    .selection
+                    .is_some_and(|selection| selection.anchor != selection.cursor)
+                {
+                    return self.copy_selection();
+                }
+                self.selection = None;
+                return Vec::new();
+            }
+            _ => {}
+        }
         match mouse.kind {
             // A full-screen program's output makes no history to look back on.
             MouseEventKind::ScrollUp

@@ -263,6 +263,19 @@ async fn find_match(
     ))
 }
 
+/// Puts `text` on the clipboard of the terminal oino draws on, as OSC 52 (inside tmux, tmux's
+/// buffer takes it).
+fn to_clipboard(text: &str) {
+    use std::io::IsTerminal;
+    let mut stdout = std::io::stdout();
+    if stdout.is_terminal() {
+        let sequence = crate::interface::app::osc52(text);
+        let _ = stdout
+            .write_all(sequence.as_bytes())
+            .and_then(|()| stdout.flush());
+    }
+}
+
 /// Tells the person that a task ended: the terminal's bell (when oino draws on a terminal), or
 /// a desktop notice through `notify-send` (when it is there; nothing otherwise).
 fn notify(how: crate::interface::app::settings::Notify, text: &str) {
@@ -302,6 +315,7 @@ fn execute(
         let (link, outcomes) = (link.clone(), outcomes.clone());
         match effect {
             Effect::Notify { text } => notify(app.notify, &text),
+            Effect::Clipboard { text } => to_clipboard(&text),
             Effect::Start { command, size } => {
                 // As typed in this shell: its folder, its environment.
                 let request = CallRequest {

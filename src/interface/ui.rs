@@ -59,6 +59,9 @@ pub fn render(app: &App, now_ms: u64, frame: &mut Frame<'_>) {
             layout.pane,
             frame.buffer_mut(),
         );
+        if let Some(selection) = &app.selection {
+            pane::render_selection(selection, layout.pane, frame.buffer_mut());
+        }
         if app.mode == Mode::Focus {
             if let Some(cursor) = pane.cursor {
                 frame.set_cursor_position(Position::new(

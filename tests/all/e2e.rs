@@ -12,6 +12,8 @@ use crate::support::{DEADLINE, temp_dir, unique_id, wait_until_blocking};
 /// `oino` running in a PTY of its own, with a vt100 model of what it draws.
 struct Terminal {
     screen: Arc<Mutex<vt100::Parser>>,
+    /// Every byte oino wrote to its terminal.
+    raw: Arc<Mutex<Vec<u8>>>,
     master: Box<dyn MasterPty + Send>,
     writer: Box<dyn Write + Send>,
     child: Box<dyn portable_pty::Child + Send + Sync>,
@@ -53,18 +55,22 @@ impl Terminal {
         let screen = Arc::new(Mutex::new(vt100::Parser::new(rows(30), rows(120), 0)));
         let mut reader = pair.master.try_clone_reader().expect("reader");
         let feed = Arc::clone(&screen);
+        let raw = Arc::new(Mutex::new(Vec::new()));
+        let kept = Arc::clone(&raw);
         std::thread::spawn(move || {
             let mut buffer = vec![0; 65536];
             while let Ok(read) = reader.read(&mut buffer) {
                 if read == 0 {
                     break;
                 }
+                kept.lock().expect("raw").extend_from_slice(&buffer[..read]);
                 feed.lock().expect("screen").process(&buffer[..read]);
             }
         });
         let writer = pair.master.take_writer().expect("writer");
         Self {
             screen,
+            raw,
             master: pair.master,
             writer,
             child,
@@ -449,4 +455,61 @@ fn attach_puts_this_terminal_on_a_task_and_the_detach_key_leaves_it_running() {
             .any(|entry| entry.name.as_deref() == Some("shell") && entry.state.is_running()),
         "{entries:?}"
     );
+}
+
+/// The texts oino put on the clipboard (OSC 52), in order.
+fn clipboard(raw: &[u8]) -> Vec<String> {
+    let text = String::from_utf8_lossy(raw);
+    text.split("\x1b]52;c;")
+        .skip(1)
+        .filter_map(|rest| rest.split('\x07').next())
+        .map(|encoded| String::from_utf8(base64_decode(encoded)).expect("UTF-8"))
+        .collect()
+}
+
+fn base64_decode(text: &str) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' => 62,
+        _ => 63,
+    };
+    let digits: Vec<u8> = text.bytes().filter(|c| *c != b'=').map(value).collect();
+    let mut out = Vec::new();
+    for chunk in digits.chunks(4) {
+        let word = chunk.iter().enumerate().fold(0u32, |word, (at, digit)| {
+            word | u32::from(*digit) << (18 - 6 * at)
+        });
+        out.extend(word.to_be_bytes()[1..chunk.len()].iter());
+    }
+    out
+}
+
+#[test]
+fn copy_puts_the_selection_on_the_clipboard_only_when_asked() {
+    let mark = unique_id("e2e-copy");
+    // The program tries to set the clipboard itself: that never gets through.
+    let call = "printf 'alpha beta\\ngamma\\n\\033]52;c;ZXZpbA==\\007'; sleep 600";
+    let mut tui = Terminal::start(&["--embedded", call], &mark);
+    // In the pane (the header shows the command, `gamma` included).
+    tui.wait_for("│gamma");
+    assert!(clipboard(&tui.raw.lock().expect("raw")).is_empty());
+    // From the keyboard: v at the cursor (the row after gamma), up twice, to the row's start, y.
+    tui.send(b"v");
+    tui.wait_for("y copies to the clipboard");
+    tui.send(b"kk0y");
+    tui.wait_for("copied 17 characters");
+    assert_eq!(
+        clipboard(&tui.raw.lock().expect("raw")),
+        ["alpha beta\ngamma\n"]
+    );
+    // With the mouse: a drag over `alpha` (the pane starts at column 32, row 2).
+    tui.send(b"\x1b[<0;32;2M\x1b[<32;34;2M\x1b[<32;36;2M\x1b[<0;36;2m");
+    tui.wait_for("copied 5 characters");
+    assert_eq!(
+        clipboard(&tui.raw.lock().expect("raw")),
+        ["alpha beta\ngamma\n", "alpha"]
+    );
+    tui.quit_ending_everything(&mark);
 }

@@ -23,13 +23,14 @@ pub enum Action {
     NextMatch,
     PreviousMatch,
     Zoom,
+    Copy,
     Help,
     Quit,
 }
 
 impl Action {
     /// Every action, in the order of [`Action::NAMES`].
-    const ALL: [Self; 19] = [
+    const ALL: [Self; 20] = [
         Self::SelectNext,
         Self::SelectPrevious,
         Self::SelectFirst,
@@ -47,12 +48,13 @@ impl Action {
         Self::NextMatch,
         Self::PreviousMatch,
         Self::Zoom,
+        Self::Copy,
         Self::Help,
         Self::Quit,
     ];
 
     /// The names the settings file binds keys to.
-    pub const NAMES: [&'static str; 19] = [
+    pub const NAMES: [&'static str; 20] = [
         "select-next",
         "select-previous",
         "select-first",
@@ -70,6 +72,7 @@ impl Action {
         "next-match",
         "previous-match",
         "zoom",
+        "copy",
         "help",
         "quit",
     ];
@@ -104,6 +107,7 @@ impl Action {
             Self::NextMatch => "next match (while searching)",
             Self::PreviousMatch => "previous match (while searching)",
             Self::Zoom => "zoom the pane to the whole screen and back",
+            Self::Copy => "select text in the pane to copy (y copies; a drag too)",
             Self::Help => "this help",
             Self::Quit => "quit (asks first while processes run)",
         }
@@ -187,6 +191,7 @@ pub fn default_keymap() -> Vec<Binding> {
             Action::PreviousMatch,
         ),
         bind(vec![plain(Char('z'))], "z", Some("zoom"), Action::Zoom),
+        bind(vec![plain(Char('v'))], "v", None, Action::Copy),
         bind(vec![plain(Char('?'))], "?", Some("help"), Action::Help),
         bind(vec![plain(Char('q'))], "q", Some("quit"), Action::Quit),
     ]

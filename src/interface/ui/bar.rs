@@ -12,6 +12,17 @@ use crate::interface::app::{App, Confirm, Mode, PromptPurpose};
 use super::theme::{Theme, title_style};
 
 pub(super) fn render_bar(app: &App, theme: &Theme, area: Rect, frame: &mut Frame<'_>) {
+    if app.selection.is_some_and(|selection| !selection.by_mouse) {
+        let line = Line::from(vec![
+            Span::styled("copy: ", title_style()),
+            Span::styled(
+                "h j k l 0 $ g G move the end · y copies to the clipboard · Esc cancels",
+                theme.dim(),
+            ),
+        ]);
+        frame.render_widget(Paragraph::new(line), area);
+        return;
+    }
     let line = match &app.mode {
         Mode::Prompt(prompt) => {
             let (label, keys) = match prompt.purpose {

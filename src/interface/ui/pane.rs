@@ -81,3 +81,23 @@ pub(super) fn render_pane(
         }
     }
 }
+
+/// Shows the selection (reversed) over the pane.
+pub(crate) fn render_selection(
+    selection: &crate::interface::app::Selection,
+    area: Rect,
+    buffer: &mut Buffer,
+) {
+    for row in 0..area.height {
+        for col in 0..area.width {
+            if selection.contains((row, col)) {
+                if let Some(cell) = buffer.cell_mut(Position::new(area.x + col, area.y + row)) {
+                    let style = cell
+                        .style()
+                        .add_modifier(ratatui::style::Modifier::REVERSED);
+                    cell.set_style(style);
+                }
+            }
+        }
+    }
+}
