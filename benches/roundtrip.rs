@@ -28,9 +28,14 @@ async fn main() -> anyhow::Result<()> {
     let socket = dir.join("sock/bench.sock");
     let serving = {
         let socket = socket.clone();
-        tokio::spawn(
-            async move { oino::remote::server::serve(&socket, Duration::from_secs(600)).await },
-        )
+        tokio::spawn(async move {
+            oino::remote::server::serve(
+                &socket,
+                Duration::from_secs(600),
+                oino::core::CoreConfig::default(),
+            )
+            .await
+        })
     };
     let mut client = loop {
         if let Ok(client) = Client::connect(&socket).await {

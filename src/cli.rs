@@ -551,7 +551,7 @@ async fn interface_link(
     commands: Vec<(Option<String>, String)>,
 ) -> anyhow::Result<(Link, Vec<(Option<String>, String)>)> {
     if !commands.is_empty() {
-        return Ok((Link::open(socket).await?, commands));
+        return Ok((Link::open_with(socket, core_config()?).await?, commands));
     }
     // A server that answers (none is started for the look) and shows something.
     if let Some(Ok(link)) = match socket {
@@ -563,7 +563,19 @@ async fn interface_link(
         }
         link.close().await;
     }
-    Ok((Link::open(None).await?, demo_commands()))
+    Ok((
+        Link::open_with(None, core_config()?).await?,
+        demo_commands(),
+    ))
+}
+
+/// The core's settings from the user's: how long logs are kept.
+pub(crate) fn core_config() -> anyhow::Result<crate::core::CoreConfig> {
+    let settings = crate::interface::app::settings::Config::load()?;
+    Ok(crate::core::CoreConfig {
+        log_retention: settings.log_retention,
+        ..crate::core::CoreConfig::default()
+    })
 }
 
 /// `oino attach ID`.
@@ -617,7 +629,7 @@ fn interface(cli: Cli) -> ExitCode {
     let interface = async {
         let socket = (!cli.embedded).then(|| cli.server.path());
         let (link, commands, greeting) = if let Some(project) = project {
-            let link = Link::open(socket.as_deref()).await?;
+            let link = Link::open_with(socket.as_deref(), core_config()?).await?;
             let started = link.start_project(&project, here_env(), None).await?;
             (link, Vec::new(), Some(project_greeting(&project, &started)))
         } else {

@@ -116,9 +116,10 @@ impl Core {
             })?;
             // Old logs go, off the caller's path.
             let old = dir.clone();
+            let retention = config.log_retention;
             let _ = std::thread::Builder::new()
                 .name("oino-prune-logs".into())
-                .spawn(move || crate::output::prune_logs(&old, crate::output::LOG_RETENTION));
+                .spawn(move || crate::output::prune_logs(&old, retention));
             dir
         };
         let (events, _) = broadcast::channel(EVENT_BUFFER);

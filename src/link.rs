@@ -128,9 +128,14 @@ impl Link {
     /// The one choice between a server and this process: the server at `socket` (started when
     /// none answers), or with none, a core of this process's own.
     pub async fn open(socket: Option<&Path>) -> anyhow::Result<Self> {
+        Self::open_with(socket, CoreConfig::default()).await
+    }
+
+    /// As [`Link::open`], with `config` for a core in this process.
+    pub async fn open_with(socket: Option<&Path>, config: CoreConfig) -> anyhow::Result<Self> {
         match socket {
             Some(socket) => Self::remote(socket).await,
-            None => Ok(Self::Local(Core::new(CoreConfig::default())?)),
+            None => Ok(Self::Local(Core::new(config)?)),
         }
     }
 

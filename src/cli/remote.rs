@@ -205,7 +205,9 @@ async fn server(args: &ServerArgs) -> anyhow::Result<ExitCode> {
         // group leader, which a process spawned by a client is not.
         let _ = nix::unistd::setsid();
     }
-    let served = crate::remote::server::serve(&socket, Duration::from_secs(args.idle_exit)).await?;
+    let config = crate::cli::core_config()?;
+    let served =
+        crate::remote::server::serve(&socket, Duration::from_secs(args.idle_exit), config).await?;
     if let crate::remote::server::Served::AlreadyRunning { holder } = served {
         say!(
             "oino server: another server{} holds {}: it serves {}",

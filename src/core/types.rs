@@ -25,6 +25,8 @@ pub struct CoreConfig {
     pub max_finished: usize,
     /// Finished tasks kept, apart from calls: someone may still read a task's output.
     pub max_finished_tasks: usize,
+    /// Logs in the user's state folder older than this are removed when a core starts.
+    pub log_retention: Duration,
 }
 
 /// The longest call id.
@@ -57,6 +59,7 @@ impl Default for CoreConfig {
             exit_grace: crate::call::DEFAULT_EXIT_GRACE,
             max_finished: DEFAULT_MAX_FINISHED,
             max_finished_tasks: DEFAULT_MAX_FINISHED_TASKS,
+            log_retention: crate::output::LOG_RETENTION,
         }
     }
 }

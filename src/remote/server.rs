@@ -327,7 +327,11 @@ impl SocketWatch {
 }
 
 /// Serves `socket` until idle for `idle_exit`, `kill_server`, SIGTERM or SIGINT.
-pub async fn serve(socket: &Path, idle_exit: Duration) -> anyhow::Result<Served> {
+pub async fn serve(
+    socket: &Path,
+    idle_exit: Duration,
+    config: CoreConfig,
+) -> anyhow::Result<Served> {
     let dir = socket
         .parent()
         .context("the socket path has no folder")?
@@ -353,7 +357,7 @@ pub async fn serve(socket: &Path, idle_exit: Duration) -> anyhow::Result<Served>
         socket.display()
     );
 
-    let core = Core::new(CoreConfig::default())?;
+    let core = Core::new(config)?;
     // Clients connected, watched: the last one leaving may start the idle time.
     let (clients, mut clients_changed) = watch::channel(0usize);
     let clients = Arc::new(clients);

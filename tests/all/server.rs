@@ -691,3 +691,33 @@ fn a_socket_in_a_folder_of_ones_own_leaves_that_folders_mode_alone() {
         & 0o777;
     assert_eq!(socket_mode, 0o600);
 }
+
+#[test]
+fn a_server_keeps_logs_as_long_as_the_settings_say() {
+    let server = ServerGuard::new("log-retention");
+    let logs = server.state.join("oino/logs");
+    std::fs::create_dir_all(&logs).expect("logs folder");
+    let touch = |name: &str, age: &str| {
+        let file = logs.join(name);
+        std::fs::write(&file, "old output\n").expect("a log");
+        let touched = std::process::Command::new("touch")
+            .args(["-d", age])
+            .arg(&file)
+            .status()
+            .expect("touch");
+        assert!(touched.success(), "touch -d {age}");
+        file
+    };
+    let three_days = touch("c1-old.log", "3 days ago");
+    let half_a_day = touch("c2-recent.log", "12 hours ago");
+    let settings = crate::support::temp_dir("log-retention-settings").join("config.toml");
+    std::fs::write(&settings, "log_retention_days = 1\n").expect("settings");
+    let started = server
+        .oino(&["server"])
+        .env("OINO_CONFIG", &settings)
+        .output()
+        .expect("oino server");
+    assert!(started.status.success(), "{started:?}");
+    crate::support::wait_until_blocking("the old log to go", || !three_days.exists());
+    assert!(half_a_day.exists(), "a log younger than the setting went");
+}

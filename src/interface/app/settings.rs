@@ -70,6 +70,8 @@ pub struct Config {
     pub notify: Notify,
     pub keymap: Vec<Binding>,
     pub theme: Theme,
+    /// Logs older than this are removed when a server (or an interface of its own) starts.
+    pub log_retention: std::time::Duration,
 }
 
 impl Default for Config {
@@ -80,6 +82,7 @@ impl Default for Config {
             notify: Notify::None,
             keymap: crate::interface::app::default_keymap(),
             theme: Theme::default(),
+            log_retention: crate::output::LOG_RETENTION,
         }
     }
 }
@@ -100,6 +103,7 @@ struct Model {
     list_width: Option<Spanned<u16>>,
     mouse: Option<bool>,
     notify: Option<Notify>,
+    log_retention_days: Option<Spanned<u32>>,
     #[serde(default)]
     keys: BTreeMap<Spanned<String>, Spanned<OneOrMore>>,
     #[serde(default)]
@@ -160,7 +164,7 @@ impl Config {
             (
                 err.span().map_or(0, |span| span.start),
                 format!(
-                    "{} (expected: list_width, mouse, notify, [keys], [theme])",
+                    "{} (expected: list_width, mouse, notify, log_retention_days, [keys], [theme])",
                     err.message().trim_end()
                 ),
             )
@@ -174,6 +178,13 @@ impl Config {
         }
         config.mouse = model.mouse.unwrap_or(true);
         config.notify = model.notify.unwrap_or_default();
+        if let Some(days) = model.log_retention_days {
+            if *days.get_ref() == 0 {
+                return Err((days.span().start, "log_retention_days is 1 or more".into()));
+            }
+            config.log_retention =
+                std::time::Duration::from_secs(u64::from(*days.get_ref()) * 24 * 3600);
+        }
         for (name, keys) in &model.keys {
             let action = Action::from_name(name.get_ref()).ok_or_else(|| {
                 (
@@ -314,6 +325,10 @@ mod tests {
         assert_eq!(config.theme.border, Color::Indexed(240));
         assert_eq!(config.theme.done, Color::Green);
         assert_eq!(Config::parse("").unwrap(), Config::default());
+        let kept = Config::parse("log_retention_days = 30\n")
+            .unwrap()
+            .log_retention;
+        assert_eq!(kept, std::time::Duration::from_secs(30 * 24 * 3600));
     }
 
     #[test]
@@ -327,6 +342,7 @@ mod tests {
             ("[theme]\nstripes = \"red\"\n", 8, "no theme color"),
             ("list_width = 3\n", 13, "10 to 200"),
             ("notify = \"loud\"\n", 9, "unknown variant"),
+            ("log_retention_days = 0\n", 21, "1 or more"),
         ] {
             let (at, said) = Config::parse(text).unwrap_err();
             assert_eq!(at, offset, "{text:?}: {said}");
