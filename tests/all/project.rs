@@ -57,7 +57,13 @@ autostart = false
         db_ready
     })
     .await;
-    wait_until("web to start", || !runs(&core, "web").is_empty()).await;
+    // A call for an instant, then the task named after it.
+    wait_until("web to start as a task", || {
+        runs(&core, "web")
+            .first()
+            .is_some_and(|run| run.kind == EntryKind::Task)
+    })
+    .await;
     let web = runs(&core, "web").remove(0);
     assert_eq!(
         (web.kind, web.name.as_deref()),
@@ -130,7 +136,12 @@ cmd = "exit 4"
     })
     .await;
     // `always`, killed on purpose (oino kill, x): not started again either.
-    wait_until("always to run", || !runs(&core, "always").is_empty()).await;
+    wait_until("always to run as a task", || {
+        runs(&core, "always")
+            .first()
+            .is_some_and(|run| run.kind == EntryKind::Task)
+    })
+    .await;
     assert!(matches!(
         core.kill("always").await.expect("kill"),
         EntryState::Killed { .. }
