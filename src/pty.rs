@@ -880,13 +880,10 @@ pub mod proc_scan {
         })
     }
 
-    /// The process `leader` (a call's shell, leader of its session) and its descendants in
+    /// `shell` (a call's shell, leader of its session, as just read) and its descendants in
     /// that session, by the kernel's lists of children; at most `limit` of them.
     #[must_use]
-    pub fn session_tree(leader: i32, limit: usize) -> Vec<ProcessStat> {
-        let Some(shell) = stat(leader) else {
-            return Vec::new();
-        };
+    pub fn session_tree(shell: ProcessStat, limit: usize) -> Vec<ProcessStat> {
         let mut found = vec![shell];
         let mut next = 0;
         while next < found.len() && found.len() < limit {

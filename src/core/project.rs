@@ -6,10 +6,9 @@
 
 mod file;
 
-pub(crate) use file::line_and_column;
 pub use file::{
-    DEFAULT_BACKOFF_MS, DEFAULT_RESTART_LIMIT, MAX_BACKOFF_MS, PROCFILE, PROJECT_FILE, Project,
-    ProjectError, ProjectProcess, Restart,
+    DEFAULT_BACKOFF_MS, DEFAULT_RESTART_LIMIT, FileError, MAX_BACKOFF_MS, PROCFILE, PROJECT_FILE,
+    Project, ProjectError, ProjectProcess, Restart,
 };
 
 use std::collections::HashMap;

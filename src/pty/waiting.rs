@@ -26,7 +26,7 @@ pub fn reading_terminal(leader: i32) -> bool {
     if foreground <= 0 {
         return false;
     }
-    proc_scan::session_tree(leader, MAX_PROCESSES)
+    proc_scan::session_tree(shell, MAX_PROCESSES)
         .into_iter()
         .filter(|process| process.group == foreground && process.state == 'S')
         .any(|process| threads(process.pid).any(|thread| reads_terminal(process.pid, thread)))

@@ -51,6 +51,18 @@ fn script(name: &str) -> String {
     stdout
 }
 
+/// Runs `script` (given on standard input) at `size`; its output, once it has succeeded.
+fn run_script(size: &str, script: &str) -> String {
+    let output = headless(&["--size", size], Some(script));
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
 /// The text between `=== result ID ... ===` and `=== end ===`.
 fn result_block<'a>(stdout: &'a str, id: &str) -> &'a str {
     let start = stdout
@@ -265,13 +277,7 @@ fn r_restarts_the_selected_call_asking_first_while_it_runs() {
          wait-for run the selected command again (asks first\n",
         dir = dir.display()
     );
-    let output = headless(&["--size", "120x16"], Some(&script));
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{}\n{stdout}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let stdout = run_script("120x16", &script);
     assert_eq!(
         std::fs::read_to_string(&counter).expect("the counter"),
         "2\n"
@@ -293,13 +299,7 @@ fn the_list_and_header_show_what_each_running_call_costs() {
                   key j\n\
                   wait-for · mem \n\
                   snapshot\n";
-    let output = headless(&["--size", "160x12"], Some(script));
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{}\n{stdout}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let stdout = run_script("160x12", script);
     let snapshot = &stdout[stdout.find("=== snapshot ===").expect("snapshot")..];
     // The header of the selected call.
     let header = snapshot.lines().nth(1).expect("the header");
@@ -363,13 +363,7 @@ fn a_project_shows_a_process_starting_until_its_ready_line_then_the_one_after_it
         dir = dir.display(),
         flag = flag.display()
     );
-    let output = headless(&["--size", "100x12"], Some(&script));
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{}\n{stdout}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let stdout = run_script("100x12", &script);
     let mut snapshots = stdout.split("=== snapshot ===").skip(1);
     let starting = snapshots.next().expect("the first snapshot");
     let list = |snapshot: &str| -> Vec<String> {

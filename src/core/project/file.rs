@@ -69,14 +69,42 @@ pub struct Project {
     pub processes: Vec<ProjectProcess>,
 }
 
-/// A mistake in a project file, where it is.
+/// A mistake in a file oino reads (a project file, the settings), where it is.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("{}:{line}:{column}: {message}", file.display())]
-pub struct ProjectError {
+pub struct FileError {
     pub file: PathBuf,
     pub line: usize,
     pub column: usize,
     pub message: String,
+}
+
+/// A mistake in a project file.
+pub type ProjectError = FileError;
+
+impl FileError {
+    /// A mistake at byte `offset` of `text`, the file's content.
+    #[must_use]
+    pub fn at_offset(file: &Path, text: &str, offset: usize, message: String) -> Self {
+        let (line, column) = line_and_column(text, offset);
+        Self {
+            file: file.to_owned(),
+            line,
+            column,
+            message,
+        }
+    }
+
+    /// A file that could not be read.
+    #[must_use]
+    pub fn unreadable(file: &Path, err: &std::io::Error) -> Self {
+        Self {
+            file: file.to_owned(),
+            line: 1,
+            column: 1,
+            message: format!("cannot read it: {err}"),
+        }
+    }
 }
 
 #[derive(Deserialize)]
@@ -126,12 +154,8 @@ impl Project {
         let file = std::fs::canonicalize(file)
             .or_else(|_| std::path::absolute(file))
             .unwrap_or_else(|_| file.to_owned());
-        let text = std::fs::read_to_string(&file).map_err(|err| ProjectError {
-            file: file.clone(),
-            line: 1,
-            column: 1,
-            message: format!("cannot read it: {err}"),
-        })?;
+        let text =
+            std::fs::read_to_string(&file).map_err(|err| FileError::unreadable(&file, &err))?;
         let dir = file.parent().unwrap_or(Path::new("/")).to_owned();
         let processes = if file.file_name().is_some_and(|name| name == PROCFILE) {
             parse_procfile(&text, &dir).map_err(|(line, column, message)| ProjectError {
@@ -141,15 +165,8 @@ impl Project {
                 message,
             })?
         } else {
-            parse_toml(&text, &dir).map_err(|(offset, message)| {
-                let (line, column) = line_and_column(&text, offset);
-                ProjectError {
-                    file: file.clone(),
-                    line,
-                    column,
-                    message,
-                }
-            })?
+            parse_toml(&text, &dir)
+                .map_err(|(offset, message)| FileError::at_offset(&file, &text, offset, message))?
         };
         Ok(Self { file, processes })
     }
@@ -182,7 +199,7 @@ impl Project {
 }
 
 /// Line and column (from 1, in characters) of byte `offset` of `text`.
-pub(crate) fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
+fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset.min(text.len())];
     let line = before.matches('\n').count() + 1;
     let column = before

@@ -88,14 +88,7 @@ impl Default for Config {
 }
 
 /// A mistake in the settings, where it is.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("{}:{line}:{column}: {message}", file.display())]
-pub struct ConfigError {
-    pub file: PathBuf,
-    pub line: usize,
-    pub column: usize,
-    pub message: String,
-}
+pub type ConfigError = crate::core::project::FileError;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -142,21 +135,10 @@ impl Config {
 
     /// Reads and checks `file`.
     pub fn read(file: &Path) -> Result<Self, ConfigError> {
-        let text = std::fs::read_to_string(file).map_err(|err| ConfigError {
-            file: file.to_owned(),
-            line: 1,
-            column: 1,
-            message: format!("cannot read it: {err}"),
-        })?;
-        Self::parse(&text).map_err(|(offset, message)| {
-            let (line, column) = crate::core::project::line_and_column(&text, offset);
-            ConfigError {
-                file: file.to_owned(),
-                line,
-                column,
-                message,
-            }
-        })
+        let text =
+            std::fs::read_to_string(file).map_err(|err| ConfigError::unreadable(file, &err))?;
+        Self::parse(&text)
+            .map_err(|(offset, message)| ConfigError::at_offset(file, &text, offset, message))
     }
 
     fn parse(text: &str) -> Result<Self, (usize, String)> {

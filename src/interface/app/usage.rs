@@ -94,10 +94,10 @@ impl UsageSampler {
             let Ok(leader) = i32::try_from(entry.pid) else {
                 continue;
             };
-            let tree = proc_scan::session_tree(leader, MAX_PROCESSES);
-            let Some(shell) = tree.first() else {
+            let Some(shell) = proc_scan::stat(leader) else {
                 continue;
             };
+            let tree = proc_scan::session_tree(shell, MAX_PROCESSES);
             let sample = Sample {
                 started: shell.started,
                 cpu_ticks: tree.iter().map(|process| process.cpu_ticks).sum(),
