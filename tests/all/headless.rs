@@ -32,9 +32,14 @@ fn headless_with_settings(
         .spawn()
         .expect("start oino headless");
     let mut input = child.stdin.take().expect("stdin");
-    input
-        .write_all(stdin.unwrap_or_default().as_bytes())
-        .expect("write the script");
+    // A run that stops before reading (bad settings) closes its input: its status says why.
+    if let Err(err) = input.write_all(stdin.unwrap_or_default().as_bytes()) {
+        assert_eq!(
+            err.kind(),
+            std::io::ErrorKind::BrokenPipe,
+            "write the script: {err}"
+        );
+    }
     drop(input);
     child.wait_with_output().expect("oino headless")
 }
