@@ -294,9 +294,22 @@ impl CallRunner {
         self.scratch.clear();
     }
 
-    /// Where the whole output is, when the text had to be cut and the log could be written.
+    /// Where the whole output is, when the text had to be cut and the log could be written
+    /// whole.
     fn full_output(&self, log_error: Option<&String>) -> Option<PathBuf> {
-        (self.text.is_cut() && log_error.is_none()).then(|| self.sink.log_path().to_owned())
+        (self.text.is_cut() && log_error.is_none() && self.sink.log_cut().is_none())
+            .then(|| self.sink.log_path().to_owned())
+    }
+
+    /// Ends `text` with what it must say of the log: that it could not be written, or what its
+    /// cap left out.
+    fn push_log_notes(&self, text: &mut String, log_error: Option<&String>) {
+        if let Some(error) = log_error {
+            push_note(text, &log_error_note(error));
+        }
+        if let Some(cut) = self.sink.log_cut() {
+            push_note(text, &log_cut_note(&cut, self.sink.log_path()));
+        }
     }
 
     /// The text so far (the unfinished line included, and a note when the log could not be
@@ -306,9 +319,7 @@ impl CallRunner {
         let full_output = self.full_output(log_error.as_ref());
         let mut text = self.text.render(full_output.as_deref());
         text.extend(self.cleaner.pending_line());
-        if let Some(error) = &log_error {
-            push_note(&mut text, &log_error_note(error));
-        }
+        self.push_log_notes(&mut text, log_error.as_ref());
         (text, full_output)
     }
 
@@ -377,9 +388,7 @@ impl CallRunner {
         let log_error = self.sink.log_error();
         let full_output = self.full_output(log_error.as_ref());
         let mut text = self.text.render(full_output.as_deref());
-        if let Some(error) = &log_error {
-            push_note(&mut text, &log_error_note(error));
-        }
+        self.push_log_notes(&mut text, log_error.as_ref());
         let note = if timed_out {
             let seconds = self.options.timeout.unwrap_or_default().as_secs_f64();
             Some(format!(
@@ -413,6 +422,15 @@ fn push_note(text: &mut String, note: &str) {
         text.push('\n');
     }
     text.push_str(note);
+}
+
+/// The line a result gets when its log reached its cap.
+#[must_use]
+pub fn log_cut_note(cut: &crate::output::LogCut, path: &std::path::Path) -> String {
+    format!(
+        "[{cut}; what is kept: {} and the .N.log files beside it]",
+        path.display()
+    )
 }
 
 /// The line a result gets when its log could not be written.

@@ -569,11 +569,12 @@ async fn interface_link(
     ))
 }
 
-/// The core's settings from the user's: how long logs are kept.
+/// The core's settings from the user's: how long logs are kept, and how much of each.
 pub(crate) fn core_config() -> anyhow::Result<crate::core::CoreConfig> {
     let settings = crate::interface::app::settings::Config::load()?;
     Ok(crate::core::CoreConfig {
         log_retention: settings.log_retention,
+        log_cap: settings.log_cap,
         ..crate::core::CoreConfig::default()
     })
 }
@@ -796,30 +797,34 @@ async fn run_call(
     } else {
         print_text(&result.text)?;
     }
-    if let Some(error) = &result.log_error {
-        warn_log_error("oino run", &id, error);
-    }
     if result.detached.is_some() && config.follow {
         let from = link.entry(&id).await?.detach_offset;
         let state = follow(link, &id, Some(from), true, false).await?;
-        if result.log_error.is_none() {
-            if let Some(error) = link.entry(&id).await?.log_error {
-                warn_log_error("oino run", &id, &error);
-            }
+        if let Ok(entry) = link.entry(&id).await {
+            warn_log("oino run", &entry);
         }
         return Ok(exit_byte(state.shell_status()));
+    }
+    // The result says it too; standard error is where a script's reader looks for trouble.
+    if let Ok(entry) = link.entry(&id).await {
+        warn_log("oino run", &entry);
     }
     Ok(exit_byte(result.exit_status()))
 }
 
 /// Says on standard error that an entry's log could not be written (its output came from
-/// memory, and some may be missing).
-pub(crate) fn warn_log_error(command: &str, id: &str, error: &str) {
+/// memory, and some may be missing), or what its cap left out.
+pub(crate) fn warn_log(command: &str, entry: &crate::core::EntryInfo) {
+    let id = &entry.id;
     let mut stderr = std::io::stderr().lock();
-    let _ = writeln!(
-        stderr,
-        "{command}: the log of {id} could not be written: {error}"
-    );
+    if let Some(error) = &entry.log_error {
+        let _ = writeln!(
+            stderr,
+            "{command}: the log of {id} could not be written: {error}"
+        );
+    } else if let Some(cut) = &entry.log_cut {
+        let _ = writeln!(stderr, "{command}: {id}: {cut}");
+    }
 }
 
 /// An exit status as a process can return it.

@@ -281,7 +281,7 @@ impl Core {
     fn new_sink(&self, id: &str, size: TermSize) -> OutputSink {
         // A log that cannot be made (a full disk) keeps the output in memory and says so: the
         // call still runs, to free space for one.
-        let log = RawLog::create(&self.inner.log_dir, id);
+        let log = RawLog::create(&self.inner.log_dir, id).capped(self.inner.config.log_cap);
         let screen = Screen::new(size, self.inner.config.scrollback_rows);
         let events = self.inner.events.clone();
         let id = id.to_owned();

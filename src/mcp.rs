@@ -673,11 +673,14 @@ impl Bridge {
                     state,
                     end.saturating_sub(entry.started_ms) / 1000,
                     entry.pid,
-                    byte_size(entry.bytes.saturating_sub(entry.detach_offset)),
-                    if entry.log_error.is_some() {
-                        " (log not written: only the newest part is kept)"
-                    } else {
-                        ""
+                    crate::output::byte_size(entry.bytes.saturating_sub(entry.detach_offset)),
+                    match (&entry.log_error, &entry.log_cut) {
+                        (Some(_), _) => " (log not written: only the newest part is kept)".into(),
+                        (None, Some(cut)) => format!(
+                            " (log capped: {} left out)",
+                            crate::output::byte_size(cut.left_out)
+                        ),
+                        (None, None) => String::new(),
                     },
                     entry.command,
                 )
@@ -1016,7 +1019,7 @@ impl OutputReader {
         if kept_from > self.since {
             notes.push(format!(
                 "[{} of output skipped, offsets {} to {kept_from}: read them with since={}]",
-                byte_size(kept_from - self.since),
+                crate::output::byte_size(kept_from - self.since),
                 self.since,
                 self.since
             ));
@@ -1031,7 +1034,7 @@ impl OutputReader {
             body.replace_range(..cut, "");
             notes.push(format!(
                 "[the first {} of it were cut]",
-                byte_size(cut as u64)
+                crate::output::byte_size(cut as u64)
             ));
         }
         let ended = !entry.state.is_running();
@@ -1063,12 +1066,14 @@ impl OutputReader {
         }
         if let Some(error) = &entry.log_error {
             notes.push(crate::call::log_error_note(error));
+        } else if let Some(cut) = &entry.log_cut {
+            notes.push(crate::call::log_cut_note(cut, &entry.log_path));
         }
         let more = entry.bytes.saturating_sub(self.next_offset);
         let more = if more > 0 {
             format!(
                 " · {} more to read (call again for the next part, or since={} for the newest)",
-                byte_size(more),
+                crate::output::byte_size(more),
                 entry.bytes.saturating_sub(self.max_bytes as u64)
             )
         } else {
@@ -1094,18 +1099,6 @@ fn task_label(entry: &EntryInfo) -> String {
     match &entry.name {
         Some(name) => format!("task {id} ({name:?})"),
         None => format!("task {id}"),
-    }
-}
-
-fn byte_size(bytes: u64) -> String {
-    #[allow(clippy::cast_precision_loss)]
-    let value = bytes as f64;
-    if bytes < 1024 {
-        format!("{bytes} bytes")
-    } else if bytes < 1024 * 1024 {
-        format!("{:.1} KiB", value / 1024.0)
-    } else {
-        format!("{:.1} MiB", value / (1024.0 * 1024.0))
     }
 }
 
@@ -1294,6 +1287,7 @@ mod tests {
             detach_offset: 0,
             log_path: "/dev/null".into(),
             log_error: None,
+            log_cut: None,
             waiting_for_input: None,
             ready: None,
         }

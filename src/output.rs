@@ -16,7 +16,23 @@ pub mod sink;
 
 pub use cap::{CappedText, DEFAULT_MAX_RESULT_BYTES};
 pub use clean::{TextCleaner, clean_text};
-pub use log::{LOG_RETENTION, RawLog, log_dir, prune_logs};
+pub use log::{DEFAULT_LOG_CAP, LOG_RETENTION, LogCut, MIN_LOG_CAP, RawLog, log_dir, prune_logs};
 pub use read::OutputSlice;
 pub use search::{match_ranges, matches_query};
 pub use sink::OutputSink;
+
+/// A size as people read it: `512 bytes`, `3.4 KiB`, `12.0 MiB`, `4.0 GiB`.
+#[must_use]
+pub fn byte_size(bytes: u64) -> String {
+    #[allow(clippy::cast_precision_loss)]
+    let value = bytes as f64;
+    if bytes < 1024 {
+        format!("{bytes} bytes")
+    } else if bytes < 1 << 20 {
+        format!("{:.1} KiB", value / 1024.0)
+    } else if bytes < 1 << 30 {
+        format!("{:.1} MiB", value / f64::from(1 << 20))
+    } else {
+        format!("{:.1} GiB", value / f64::from(1 << 30))
+    }
+}

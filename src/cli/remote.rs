@@ -268,13 +268,12 @@ async fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    for entry in entries.iter().filter(|entry| entry.log_error.is_some()) {
-        let _ = writeln!(
-            out,
-            "! {}: its log could not be written: {}",
-            entry.id,
-            entry.log_error.as_deref().unwrap_or_default()
-        );
+    for entry in &entries {
+        if let Some(error) = &entry.log_error {
+            let _ = writeln!(out, "! {}: its log could not be written: {error}", entry.id);
+        } else if let Some(cut) = &entry.log_cut {
+            let _ = writeln!(out, "~ {}: {cut}", entry.id);
+        }
     }
     print_raw(&out)?;
     Ok(ExitCode::SUCCESS)
@@ -320,9 +319,7 @@ async fn logs(args: LogsArgs) -> anyhow::Result<ExitCode> {
         following.await?
     };
     let entry = link.entry(&args.id).await?;
-    if let Some(error) = &entry.log_error {
-        super::warn_log_error("oino logs", &entry.id, error);
-    }
+    super::warn_log("oino logs", &entry);
     Ok(if args.follow {
         ExitCode::from(exit_byte(state.shell_status()))
     } else {

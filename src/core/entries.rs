@@ -114,6 +114,7 @@ impl Entry {
             detach_offset: status.task.as_ref().map_or(0, |task| task.detach_offset),
             log_path: self.sink.log_path().to_owned(),
             log_error: self.sink.log_error(),
+            log_cut: self.sink.log_cut(),
             waiting_for_input: status.waiting_for_input,
             ready: status.ready,
         }

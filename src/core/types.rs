@@ -27,6 +27,8 @@ pub struct CoreConfig {
     pub max_finished_tasks: usize,
     /// Logs in the user's state folder older than this are removed when a core starts.
     pub log_retention: Duration,
+    /// Bytes of one call's log kept on disk: past it, its head and its newest part.
+    pub log_cap: u64,
 }
 
 /// The longest call id.
@@ -60,6 +62,7 @@ impl Default for CoreConfig {
             max_finished: DEFAULT_MAX_FINISHED,
             max_finished_tasks: DEFAULT_MAX_FINISHED_TASKS,
             log_retention: crate::output::LOG_RETENTION,
+            log_cap: crate::output::DEFAULT_LOG_CAP,
         }
     }
 }
@@ -216,6 +219,9 @@ pub struct EntryInfo {
     pub log_path: PathBuf,
     /// Why the log could not be written, if it could not.
     pub log_error: Option<String>,
+    /// What the log's cap left out, once it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_cut: Option<crate::output::LogCut>,
     /// While it waits for someone to type: the line it prompts with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waiting_for_input: Option<String>,

@@ -325,24 +325,27 @@ impl App {
     /// first.
     pub fn set_entries(&mut self, mut entries: Vec<EntryInfo>) {
         entries.sort_by_key(|entry| (Section::of(entry), entry.started_ms));
-        // A log that could not be written is told once, where the person looks.
+        // A log that could not be written, or reached its cap, is told once, where the person
+        // looks.
+        let told = |entry: &EntryInfo| entry.log_error.is_some() || entry.log_cut.is_some();
         let untold = entries
             .iter()
-            .find(|entry| entry.log_error.is_some() && !self.log_errors_told.contains(&entry.id));
+            .find(|entry| told(entry) && !self.log_errors_told.contains(&entry.id));
         if let Some(entry) = untold {
+            let note = match (&entry.log_error, &entry.log_cut) {
+                (Some(error), _) => crate::call::log_error_note(error),
+                (None, Some(cut)) => crate::call::log_cut_note(cut, &entry.log_path),
+                (None, None) => String::new(),
+            };
             self.say(
-                format!(
-                    "{}: {}",
-                    entry.label(),
-                    crate::call::log_error_note(entry.log_error.as_deref().unwrap_or_default())
-                ),
-                true,
+                format!("{}: {note}", entry.label()),
+                entry.log_error.is_some(),
             );
         }
         self.log_errors_told.extend(
             entries
                 .iter()
-                .filter(|entry| entry.log_error.is_some())
+                .filter(|entry| told(entry))
                 .map(|entry| entry.id.clone()),
         );
         self.entries = entries;
@@ -1165,6 +1168,7 @@ mod tests {
             detach_offset: 0,
             log_path: std::path::PathBuf::from("/dev/null"),
             log_error: None,
+            log_cut: None,
             waiting_for_input: None,
             ready: None,
         };

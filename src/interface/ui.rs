@@ -163,6 +163,7 @@ mod tests {
             detach_offset: 0,
             log_path: PathBuf::from("/tmp/x.log"),
             log_error: None,
+            log_cut: None,
             waiting_for_input: None,
             ready: None,
         }
@@ -253,6 +254,33 @@ mod tests {
         app.notice = None;
         app.set_entries(app.entries.clone());
         assert!(app.notice.is_none());
+    }
+
+    #[test]
+    fn a_capped_log_is_marked_and_told() {
+        let mut app = app(100, 10);
+        let mut entries = app.entries.clone();
+        entries[0].log_cut = Some(crate::output::LogCut {
+            cap: 4 << 30,
+            head: 1 << 30,
+            left_out: 12 << 30,
+            newest: 5 << 29,
+        });
+        app.set_entries(entries);
+        let notice = app.notice.as_ref().expect("told in the bar");
+        assert!(
+            !notice.is_error
+                && notice.text.contains(
+                    "log capped at 4.0 GiB: 12.0 GiB left out between the first 1.0 GiB and \
+                     the newest 2.5 GiB"
+                ),
+            "{}",
+            notice.text
+        );
+        assert_snapshot!(text(&app));
+        app.notice = None;
+        app.set_entries(app.entries.clone());
+        assert!(app.notice.is_none(), "told once");
     }
 
     #[test]

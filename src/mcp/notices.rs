@@ -129,6 +129,7 @@ mod tests {
             detach_offset: 0,
             log_path: "/dev/null".into(),
             log_error: None,
+            log_cut: None,
             waiting_for_input: None,
             ready: None,
         }

@@ -176,6 +176,24 @@ impl OutputIndex {
         self.checkpoints[after.saturating_sub(1)]
     }
 
+    /// The log no longer keeps `range` (it was capped): its checkpoints go, so that the index
+    /// of endless output stays the size of what is kept.
+    pub fn forget(&mut self, range: std::ops::Range<u64>) {
+        let start = self
+            .checkpoints
+            .partition_point(|checkpoint| checkpoint.offset < range.start);
+        let end = self
+            .checkpoints
+            .partition_point(|checkpoint| checkpoint.offset < range.end);
+        self.checkpoints.drain(start..end);
+    }
+
+    /// Checkpoints held.
+    #[must_use]
+    pub fn checkpoints(&self) -> usize {
+        self.checkpoints.len()
+    }
+
     fn last_checkpoint(&self) -> Checkpoint {
         // Never empty: it starts with offset 0.
         self.checkpoints.last().copied().unwrap_or(Checkpoint {

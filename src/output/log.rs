@@ -25,6 +25,11 @@ pub const OLD_MEMORY_TAIL_BYTES: usize = 64 * 1024;
 /// program writing a byte at a time costs bytes, not a chunk each.
 const MEMORY_CHUNK_BYTES: usize = 64 * 1024;
 
+/// The cap of one call's log on disk by default.
+pub const DEFAULT_LOG_CAP: u64 = 4 << 30;
+/// The smallest cap: its parts stay large enough to be worth a file.
+pub const MIN_LOG_CAP: u64 = 1 << 20;
+
 /// How long call logs are kept.
 pub const LOG_RETENTION: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
 
@@ -123,14 +128,61 @@ struct MemoryChunk {
     start: ChunkStart,
 }
 
+/// A file of the newest output, once the head is full.
+#[derive(Clone, Debug)]
+struct Part {
+    path: PathBuf,
+    /// Raw offset of its first byte.
+    offset: u64,
+    len: u64,
+    /// Where a reader may start in it (its first boundary).
+    resume: Checkpoint,
+}
+
+/// How much of a capped log was kept and left out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LogCut {
+    pub cap: u64,
+    /// Bytes kept from the start.
+    pub head: u64,
+    /// Bytes left out after the head.
+    pub left_out: u64,
+    /// The newest bytes kept.
+    pub newest: u64,
+}
+
+impl std::fmt::Display for LogCut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "log capped at {}: {} left out between the first {} and the newest {}",
+            super::byte_size(self.cap),
+            super::byte_size(self.left_out),
+            super::byte_size(self.head),
+            super::byte_size(self.newest)
+        )
+    }
+}
+
 /// The raw output of one call: its log file, and the newest part in memory once the file
 /// cannot be written.
 #[derive(Debug)]
 pub struct RawLog {
     path: PathBuf,
-    /// Open while the call writes; closed when it has ended or the file failed.
+    /// The file written to (the head, or the newest part) while the call writes; closed when it
+    /// has ended or the file failed.
     file: Option<File>,
+    /// Bytes in the head file (the log's own path).
     file_len: u64,
+    cap: u64,
+    /// The newest output once the head is full, oldest part first.
+    parts: VecDeque<Part>,
+    /// Parts made so far, for the next one's name.
+    parts_made: u32,
+    /// Output left out between the head and the oldest part kept: where it starts, and the raw
+    /// offsets whose checkpoints readers no longer need (to be taken by the index).
+    cut: Option<u64>,
+    dropped: Option<std::ops::Range<u64>>,
     failure: Option<String>,
     memory: VecDeque<MemoryChunk>,
     memory_bytes: usize,
@@ -170,6 +222,11 @@ impl RawLog {
             path,
             file: None,
             file_len: 0,
+            cap: DEFAULT_LOG_CAP,
+            parts: VecDeque::new(),
+            parts_made: 1,
+            cut: None,
+            dropped: None,
             failure: None,
             memory: VecDeque::new(),
             memory_bytes: 0,
@@ -184,6 +241,83 @@ impl RawLog {
         Self {
             file: Some(file),
             ..Self::over_nothing(path, memory_limit)
+        }
+    }
+
+    /// Keeps at most about `cap` bytes on disk (at least [`MIN_LOG_CAP`]).
+    #[must_use]
+    pub fn capped(mut self, cap: u64) -> Self {
+        self.cap = cap.max(MIN_LOG_CAP);
+        self
+    }
+
+    /// What was left out of a capped log, once something was.
+    #[must_use]
+    pub fn cut(&self) -> Option<LogCut> {
+        let head = self.file_len;
+        let resume = self.cut?;
+        let end = self
+            .parts
+            .back()
+            .map_or(resume, |part| part.offset + part.len);
+        Some(LogCut {
+            cap: self.cap,
+            head,
+            left_out: resume - head,
+            newest: end - resume,
+        })
+    }
+
+    /// Raw offsets left out since the last call: checkpoints there lead nowhere.
+    pub fn take_dropped(&mut self) -> Option<std::ops::Range<u64>> {
+        self.dropped.take()
+    }
+
+    /// Before a chunk at `offset` is written: once the file written to is full and the chunk
+    /// has a boundary to resume at, a new part is opened, and the oldest of three goes.
+    fn rotate(&mut self, offset: u64, start: ChunkStart) {
+        let (written, limit) = match self.parts.back() {
+            None => (self.file_len, self.cap / 4),
+            Some(part) => (part.len, self.cap * 3 / 8),
+        };
+        let Some(resume) = start.boundary else {
+            return;
+        };
+        if written < limit || self.file.is_none() {
+            return;
+        }
+        self.parts_made += 1;
+        let path = self.path.with_extension(format!("{}.log", self.parts_made));
+        match OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+        {
+            Ok(file) => self.file = Some(file),
+            Err(err) => {
+                self.failure = Some(format!("creating {}: {err}", path.display()));
+                self.file = None;
+                return;
+            }
+        }
+        self.parts.push_back(Part {
+            path,
+            offset,
+            len: 0,
+            resume,
+        });
+        if self.parts.len() > 2 {
+            if let Some(oldest) = self.parts.pop_front() {
+                let _ = std::fs::remove_file(&oldest.path);
+                let from = self.cut.unwrap_or(self.file_len);
+                let to = self.parts.front().map_or(offset, |part| part.resume.offset);
+                self.cut = Some(to);
+                self.dropped = Some(match self.dropped.take() {
+                    Some(earlier) => earlier.start..to,
+                    None => from..to,
+                });
+            }
         }
     }
 
@@ -202,6 +336,9 @@ impl RawLog {
     /// written, else to memory. Unbuffered, so readers of the file see it at once.
     pub fn append(&mut self, offset: u64, chunk: &[u8], start: ChunkStart) {
         if self.failure.is_none() {
+            self.rotate(offset, start);
+        }
+        if self.failure.is_none() {
             if let Some(file) = &mut self.file {
                 let mut written = 0;
                 let outcome = loop {
@@ -215,11 +352,17 @@ impl RawLog {
                         Err(err) => break Err(err),
                     }
                 };
-                self.file_len += written as u64;
+                let path = if let Some(part) = self.parts.back_mut() {
+                    part.len += written as u64;
+                    &part.path
+                } else {
+                    self.file_len += written as u64;
+                    &self.path
+                };
                 match outcome {
                     Ok(()) => return,
                     Err(err) => {
-                        self.failure = Some(format!("writing {}: {err}", self.path.display()));
+                        self.failure = Some(format!("writing {}: {err}", path.display()));
                         self.file = None;
                         // What the file did not get starts exactly where it stops.
                         self.keep(MemoryChunk {
@@ -300,6 +443,8 @@ impl RawLog {
         LogView {
             path: self.path.clone(),
             file_len: self.file_len,
+            parts: self.parts.iter().cloned().collect(),
+            cut: self.cut.and(self.parts.front().map(|part| part.resume)),
             memory: self.memory.iter().cloned().collect(),
             resume: self
                 .memory_trimmed
@@ -309,11 +454,23 @@ impl RawLog {
     }
 }
 
+/// Why output is missing from a log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GapCause {
+    /// The log reached its cap: the head and the newest part are kept.
+    Capped,
+    /// The log could not be written and memory kept only the newest part.
+    NotWritten,
+}
+
 /// A reader's view of a log: the file's bytes, then the memory's (maybe after a gap).
 #[derive(Clone, Debug)]
 pub struct LogView {
     path: PathBuf,
     file_len: u64,
+    parts: Vec<Part>,
+    /// Where reading resumes after the head, when the log was capped.
+    cut: Option<Checkpoint>,
     memory: Vec<MemoryChunk>,
     /// Where reading resumes after the gap, when memory dropped its oldest part.
     resume: Option<Checkpoint>,
@@ -324,9 +481,8 @@ pub struct LogView {
 pub enum Piece {
     /// Bytes were read into the buffer.
     Bytes(usize),
-    /// The bytes from the offset up to `resume` were lost (the log could not be written and
-    /// memory kept only the newest part); reading goes on from there.
-    Gap { resume: Checkpoint },
+    /// The bytes from the offset up to `resume` are not kept; reading goes on from there.
+    Gap { resume: Checkpoint, why: GapCause },
     /// Nothing is stored at that offset.
     End,
 }
@@ -340,31 +496,40 @@ impl LogView {
     /// Reads what is stored at `offset` into `buffer` (at most its length).
     pub fn read_at(&self, offset: u64, buffer: &mut [u8]) -> std::io::Result<Piece> {
         if offset < self.file_len {
-            let wanted = usize::try_from(self.file_len - offset)
-                .unwrap_or(usize::MAX)
-                .min(buffer.len());
-            let mut file = File::open(&self.path)?;
-            file.seek(SeekFrom::Start(offset))?;
-            let mut read = 0;
-            while read < wanted {
-                match file.read(&mut buffer[read..wanted]) {
-                    Ok(0) => break,
-                    Ok(count) => read += count,
-                    Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(err) => return Err(err),
-                }
+            return read_file_at(&self.path, offset, self.file_len - offset, buffer);
+        }
+        if let Some(resume) = self.cut {
+            if offset < resume.offset {
+                return Ok(Piece::Gap {
+                    resume,
+                    why: GapCause::Capped,
+                });
             }
-            if read == 0 {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::UnexpectedEof,
-                    format!("{} is shorter than oino wrote it", self.path.display()),
-                ));
+        }
+        for (index, part) in self.parts.iter().enumerate() {
+            if offset >= part.offset && offset < part.offset + part.len {
+                let within = offset - part.offset;
+                return match read_file_at(&part.path, within, part.len - within, buffer) {
+                    // Capped away since the view was taken: on to the next part.
+                    Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+                        match self.parts.get(index + 1) {
+                            Some(next) => Ok(Piece::Gap {
+                                resume: next.resume,
+                                why: GapCause::Capped,
+                            }),
+                            None => Err(err),
+                        }
+                    }
+                    read => read,
+                };
             }
-            return Ok(Piece::Bytes(read));
         }
         if let Some(resume) = self.resume {
             if offset < resume.offset {
-                return Ok(Piece::Gap { resume });
+                return Ok(Piece::Gap {
+                    resume,
+                    why: GapCause::NotWritten,
+                });
             }
         }
         for chunk in &self.memory {
@@ -378,6 +543,29 @@ impl LogView {
         }
         Ok(Piece::End)
     }
+}
+
+/// Reads up to `len` bytes (at least one) of `path` at `offset` into `buffer`.
+fn read_file_at(path: &Path, offset: u64, len: u64, buffer: &mut [u8]) -> std::io::Result<Piece> {
+    let wanted = usize::try_from(len).unwrap_or(usize::MAX).min(buffer.len());
+    let mut file = File::open(path)?;
+    file.seek(SeekFrom::Start(offset))?;
+    let mut read = 0;
+    while read < wanted {
+        match file.read(&mut buffer[read..wanted]) {
+            Ok(0) => break,
+            Ok(count) => read += count,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(err) => return Err(err),
+        }
+    }
+    if read == 0 {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::UnexpectedEof,
+            format!("{} is shorter than oino wrote it", path.display()),
+        ));
+    }
+    Ok(Piece::Bytes(read))
 }
 
 #[cfg(test)]
@@ -396,7 +584,7 @@ mod tests {
                     bytes.extend_from_slice(&buffer[..count]);
                     offset += count as u64;
                 }
-                Piece::Gap { resume } => {
+                Piece::Gap { resume, .. } => {
                     gaps.push(offset);
                     offset = resume.offset;
                 }
@@ -451,6 +639,72 @@ mod tests {
         assert_eq!(read_all(&log.view(), 0).0.len(), 200_000);
         log.close();
         assert!(log.memory_bytes <= ENDED_MEMORY_TAIL_BYTES);
+    }
+
+    /// Bytes of the `.log` files in `dir`.
+    fn bytes_on_disk(dir: &Path) -> u64 {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|entry| entry.metadata().unwrap().len())
+            .sum()
+    }
+
+    #[test]
+    fn a_capped_log_keeps_its_head_and_newest_part_and_says_what_it_left_out() {
+        let dir = std::env::temp_dir().join(format!("oino-cap-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let cap = MIN_LOG_CAP;
+        let mut log = RawLog::create(&dir, "runaway").capped(cap);
+        let chunk_len = 10_000u64;
+        let total = 2_100 * chunk_len;
+        let byte_at = |offset: u64| b'a' + u8::try_from(offset * 7 / 13 % 26).unwrap();
+        let mut offset = 0;
+        let mut most_on_disk = 0;
+        let mut dropped = Vec::new();
+        while offset < total {
+            let chunk: Vec<u8> = (offset..offset + chunk_len).map(byte_at).collect();
+            let start = ChunkStart {
+                boundary: Some(Checkpoint {
+                    offset,
+                    line: 0,
+                    line_start: false,
+                    pen: Style::default(),
+                }),
+            };
+            log.append(offset, &chunk, start);
+            dropped.extend(log.take_dropped());
+            offset += chunk_len;
+            most_on_disk = most_on_disk.max(bytes_on_disk(&dir));
+        }
+        assert!(log.failure().is_none(), "{:?}", log.failure());
+        // Each of its three files may pass its share by less than a chunk.
+        assert!(
+            most_on_disk <= cap + 3 * chunk_len,
+            "{most_on_disk} bytes on disk with a cap of {cap}"
+        );
+        let cut = log.cut().expect("the log says it was cut");
+        assert_eq!(cut.head + cut.left_out + cut.newest, total);
+        assert!(cut.head >= cap / 4 && cut.newest >= cap * 3 / 8, "{cut:?}");
+        assert_eq!(dropped.first().map(|range| range.start), Some(cut.head));
+        assert_eq!(
+            dropped.last().map(|range| range.end),
+            Some(cut.head + cut.left_out)
+        );
+        // A reader gets the head, one gap where the cut is, and the newest part, byte for byte.
+        let (bytes, gaps) = read_all(&log.view(), 0);
+        assert_eq!(gaps, vec![cut.head]);
+        let expected: Vec<u8> = (0..cut.head)
+            .chain(cut.head + cut.left_out..total)
+            .map(byte_at)
+            .collect();
+        assert!(
+            bytes == expected,
+            "the bytes kept differ from those written"
+        );
+        assert!(log.cut().unwrap().to_string().contains("left out"));
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]

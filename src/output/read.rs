@@ -9,7 +9,7 @@ use std::io;
 
 use super::clean::TextCleaner;
 use super::index::Checkpoint;
-use super::log::{LogView, Piece};
+use super::log::{GapCause, LogView, Piece};
 use crate::screen::Style;
 use crate::screen::decode::Decoder;
 
@@ -32,19 +32,26 @@ pub struct OutputSlice {
 #[derive(Clone, Copy)]
 enum Cleaned<'a> {
     Text(&'a str),
-    /// Bytes were lost; reading resumed at this checkpoint.
+    /// Bytes are missing; reading resumed at this checkpoint.
     Gap {
         lost: u64,
         resume: Checkpoint,
+        why: GapCause,
     },
 }
 
-/// The line a reader shows for output that was lost.
-fn gap_notice(lost: u64) -> String {
-    format!(
-        "[... {lost} bytes of output lost: the log could not be written and only the newest \
-         part was kept in memory ...]\n"
-    )
+/// The line a reader shows for output that is missing.
+fn gap_notice(lost: u64, why: GapCause) -> String {
+    match why {
+        GapCause::Capped => format!(
+            "[... {lost} bytes of output left out: the log reached its cap (log_cap) and keeps \
+             its first part and its newest ...]\n"
+        ),
+        GapCause::NotWritten => format!(
+            "[... {lost} bytes of output lost: the log could not be written and only the newest \
+             part was kept in memory ...]\n"
+        ),
+    }
 }
 
 /// Streams `[from, to)` of `view` through a cleaner `width` columns wide; with `pen` (the one
@@ -74,7 +81,7 @@ fn clean_range(
                 cleaner.push(&buffer[..count], &mut text);
                 offset += count as u64;
             }
-            Piece::Gap { resume } => {
+            Piece::Gap { resume, why } => {
                 cleaner.finish(&mut text);
                 if !text.is_empty() && !text.ends_with('\n') {
                     text.push('\n');
@@ -87,6 +94,7 @@ fn clean_range(
                 if !on(Cleaned::Gap {
                     lost: resume.offset.saturating_sub(offset),
                     resume,
+                    why,
                 }) {
                     return Ok(());
                 }
@@ -138,7 +146,7 @@ pub fn boundary_at_or_after(
                     }
                 }
             }
-            Piece::Gap { resume } => {
+            Piece::Gap { resume, .. } => {
                 if resume.offset >= wanted {
                     return Ok(resume.offset);
                 }
@@ -187,7 +195,7 @@ fn slice_end(view: &LogView, from: u64, end: u64, max_bytes: usize) -> io::Resul
                 }
             }
             // Lost bytes end a slice: the next one starts after them.
-            Piece::Gap { resume } => return Ok(line_end.or(boundary).unwrap_or(resume.offset)),
+            Piece::Gap { resume, .. } => return Ok(line_end.or(boundary).unwrap_or(resume.offset)),
             Piece::End => break,
         }
     }
@@ -210,8 +218,8 @@ pub fn read_slice(
     clean_range(view, from, cut, width, None, |cleaned| {
         match cleaned {
             Cleaned::Text(piece) => text.push_str(piece),
-            Cleaned::Gap { lost, resume } => {
-                text.push_str(&gap_notice(lost));
+            Cleaned::Gap { lost, resume, why } => {
+                text.push_str(&gap_notice(lost, why));
                 next_offset = next_offset.max(resume.offset);
             }
         }
@@ -357,10 +365,10 @@ impl LineWalker {
                 }
                 true
             }
-            Cleaned::Gap { lost, resume } => {
+            Cleaned::Gap { lost, resume, why } => {
                 // The lost lines read as a notice each, so that numbers stay those of the output;
                 // only those wanted are told.
-                let notice = gap_notice(lost);
+                let notice = gap_notice(lost, why);
                 let notice = notice.trim_end();
                 let told = self.number.max(self.told.start)..resume.line.min(self.told.end);
                 for number in told {
@@ -431,6 +439,55 @@ mod tests {
         }
         index.finish();
         (log, index, dir)
+    }
+
+    #[test]
+    fn a_capped_log_reads_by_line_number_and_its_index_stays_small() {
+        let dir = std::env::temp_dir().join(format!("oino-read-capped-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut log = RawLog::create(&dir, "capped").capped(super::super::log::MIN_LOG_CAP);
+        let mut index = OutputIndex::default();
+        let lines = 400_000;
+        let raw: String = (0..lines)
+            .map(|n| format!("\x1b[32mline {n}\x1b[0m\r\n"))
+            .collect();
+        for chunk in raw.as_bytes().chunks(4093) {
+            let offset = index.recorded();
+            let start = index.record(chunk);
+            log.append(offset, chunk, start);
+            if let Some(dropped) = log.take_dropped() {
+                index.forget(dropped);
+            }
+        }
+        index.finish();
+        let cut = log.cut().expect("capped");
+        assert!(cut.left_out > 5 * cut.head, "{cut:?}");
+        // Without forgetting the cut's checkpoints the index would hold over 400.
+        assert!(index.checkpoints() < 60, "{}", index.checkpoints());
+        let view = log.view();
+        let end = index.boundary();
+        assert_eq!(index.lines(), lines + 1);
+        let at = |first| read_lines(&view, index.checkpoint_for_line(first), first, 2, end, 80);
+        let green = |n| format!("\x1b[0;32mline {n}\x1b[m");
+        assert_eq!(at(lines - 2).unwrap(), [green(lines - 2), green(lines - 1)]);
+        assert_eq!(at(3).unwrap(), [green(3), green(4)]);
+        let middle = at(lines / 2).unwrap();
+        assert!(
+            middle.len() == 2 && middle.iter().all(|line| line.contains("reached its cap")),
+            "{middle:?}"
+        );
+        let is = |wanted: String| move |text: &str| text.trim_end() == wanted;
+        let kept = lines - 10;
+        assert_eq!(
+            find_line(&view, end, 0, true, 80, is(format!("line {kept}"))).unwrap(),
+            Some(kept)
+        );
+        let lost = lines / 2;
+        assert_eq!(
+            find_line(&view, end, 0, true, 80, is(format!("line {lost}"))).unwrap(),
+            None
+        );
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]

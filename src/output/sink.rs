@@ -79,6 +79,9 @@ impl OutputSink {
             let offset = index.recorded();
             let start = index.record(chunk);
             log.append(offset, chunk, start);
+            if let Some(dropped) = log.take_dropped() {
+                index.forget(dropped);
+            }
             self.readable.send_if_modified(|readable| {
                 let moved = *readable != index.boundary();
                 *readable = index.boundary();
@@ -123,6 +126,12 @@ impl OutputSink {
                 MEMORY_TAIL_BYTES / (1024 * 1024)
             )
         })
+    }
+
+    /// What was left out of the log once it reached its cap.
+    #[must_use]
+    pub fn log_cut(&self) -> Option<super::LogCut> {
+        self.recorded().log.cut()
     }
 
     /// The terminal's width now.

@@ -172,6 +172,78 @@ fn a_full_disk_loses_no_output_and_says_so_where_the_user_looks() {
     assert!(printed.contains("No space left on device"), "{printed:?}");
 }
 
+/// Runaway output fills no disk: past the log's cap (`log_cap`) the log keeps its head and its
+/// newest part, and the result, `oino ls`, `oino logs` and the list say what was left out.
+#[test]
+fn runaway_output_is_capped_keeping_its_head_and_newest_part() {
+    let server = ServerGuard::new("log-cap");
+    let config = server.state.join("config.toml");
+    std::fs::create_dir_all(&server.state).expect("state folder");
+    std::fs::write(&config, "log_cap = \"1M\"\n").expect("settings");
+    let oino = |args: &[&str]| {
+        let mut command = server.oino(args);
+        command.env("OINO_CONFIG", &config);
+        command.output().expect("oino runs")
+    };
+    // 200,000 numbered lines of 100 bytes: 20 MB, twenty times the cap.
+    let script = "echo FIRST; seq -f '%099g' 1 200000; echo LAST";
+    let ran = oino(&["run", "--", script]);
+    assert_eq!(ran.status.code(), Some(0), "{}", stderr(&ran));
+    let printed = text(&ran);
+    assert!(printed.starts_with("FIRST\n"), "{}", &printed[..200]);
+    let end = &printed[printed.len() - 300..];
+    let note = end.split("LAST\n").nth(1).unwrap_or_default();
+    assert!(
+        note.starts_with("[log capped at 1.0 MiB: ") && note.contains("left out between the first"),
+        "{end}"
+    );
+    assert!(
+        stderr(&ran).contains("log capped at 1.0 MiB"),
+        "{}",
+        stderr(&ran)
+    );
+
+    let logs_dir = server.state.join("oino/logs");
+    let on_disk: u64 = std::fs::read_dir(&logs_dir)
+        .expect("the log folder")
+        .flatten()
+        .map(|entry| entry.metadata().expect("a log's size").len())
+        .sum();
+    assert!(on_disk < (1 << 20) + 3 * 65536, "{on_disk} bytes of logs");
+
+    let id = id_of(&server, script);
+    let listed = text(&oino(&["ls"]));
+    assert!(
+        listed.contains(&format!("~ {id}: log capped at 1.0 MiB")),
+        "{listed}"
+    );
+    // The log reads as its head, one line saying what was left out, and its newest part.
+    let logs = oino(&["logs", &id]);
+    let read = text(&logs);
+    let lines: Vec<&str> = read.lines().collect();
+    let gap = lines
+        .iter()
+        .position(|line| line.contains("bytes of output left out: the log reached its cap"))
+        .unwrap_or_else(|| panic!("no gap line in {} lines", lines.len()));
+    assert_eq!(lines[0], "FIRST");
+    assert_eq!(lines.last(), Some(&"LAST"));
+    let number = |line: &str| line.parse::<u64>().unwrap_or_else(|_| panic!("{line:?}"));
+    let head: Vec<u64> = lines[1..gap].iter().map(|line| number(line)).collect();
+    let tail: Vec<u64> = lines[gap + 1..lines.len() - 1]
+        .iter()
+        .map(|line| number(line))
+        .collect();
+    assert!(head.windows(2).all(|pair| pair[1] == pair[0] + 1) && head[0] == 1);
+    assert!(tail.windows(2).all(|pair| pair[1] == pair[0] + 1) && tail.last() == Some(&200_000));
+    assert!(
+        head.len() > 2000 && tail.len() > 3000,
+        "{} + {}",
+        head.len(),
+        tail.len()
+    );
+    assert!(stderr(&logs).contains("log capped"), "{}", stderr(&logs));
+}
+
 /// The id of the newest entry whose command is `command`.
 fn id_of(server: &ServerGuard, command: &str) -> String {
     let listed = server.oino(&["ls", "--json"]).output().expect("oino ls");

@@ -72,6 +72,8 @@ pub struct Config {
     pub theme: Theme,
     /// Logs older than this are removed when a server (or an interface of its own) starts.
     pub log_retention: std::time::Duration,
+    /// Bytes of one call's log kept on disk.
+    pub log_cap: u64,
 }
 
 impl Default for Config {
@@ -83,6 +85,7 @@ impl Default for Config {
             keymap: crate::interface::app::default_keymap(),
             theme: Theme::default(),
             log_retention: crate::output::LOG_RETENTION,
+            log_cap: crate::output::DEFAULT_LOG_CAP,
         }
     }
 }
@@ -97,10 +100,53 @@ struct Model {
     mouse: Option<bool>,
     notify: Option<Notify>,
     log_retention_days: Option<Spanned<u32>>,
+    log_cap: Option<Spanned<Size>>,
     #[serde(default)]
     keys: BTreeMap<Spanned<String>, Spanned<OneOrMore>>,
     #[serde(default)]
     theme: BTreeMap<Spanned<String>, Spanned<String>>,
+}
+
+/// A size: bytes, or a number with a unit (`500M`, `4GiB`).
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Size {
+    Bytes(u64),
+    Text(String),
+}
+
+impl Size {
+    fn bytes(&self) -> Result<u64, String> {
+        let text = match self {
+            Self::Bytes(bytes) => return Ok(*bytes),
+            Self::Text(text) => text.trim(),
+        };
+        let digits = text
+            .find(|c: char| !c.is_ascii_digit() && c != '.')
+            .unwrap_or(text.len());
+        let (number, unit) = text.split_at(digits);
+        let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
+            "" | "b" => 1,
+            "k" | "kb" | "kib" => 1 << 10,
+            "m" | "mb" | "mib" => 1 << 20,
+            "g" | "gb" | "gib" => 1 << 30,
+            "t" | "tb" | "tib" => 1 << 40,
+            _ => {
+                return Err(format!(
+                    "`{text}` is no size: write bytes, or e.g. \"500M\", \"4G\""
+                ));
+            }
+        };
+        let number: f64 = number
+            .parse()
+            .map_err(|_| format!("`{text}` is no size: write bytes, or e.g. \"500M\", \"4G\""))?;
+        #[allow(
+            clippy::cast_precision_loss,
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss
+        )]
+        Ok((number * scale as f64) as u64)
+    }
 }
 
 #[derive(Deserialize)]
@@ -141,18 +187,41 @@ impl Config {
             .map_err(|(offset, message)| ConfigError::at_offset(file, &text, offset, message))
     }
 
+    /// How long logs are kept, and how much of each.
+    fn read_logs(&mut self, model: &Model) -> Result<(), (usize, String)> {
+        if let Some(days) = &model.log_retention_days {
+            if *days.get_ref() == 0 {
+                return Err((days.span().start, "log_retention_days is 1 or more".into()));
+            }
+            self.log_retention =
+                std::time::Duration::from_secs(u64::from(*days.get_ref()) * 24 * 3600);
+        }
+        if let Some(cap) = &model.log_cap {
+            let bytes = cap
+                .get_ref()
+                .bytes()
+                .map_err(|err| (cap.span().start, err))?;
+            if bytes < crate::output::MIN_LOG_CAP {
+                return Err((cap.span().start, "log_cap is 1M or more".into()));
+            }
+            self.log_cap = bytes;
+        }
+        Ok(())
+    }
+
     fn parse(text: &str) -> Result<Self, (usize, String)> {
         let model: Model = toml::from_str(text).map_err(|err| {
             (
                 err.span().map_or(0, |span| span.start),
                 format!(
-                    "{} (expected: list_width, mouse, notify, log_retention_days, [keys], [theme])",
+                    "{} (expected: list_width, mouse, notify, log_retention_days, log_cap, [keys], \
+                     [theme])",
                     err.message().trim_end()
                 ),
             )
         })?;
         let mut config = Self::default();
-        if let Some(width) = model.list_width {
+        if let Some(width) = &model.list_width {
             if !(10..=200).contains(width.get_ref()) {
                 return Err((width.span().start, "list_width is 10 to 200 columns".into()));
             }
@@ -160,13 +229,7 @@ impl Config {
         }
         config.mouse = model.mouse.unwrap_or(true);
         config.notify = model.notify.unwrap_or_default();
-        if let Some(days) = model.log_retention_days {
-            if *days.get_ref() == 0 {
-                return Err((days.span().start, "log_retention_days is 1 or more".into()));
-            }
-            config.log_retention =
-                std::time::Duration::from_secs(u64::from(*days.get_ref()) * 24 * 3600);
-        }
+        config.read_logs(&model)?;
         for (name, keys) in &model.keys {
             let action = Action::from_name(name.get_ref()).ok_or_else(|| {
                 (
@@ -311,6 +374,15 @@ mod tests {
             .unwrap()
             .log_retention;
         assert_eq!(kept, std::time::Duration::from_secs(30 * 24 * 3600));
+        assert_eq!(Config::default().log_cap, 4 << 30);
+        for (text, bytes) in [
+            ("log_cap = 2097152\n", 2 << 20),
+            ("log_cap = \"500M\"\n", 500 << 20),
+            ("log_cap = \"1.5 GiB\"\n", 3 << 29),
+            ("log_cap = \"2g\"\n", 2 << 30),
+        ] {
+            assert_eq!(Config::parse(text).unwrap().log_cap, bytes, "{text}");
+        }
     }
 
     #[test]
@@ -325,6 +397,9 @@ mod tests {
             ("list_width = 3\n", 13, "10 to 200"),
             ("notify = \"loud\"\n", 9, "unknown variant"),
             ("log_retention_days = 0\n", 21, "1 or more"),
+            ("log_cap = \"lots\"\n", 10, "is no size"),
+            ("log_cap = \"5 parsecs\"\n", 10, "is no size"),
+            ("log_cap = 1000\n", 10, "1M or more"),
         ] {
             let (at, said) = Config::parse(text).unwrap_err();
             assert_eq!(at, offset, "{text:?}: {said}");

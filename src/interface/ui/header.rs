@@ -54,6 +54,14 @@ pub(super) fn render_header(
             "  [log not written: output kept in memory]",
             theme.fg(Color::Red),
         ));
+    } else if let Some(cut) = &entry.log_cut {
+        right.push(Span::styled(
+            format!(
+                "  [log capped: {} left out]",
+                crate::output::byte_size(cut.left_out)
+            ),
+            theme.fg(Color::Yellow),
+        ));
     }
     if app.scroll > 0 {
         right.push(Span::styled(

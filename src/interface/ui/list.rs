@@ -53,8 +53,15 @@ pub(super) fn render_list(
                 };
                 let label_width = width.saturating_sub(right.chars().count() + 4);
                 let label: String = entry.label().chars().take(label_width).collect();
-                // `!`: its log could not be written (the header and the bar say why).
-                let mark = if entry.log_error.is_some() { '!' } else { ' ' };
+                // `!`: its log could not be written; `~`: its log reached its cap (the header
+                // and a notice say more).
+                let mark = if entry.log_error.is_some() {
+                    '!'
+                } else if entry.log_cut.is_some() {
+                    '~'
+                } else {
+                    ' '
+                };
                 let text = format!(
                     " {}{mark}{label:<label_width$} {right}",
                     state_symbol(entry)
@@ -69,6 +76,8 @@ pub(super) fn render_list(
                     buffer.set_stringn(area.x + 1, y, state_symbol(entry), 1, theme.state(entry));
                     if entry.log_error.is_some() {
                         buffer.set_stringn(area.x + 2, y, "!", 1, theme.fg(Color::Red));
+                    } else if entry.log_cut.is_some() {
+                        buffer.set_stringn(area.x + 2, y, "~", 1, theme.fg(Color::Yellow));
                     }
                 }
             }
