@@ -22,6 +22,7 @@ mod keys;
 mod layout;
 mod mouse;
 pub mod settings;
+mod split;
 pub mod usage;
 
 pub use copy::{Selection, osc52};
@@ -30,11 +31,14 @@ pub use keys::encode_key;
 pub use layout::{
     Layout, ListLine, MIN_COLS, MIN_ROWS, Section, list_lines, list_offset, list_row_entry,
 };
+pub use split::{MAX_PANES, PaneArea, split_areas};
 
 /// The reason given for a detach from this interface.
 pub const DETACH_REASON: &str = "detached from the TUI";
 /// Rows the mouse wheel scrolls.
 const WHEEL_ROWS: usize = 3;
+/// Lines of the help besides one a key binding: titles, other keys, blanks, the last line.
+pub const HELP_EXTRA_LINES: usize = 8;
 /// How long a notice stays in the bar.
 const NOTICE_TIME: Duration = Duration::from_secs(8);
 
@@ -188,6 +192,17 @@ pub struct App {
     pub notice: Option<Notice>,
     /// The selected entry's screen, as last fetched.
     pub pane: Option<ScreenSnapshot>,
+    /// A split view: the entries shown at once (two to [`MAX_PANES`], in order; empty for one
+    /// pane). The focused pane is the selected entry's.
+    pub split: Vec<String>,
+    /// The other panes' live screens, as last fetched.
+    pub split_panes: std::collections::HashMap<String, ScreenSnapshot>,
+    /// The other panes must be fetched again.
+    split_stale: bool,
+    /// The panes changed: the PTYs are to be resized to them.
+    resizes_due: bool,
+    /// Lines the help is scrolled down, when it is taller than the terminal.
+    pub help_scroll: u16,
     /// Whose live screen `pane` is (none for history): the mouse goes to that program only.
     pane_of: Option<String>,
     /// A button went down in the pane and its program was told: moves and the release go to
@@ -243,6 +258,11 @@ impl App {
             search: None,
             notice: None,
             pane: None,
+            split: Vec::new(),
+            split_panes: std::collections::HashMap::new(),
+            split_stale: false,
+            resizes_due: false,
+            help_scroll: 0,
             pane_of: None,
             mouse_held: false,
             pane_stale: true,
@@ -285,14 +305,29 @@ impl App {
         });
     }
 
+    /// Where things go; in a split view, `pane` and `header` are the focused pane's.
     #[must_use]
     pub fn layout(&self) -> Option<Layout> {
+        self.single_layout()
+            .map(|single| self.focused_layout(single))
+    }
+
+    /// The layout with one pane.
+    fn single_layout(&self) -> Option<Layout> {
         Layout::new(
             self.term_size.0,
             self.term_size.1,
             self.zoom,
             self.list_width,
         )
+    }
+
+    /// Lines of the help past what the terminal shows (inside its border).
+    #[must_use]
+    pub fn help_overflow(&self) -> u16 {
+        let lines = self.keymap.len() + HELP_EXTRA_LINES;
+        let shown = usize::from(self.term_size.1.saturating_sub(2));
+        u16::try_from(lines.saturating_sub(shown)).unwrap_or(u16::MAX)
     }
 
     /// The size every PTY should have.
@@ -314,10 +349,7 @@ impl App {
 
     fn select_index(&mut self, index: usize) {
         if let Some(entry) = self.entries.get(index) {
-            if self.selected.as_deref() != Some(&entry.id) {
-                self.selected = Some(entry.id.clone());
-                self.scroll = 0;
-            }
+            self.select_id(entry.id.clone());
         }
     }
 
@@ -350,6 +382,7 @@ impl App {
         );
         self.entries = entries;
         self.entries_stale = false;
+        self.keep_split_to_entries();
         if self.selected_index().is_none() {
             self.selected = self.entries.first().map(|entry| entry.id.clone());
             self.scroll = 0;
@@ -451,9 +484,13 @@ impl App {
 
     /// A core event. Returns effects (new entries get the pane's size).
     pub fn handle_core_event(&mut self, event: &CoreEvent) -> Vec<Effect> {
-        let shown = match event {
-            CoreEvent::OutputChanged { id } => self.selected.as_deref() == Some(id.as_str()),
-            _ => true,
+        let shown = if let CoreEvent::OutputChanged { id } = event {
+            let beside = self.is_split() && self.split.contains(id);
+            self.split_stale |= beside;
+            beside || self.selected.as_deref() == Some(id.as_str())
+        } else {
+            self.split_stale = true;
+            true
         };
         self.pane_stale |= shown;
         self.frame_wanted |= shown;
@@ -465,7 +502,7 @@ impl App {
                     // Others' calls keep their size.
                     return Vec::new();
                 }
-                self.pane_size()
+                self.size_for(id)
                     .map(|size| Effect::Resize {
                         id: id.clone(),
                         size,
@@ -545,8 +582,7 @@ impl App {
             Outcome::Failed(text) => self.say(text, true),
             Outcome::Scroll(scroll) => self.scroll = scroll,
             Outcome::Select { id, text } => {
-                self.selected = Some(id);
-                self.scroll = 0;
+                self.select_id(id);
                 self.say(text, false);
             }
         }
@@ -588,6 +624,7 @@ impl App {
     /// Input from the terminal.
     pub fn handle_input(&mut self, input: Input) -> Vec<Effect> {
         self.pane_stale = true;
+        self.split_stale = true;
         self.frame_wanted = true;
         match input {
             Input::Key(key) if key.kind != KeyEventKind::Release => self.handle_key(key),
@@ -606,19 +643,18 @@ impl App {
         }
     }
 
-    /// Resizing the terminal resizes every running PTY to the pane (attached, only its own).
+    /// Resizing the terminal resizes every running PTY to its pane (attached, only its own).
     fn resize_all(&self) -> Vec<Effect> {
-        let Some(size) = self.pane_size() else {
-            return Vec::new();
-        };
         let attached = self.attached.as_ref().map(|attached| attached.id.as_str());
         self.entries
             .iter()
             .filter(|entry| entry.state.is_running())
             .filter(|entry| attached.is_none_or(|id| id == entry.id))
-            .map(|entry| Effect::Resize {
-                id: entry.id.clone(),
-                size,
+            .filter_map(|entry| {
+                Some(Effect::Resize {
+                    id: entry.id.clone(),
+                    size: self.size_for(&entry.id)?,
+                })
             })
             .collect()
     }
@@ -634,8 +670,21 @@ impl App {
             Mode::Focus => self.handle_focus_key(key),
             Mode::Prompt(prompt) => self.handle_prompt_key(prompt, key),
             Mode::Confirm(confirm) => self.handle_confirm_key(&confirm, key),
-            // Any key closes the help.
-            Mode::Help => Vec::new(),
+            // Arrows scroll a help taller than the terminal; any other key closes it.
+            Mode::Help => {
+                let step: i32 = match key.code {
+                    KeyCode::Down | KeyCode::Char('j') => 1,
+                    KeyCode::Up | KeyCode::Char('k') => -1,
+                    KeyCode::PageDown | KeyCode::Char(' ') => 10,
+                    KeyCode::PageUp => -10,
+                    _ => return Vec::new(),
+                };
+                let scrolled =
+                    (i32::from(self.help_scroll) + step).clamp(0, i32::from(self.help_overflow()));
+                self.help_scroll = u16::try_from(scrolled).unwrap_or(0);
+                self.mode = Mode::Help;
+                Vec::new()
+            }
         }
     }
 
@@ -736,9 +785,16 @@ impl App {
             Action::PreviousMatch => return self.search_effect(false),
             Action::Zoom => {
                 self.zoom = !self.zoom;
+                self.split_stale = true;
                 return self.resize_all();
             }
-            Action::Help => self.mode = Mode::Help,
+            Action::Split => self.split(),
+            Action::NextPane => self.next_pane(),
+            Action::ClosePane => self.close_pane(),
+            Action::Help => {
+                self.mode = Mode::Help;
+                self.help_scroll = 0;
+            }
             Action::Copy => self.start_copy(),
             Action::Quit => {
                 let running = self
@@ -992,6 +1048,17 @@ impl App {
             return Vec::new();
         };
         let position = ratatui::layout::Position::new(mouse.column, mouse.row);
+        // A click on another pane of a split view moves the focus there.
+        if let (MouseEventKind::Down(_), false) = (mouse.kind, self.mouse_held) {
+            let clicked = self.pane_areas().into_iter().find(|area| {
+                (area.pane.contains(position) || area.header.contains(position))
+                    && self.selected.as_deref() != Some(area.id.as_str())
+            });
+            if let Some(area) = clicked {
+                self.select_id(area.id);
+                return Vec::new();
+            }
+        }
         let held = self.mouse_held
             && matches!(mouse.kind, MouseEventKind::Drag(_) | MouseEventKind::Up(_));
         if let Some(effects) = self
@@ -1148,7 +1215,7 @@ mod tests {
         KeyEvent::new(code, modifiers)
     }
 
-    fn test_app() -> App {
+    pub(super) fn test_app() -> App {
         let mut app = App::new((100, 20), true);
         let entry = |id: &str| EntryInfo {
             id: id.to_owned(),

@@ -185,6 +185,11 @@ pub async fn run_loop<B: ResizeBackend>(
             () = crate::time::sleep_until_opt(next_tick) => scheduler.schedule(),
             () = crate::time::sleep_until_opt(next_sample) => {}
         }
+        // Panes that changed (a split, a close, another entry in one) resize their PTYs.
+        let resizes = app.take_resizes();
+        if !resizes.is_empty() {
+            execute(link, app, resizes, &outcome_tx, &writes);
+        }
     }
 }
 
@@ -215,6 +220,12 @@ async fn refresh(app: &mut App, link: &Link) {
             Err(err) => app.say(format!("cannot read the history: {err:#}"), true),
         },
         None => {}
+    }
+    for (id, size) in app.split_requests() {
+        // An entry that went is dropped from the split with the next list.
+        if let Ok(snapshot) = link.snapshot(&id, Some(size)).await {
+            app.set_split_pane(id, snapshot);
+        }
     }
 }
 

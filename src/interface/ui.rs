@@ -50,7 +50,17 @@ pub fn render(app: &App, now_ms: u64, frame: &mut Frame<'_>) {
     if !app.zoom {
         render_list(app, now_ms, &theme, layout, frame.buffer_mut());
     }
-    render_header(app, now_ms, &theme, layout.header, frame.buffer_mut());
+    if let Some(entry) = app.selected_entry() {
+        render_header(
+            app,
+            entry,
+            now_ms,
+            &theme,
+            layout.header,
+            frame.buffer_mut(),
+        );
+    }
+    render_other_panes(app, now_ms, &theme, frame.buffer_mut());
     if let Some(pane) = &app.pane {
         render_pane(
             pane,
@@ -80,6 +90,28 @@ pub fn render(app: &App, now_ms: u64, frame: &mut Frame<'_>) {
     render_bar(app, &theme, layout.bar, frame);
     if app.mode == Mode::Help {
         render_help(app, &theme, area, frame);
+    }
+}
+
+/// In a split view, the panes besides the focused one, live, and the rules between panes side
+/// by side.
+fn render_other_panes(app: &App, now_ms: u64, theme: &Theme, buffer: &mut Buffer) {
+    for area in app.pane_areas() {
+        if area.header.x > 0 {
+            let rule_x = area.header.x - 1;
+            for y in area.header.y..area.pane.bottom() {
+                buffer.set_string(rule_x, y, "│", theme.dim());
+            }
+        }
+        if app.selected.as_deref() == Some(area.id.as_str()) {
+            continue;
+        }
+        if let Some(entry) = app.entries.iter().find(|entry| entry.id == area.id) {
+            render_header(app, entry, now_ms, theme, area.header, buffer);
+        }
+        if let Some(pane) = app.split_panes.get(&area.id) {
+            render_pane(pane, None, theme, area.pane, buffer);
+        }
     }
 }
 
@@ -137,7 +169,7 @@ mod tests {
     use ratatui::style::{Color, Modifier};
 
     use super::*;
-    use crate::interface::app::{Action, Prompt};
+    use crate::interface::app::{Action, Input, Prompt};
     use crate::pty::TermSize;
     use crate::screen::Screen;
 
@@ -257,6 +289,36 @@ mod tests {
     }
 
     #[test]
+    fn a_help_taller_than_the_terminal_scrolls_to_its_last_line() {
+        let mut app = app(80, 24);
+        app.act(crate::interface::app::Action::Help);
+        let first = text(&app);
+        assert!(
+            first.contains("more below: j ↓") && !first.contains("quit (asks"),
+            "{first}"
+        );
+        for _ in 0..5 {
+            app.handle_input(Input::Key(crossterm::event::KeyEvent::new(
+                crossterm::event::KeyCode::PageDown,
+                crossterm::event::KeyModifiers::NONE,
+            )));
+        }
+        let last = text(&app);
+        assert!(
+            last.contains("quit (asks")
+                && last.contains("any other key closes")
+                && !last.contains("more below"),
+            "{last}"
+        );
+        assert_eq!(app.mode, Mode::Help, "scrolling keeps it open");
+        app.handle_input(Input::Key(crossterm::event::KeyEvent::new(
+            crossterm::event::KeyCode::Char('x'),
+            crossterm::event::KeyModifiers::NONE,
+        )));
+        assert_eq!(app.mode, Mode::Normal);
+    }
+
+    #[test]
     fn a_capped_log_is_marked_and_told() {
         let mut app = app(100, 10);
         let mut entries = app.entries.clone();
@@ -314,7 +376,7 @@ mod tests {
 
     #[test]
     fn the_help_lists_every_key() {
-        let mut app = app(90, 32);
+        let mut app = app(90, 34);
         app.act(Action::Help);
         let screen = text(&app);
         for binding in &app.keymap {

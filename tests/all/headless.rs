@@ -295,6 +295,48 @@ fn r_restarts_the_selected_call_asking_first_while_it_runs() {
 }
 
 #[test]
+fn a_split_view_shows_calls_side_by_side_each_at_its_panes_size() {
+    let stdout = headless(
+        &["--size", "200x30", "--script", "tests/headless/split.oino"],
+        None,
+    );
+    let text = String::from_utf8_lossy(&stdout.stdout);
+    assert!(
+        stdout.status.success(),
+        "{}\n{text}",
+        String::from_utf8_lossy(&stdout.stderr)
+    );
+    let snapshots: Vec<&str> = text.split("=== snapshot ===").skip(1).collect();
+    assert_eq!(snapshots.len(), 2, "{text}");
+    // Split: both panes at once, a header each on the first row, a rule between them.
+    let split = snapshots[0];
+    let header = split.lines().nth(1).expect("the headers");
+    assert_eq!(header.matches("running · pid").count(), 2, "{header}");
+    let sizes = split
+        .lines()
+        .find(|line| line.contains("L now 28 79"))
+        .unwrap_or_else(|| panic!("no left pane at 79 columns:\n{split}"));
+    let right = sizes
+        .find("R at 28 159")
+        .or_else(|| sizes.find("R now 28 79"));
+    assert!(
+        right.is_some_and(|at| sizes[..at].ends_with("│")),
+        "the panes side by side, a rule between them: {sizes:?}"
+    );
+    assert!(split.contains("R now 28 79"), "{split}");
+    // Tab moved the focus to the left pane, which S closed: the right one fills the pane.
+    let single = snapshots[1];
+    assert!(!single.contains("L now"), "{single}");
+    assert_eq!(
+        single
+            .lines()
+            .nth(1)
+            .map(|line| line.matches("running · pid").count()),
+        Some(1)
+    );
+}
+
+#[test]
 fn the_list_and_header_show_what_each_running_call_costs() {
     // 200 MiB held by one call, a core kept busy by another, a third asleep.
     let script = "run --id holder python3 -c \"b = bytearray(200 << 20); b[::4096] = b'x' * len(b[::4096]); print('held', flush=True); import time; time.sleep(600)\"\n\

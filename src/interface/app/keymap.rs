@@ -23,6 +23,9 @@ pub enum Action {
     NextMatch,
     PreviousMatch,
     Zoom,
+    Split,
+    NextPane,
+    ClosePane,
     Copy,
     Help,
     Quit,
@@ -30,7 +33,7 @@ pub enum Action {
 
 impl Action {
     /// Every action, in the order of [`Action::NAMES`].
-    const ALL: [Self; 20] = [
+    const ALL: [Self; 23] = [
         Self::SelectNext,
         Self::SelectPrevious,
         Self::SelectFirst,
@@ -48,13 +51,16 @@ impl Action {
         Self::NextMatch,
         Self::PreviousMatch,
         Self::Zoom,
+        Self::Split,
+        Self::NextPane,
+        Self::ClosePane,
         Self::Copy,
         Self::Help,
         Self::Quit,
     ];
 
     /// The names the settings file binds keys to.
-    pub const NAMES: [&'static str; 20] = [
+    pub const NAMES: [&'static str; 23] = [
         "select-next",
         "select-previous",
         "select-first",
@@ -72,6 +78,9 @@ impl Action {
         "next-match",
         "previous-match",
         "zoom",
+        "split",
+        "next-pane",
+        "close-pane",
         "copy",
         "help",
         "quit",
@@ -107,6 +116,9 @@ impl Action {
             Self::NextMatch => "next match (while searching)",
             Self::PreviousMatch => "previous match (while searching)",
             Self::Zoom => "zoom the pane to the whole screen and back",
+            Self::Split => "show the next call in a pane beside (up to four)",
+            Self::NextPane => "move the focus to the next pane",
+            Self::ClosePane => "close the focused pane",
             Self::Copy => "select text in the pane to copy (y copies; a drag too)",
             Self::Help => "this help",
             Self::Quit => "quit (asks first while processes run)",
@@ -131,7 +143,7 @@ fn plain(code: KeyCode) -> (KeyCode, KeyModifiers) {
 /// The default keys.
 #[must_use]
 pub fn default_keymap() -> Vec<Binding> {
-    use KeyCode::{Char, Down, End, Enter, Home, PageDown, PageUp, Up};
+    use KeyCode::{Char, Down, End, Enter, Home, PageDown, PageUp, Tab, Up};
     let bind = |keys: Vec<(KeyCode, KeyModifiers)>, label: &str, hint, action| Binding {
         keys,
         label: label.to_owned(),
@@ -191,6 +203,14 @@ pub fn default_keymap() -> Vec<Binding> {
             Action::PreviousMatch,
         ),
         bind(vec![plain(Char('z'))], "z", Some("zoom"), Action::Zoom),
+        bind(vec![plain(Char('s'))], "s", None, Action::Split),
+        bind(vec![plain(Tab)], "Tab", None, Action::NextPane),
+        bind(
+            vec![plain(Char('S')), (Char('S'), KeyModifiers::SHIFT)],
+            "S",
+            None,
+            Action::ClosePane,
+        ),
         bind(vec![plain(Char('v'))], "v", None, Action::Copy),
         bind(vec![plain(Char('?'))], "?", Some("help"), Action::Help),
         bind(vec![plain(Char('q'))], "q", Some("quit"), Action::Quit),

@@ -1,4 +1,5 @@
-//! The line above the pane: the selected entry's state, pid, age and id.
+//! The line above a pane: its entry's state, pid, age and id (the focused pane's label bright,
+//! with its scroll and search).
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::Rect;
@@ -6,7 +7,7 @@ use ratatui::style::Color;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
-use crate::core::EntryState;
+use crate::core::{EntryInfo, EntryState};
 use crate::interface::app::App;
 use crate::time::format_elapsed;
 
@@ -15,14 +16,13 @@ use super::theme::{Theme, state_symbol, title_style};
 
 pub(super) fn render_header(
     app: &App,
+    entry: &EntryInfo,
     now_ms: u64,
     theme: &Theme,
     area: Rect,
     buffer: &mut Buffer,
 ) {
-    let Some(entry) = app.selected_entry() else {
-        return;
-    };
+    let focused = app.selected.as_deref() == Some(entry.id.as_str());
     let state = match (&entry.task_id, entry.state) {
         (Some(task_id), EntryState::Running) => format!("task {task_id}, running"),
         (_, state) => state.to_string(),
@@ -63,13 +63,13 @@ pub(super) fn render_header(
             theme.fg(Color::Yellow),
         ));
     }
-    if app.scroll > 0 {
+    if focused && app.scroll > 0 {
         right.push(Span::styled(
             format!("  [{} lines back · End for live]", app.scroll),
             theme.fg(Color::Yellow),
         ));
     }
-    if let Some(query) = &app.search {
+    if let (Some(query), true) = (&app.search, focused) {
         right.push(Span::styled(
             format!("  [search: {query}]"),
             theme.fg(Color::Yellow),
@@ -94,7 +94,16 @@ pub(super) fn render_header(
     }
     let mut spans = vec![
         Span::styled(format!(" {} ", state_symbol(entry)), theme.state(entry)),
-        Span::styled(label, title_style()),
+        Span::styled(
+            label,
+            if focused && app.is_split() {
+                title_style().add_modifier(ratatui::style::Modifier::REVERSED)
+            } else if focused {
+                title_style()
+            } else {
+                theme.dim()
+            },
+        ),
     ];
     spans.extend(right);
     Line::from(spans).render(area, buffer);

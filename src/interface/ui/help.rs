@@ -29,11 +29,22 @@ pub(super) fn render_help(app: &App, theme: &Theme, area: Rect, frame: &mut Fram
         ]),
         Line::from(vec![
             Span::styled("  Mouse    ", title_style()),
-            Span::raw("the wheel scrolls, a click selects"),
+            Span::raw("the wheel scrolls, a click selects (on a pane: focuses it)"),
         ]),
         Line::raw(""),
-        Line::styled("Any key closes this help.", theme.dim()),
+        Line::styled(
+            if app.help_overflow() > 0 {
+                "j k ↑ ↓ PgUp PgDn scroll; any other key closes this help."
+            } else {
+                "Any key closes this help."
+            },
+            theme.dim(),
+        ),
     ]);
+    debug_assert_eq!(
+        lines.len(),
+        app.keymap.len() + crate::interface::app::HELP_EXTRA_LINES
+    );
     let height = u16::try_from(lines.len() + 2)
         .unwrap_or(u16::MAX)
         .min(area.height);
@@ -46,12 +57,19 @@ pub(super) fn render_help(app: &App, theme: &Theme, area: Rect, frame: &mut Fram
     );
     frame.render_widget(Clear, popup);
     frame.render_widget(
-        Paragraph::new(lines).block(
-            Block::default()
-                .borders(Borders::ALL)
-                .title(" oino help ")
-                .border_style(theme.dim()),
-        ),
+        Paragraph::new(lines)
+            .scroll((app.help_scroll.min(app.help_overflow()), 0))
+            .block(
+                Block::default()
+                    .borders(Borders::ALL)
+                    .title(" oino help ")
+                    .title_bottom(if app.help_scroll < app.help_overflow() {
+                        " more below: j ↓ "
+                    } else {
+                        ""
+                    })
+                    .border_style(theme.dim()),
+            ),
         popup,
     );
 }
