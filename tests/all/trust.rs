@@ -227,9 +227,11 @@ fn runaway_output_is_capped_keeping_its_head_and_newest_part() {
         .unwrap_or_else(|| panic!("no gap line in {} lines", lines.len()));
     assert_eq!(lines[0], "FIRST");
     assert_eq!(lines.last(), Some(&"LAST"));
+    // The line the cut went through is a part on either side of it: the whole lines around
+    // it are consecutive.
     let number = |line: &str| line.parse::<u64>().unwrap_or_else(|_| panic!("{line:?}"));
-    let head: Vec<u64> = lines[1..gap].iter().map(|line| number(line)).collect();
-    let tail: Vec<u64> = lines[gap + 1..lines.len() - 1]
+    let head: Vec<u64> = lines[1..gap - 1].iter().map(|line| number(line)).collect();
+    let tail: Vec<u64> = lines[gap + 2..lines.len() - 1]
         .iter()
         .map(|line| number(line))
         .collect();
