@@ -289,6 +289,34 @@ mod tests {
     }
 
     #[test]
+    fn the_theme_colors_the_states_and_the_rules() {
+        let mut app = app(80, 14);
+        // The last selected: the others' symbols are drawn in their state's color.
+        app.theme.task = Color::Rgb(0x10, 0x20, 0x30);
+        app.theme.failed = Color::LightRed;
+        app.theme.border = Color::Indexed(240);
+        app.act(Action::SelectLast);
+        let terminal = draw(&app);
+        let buffer = terminal.backend().buffer();
+        let screen = buffer_text(buffer);
+        let cell_of = |symbol: &str| {
+            let row = screen
+                .lines()
+                .position(|line| line.starts_with(&format!(" {symbol}")))
+                .unwrap_or_else(|| panic!("no {symbol} row:\n{screen}"));
+            buffer
+                .cell((1, u16::try_from(row).unwrap()))
+                .expect("cell")
+                .clone()
+        };
+        assert_eq!(cell_of("◆").fg, Color::Rgb(0x10, 0x20, 0x30), "a task");
+        assert_eq!(cell_of("✗").fg, Color::LightRed, "a failure");
+        let layout = app.layout().expect("fits");
+        let rule = buffer.cell((layout.pane.x - 1, 3)).expect("the rule");
+        assert_eq!((rule.symbol(), rule.fg), ("│", Color::Indexed(240)));
+    }
+
+    #[test]
     fn a_help_taller_than_the_terminal_scrolls_to_its_last_line() {
         let mut app = app(80, 24);
         app.act(crate::interface::app::Action::Help);
