@@ -117,7 +117,8 @@ fn server_of(socket: &Path, counts: impl Fn(u32) -> bool) -> Option<u32> {
     })
 }
 
-/// Whether process `pid` (not this one) is `oino server` for `socket`.
+/// Whether process `pid` (not this one) is `oino server --foreground` for `socket`: the server
+/// itself, not `oino server` starting one in the background (which names the socket too).
 fn serves(pid: u32, socket: &Path) -> bool {
     if pid == std::process::id() {
         return false;
@@ -126,7 +127,9 @@ fn serves(pid: u32, socket: &Path) -> bool {
         return false;
     };
     let args: Vec<&[u8]> = cmdline.split(|byte| *byte == 0).collect();
-    args.get(1) == Some(&&b"server"[..]) && args.contains(&socket.as_os_str().as_encoded_bytes())
+    args.get(1) == Some(&&b"server"[..])
+        && args.contains(&&b"--foreground"[..])
+        && args.contains(&socket.as_os_str().as_encoded_bytes())
 }
 
 /// Where a server started in the background writes its log.

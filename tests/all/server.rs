@@ -23,6 +23,34 @@ fn start(server: &ServerGuard) {
     assert!(server.socket.exists());
 }
 
+/// `oino server --socket PATH`, the socket named on the command line: the server it starts in
+/// the background once took the command itself (`oino server … PATH`) for an elder server and
+/// gave way, and the command waited 10 s for none and failed.
+#[test]
+fn oino_server_with_its_socket_on_the_command_line_starts_one() {
+    let server = ServerGuard::new("socket-flag");
+    let socket = server.socket.to_str().expect("a UTF-8 path");
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_oino"));
+    command
+        .args(["server", "--socket", socket])
+        .env("XDG_STATE_HOME", &server.state)
+        .env_remove("OINO_SOCKET");
+    let output = command.output().expect("oino server");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        text(&output).starts_with(&format!("oino server on {socket}")),
+        "{}",
+        text(&output)
+    );
+    let listed = server.oino(&["ls"]).output().expect("oino ls");
+    assert!(listed.status.success());
+    assert_eq!(servers_of(&server), 1);
+}
+
 #[test]
 fn a_call_run_in_one_client_is_detached_from_another_and_followed_by_a_third() {
     let server = ServerGuard::new("two-clients");
