@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, watch};
 
 pub mod exec;
+mod spawn;
 pub mod waiting;
 
 /// Bytes asked of the PTY in one read.
@@ -366,25 +367,13 @@ impl Prepared<'_> {
 
         // A second of margin for the uptime's rounding.
         let spawned_ticks = proc_scan::now_ticks().map_or(0, |now| now.saturating_sub(100));
-        let mut command = CommandBuilder::new("bash");
-        command.args(["-c", &spec.command]);
-        command.cwd(&spec.cwd);
-        command.env_clear();
-        for (name, value) in env {
-            command.env(name, value);
-        }
-
-        let child = pair
-            .slave
-            .spawn_command(command)
-            .map_err(|err| PtyError::Spawn(err.to_string()))?;
+        let tty = pair.master.tty_name();
+        let pid = match spawn_without_fork(spec, &env, tty.as_deref()) {
+            Some(pid) => pid,
+            None => spawn_forked(pair.slave.as_ref(), spec, env)?,
+        };
         // The slave must go now, or the reader never sees end of file.
         drop(pair.slave);
-        let pid = child
-            .process_id()
-            .ok_or_else(|| PtyError::Spawn("the new process has no pid".into()))?;
-        // The waiter thread reaps by pid; the std child handle is not needed for that.
-        drop(child);
 
         let reader = pair
             .master
@@ -432,6 +421,55 @@ impl Prepared<'_> {
             },
         })
     }
+}
+
+/// `bash -c COMMAND` started on the terminal `tty` by [`spawn::spawn_on_tty`]; `None` when that
+/// cannot be done here (no path for the terminal, no bash in the `PATH`, a refusal), for the
+/// PTY crate's fork to try, and to say why if it fails too.
+fn spawn_without_fork(
+    spec: &SpawnSpec,
+    env: &[(OsString, OsString)],
+    tty: Option<&Path>,
+) -> Option<u32> {
+    let bash = spawn::find_in_path("bash", env)?;
+    // As the PTY crate does: the shell's own SHELL when the environment names none.
+    let mut env = env.to_vec();
+    if !env.iter().any(|(name, _)| name == "SHELL") {
+        let shell = nix::unistd::User::from_uid(nix::unistd::getuid())
+            .ok()
+            .flatten()
+            .map_or_else(|| PathBuf::from("/bin/sh"), |user| user.shell);
+        env.push(("SHELL".into(), shell.into_os_string()));
+    }
+    let args = [
+        OsStr::new("bash"),
+        OsStr::new("-c"),
+        OsStr::new(&spec.command),
+    ];
+    let pid = spawn::spawn_on_tty(&bash, &args, &env, tty?, &spec.cwd).ok()?;
+    u32::try_from(pid).ok()
+}
+
+/// `bash -c COMMAND` started by the PTY crate, which forks.
+fn spawn_forked(
+    slave: &dyn portable_pty::SlavePty,
+    spec: &SpawnSpec,
+    env: Vec<(OsString, OsString)>,
+) -> Result<u32, PtyError> {
+    let mut command = CommandBuilder::new("bash");
+    command.args(["-c", &spec.command]);
+    command.cwd(&spec.cwd);
+    command.env_clear();
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let child = slave
+        .spawn_command(command)
+        .map_err(|err| PtyError::Spawn(err.to_string()))?;
+    // The waiter thread reaps by pid; the std child handle is not needed for that.
+    child
+        .process_id()
+        .ok_or_else(|| PtyError::Spawn("the new process has no pid".into()))
 }
 
 /// Plain threads, not `spawn_blocking`: a runtime shutting down would wait on them forever.

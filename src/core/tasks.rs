@@ -276,6 +276,41 @@ impl Core {
         });
     }
 
+    /// Names the call `id`, which ended before it could be detached, as the task it was to
+    /// become: `name` (or one derived from it when a running task holds it).
+    pub(super) fn name_ended(&self, id: &str, name: &str) -> Result<EntryInfo, CoreError> {
+        let entry = self.find(id)?;
+        if entry.status.borrow().task.is_some() {
+            return Err(CoreError::AlreadyTask(id.to_owned()));
+        }
+        if self.inner.registry.is_running(&entry.id) {
+            return Err(CoreError::NotRunning(id.to_owned()));
+        }
+        let (task_id, name) = {
+            let state = &mut *self.lock();
+            let entries = &state.entries;
+            state
+                .tasks
+                .allocate(Some(name), &entry.command, &entry.id, |name| {
+                    entries.iter().any(|entry| entry.id == name)
+                })?
+        };
+        entry.status.send_modify(|status| {
+            status.task = Some(TaskStatus {
+                task_id: task_id.clone(),
+                name: name.clone(),
+                detached_at: SystemTime::now(),
+                detach_offset: 0,
+            });
+        });
+        self.emit(CoreEvent::Detached {
+            id: entry.id.clone(),
+            task_id,
+            name,
+        });
+        Ok(entry.info())
+    }
+
     /// Detaches the running call `key` into a new background task named `name` (or a name
     /// derived from its command). Any front end detaches this way.
     pub async fn detach(

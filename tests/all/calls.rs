@@ -198,6 +198,47 @@ async fn the_environment_names_the_call() {
     assert_eq!(result.text, format!("{id} xterm-256color cat cat hello\n"));
 }
 
+/// The shell leads a session of its own on its terminal (its controlling terminal: Ctrl-C and
+/// resizes reach it), has only that terminal open, and what it starts has every signal at its
+/// default and none blocked (a spawn once left two ignored).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shell_leads_its_session_on_its_terminal_with_nothing_else_inherited() {
+    let core = test_core("session");
+    let id = unique_id("session");
+    let script = "read -r _ _ _ _ _ sid tty _ < /proc/$$/stat; echo \"$$ $sid $tty\"; \
+                  stat -L -c '%t %T' /proc/$$/fd/0; ls /proc/$$/fd | tr '\\n' ' '; echo; \
+                  grep -E '^Sig(Ign|Blk)' /proc/self/status";
+    let result = core
+        .start(request(&id, script))
+        .expect("start")
+        .result()
+        .await;
+    let lines: Vec<&str> = result.text.lines().collect();
+    let numbers: Vec<u64> = lines[0]
+        .split(' ')
+        .map(|number| number.parse().expect("a number"))
+        .collect();
+    assert_eq!(
+        numbers[0], numbers[1],
+        "the shell leads its session: {lines:?}"
+    );
+    let device: Vec<u64> = lines[1]
+        .split(' ')
+        .map(|hex| u64::from_str_radix(hex, 16).expect("hex"))
+        .collect();
+    assert_eq!(
+        numbers[2],
+        device[0] * 256 + device[1],
+        "its controlling terminal is the one it has open: {lines:?}"
+    );
+    assert_eq!(lines[2].trim(), "0 1 2", "nothing else open: {lines:?}");
+    assert_eq!(
+        &lines[3..],
+        ["SigBlk:\t0000000000000000", "SigIgn:\t0000000000000000"],
+        "{lines:?}"
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hundred_calls_at_once_each_get_their_own_output() {
     let core = test_core("hundred");

@@ -135,6 +135,13 @@ cmd = "exit 4"
             .all(|runs| runs.len() == 1 && !runs[0].state.is_running())
     })
     .await;
+    // A run that ended at once, before it could be detached, is its task all the same: its
+    // name leads to it.
+    let once = core.entry("once").expect("once, by its name");
+    assert_eq!(
+        (once.kind, once.name.as_deref()),
+        (EntryKind::Task, Some("once"))
+    );
     // `always`, killed on purpose (oino kill, x): not started again either.
     wait_until("always to run as a task", || {
         runs(&core, "always")
