@@ -713,7 +713,10 @@ impl Core {
             Err(CoreError::Task(_)) => self.detach(id, None, reason).await,
             // It ended before it could be detached (it exited at once): named all the same, so
             // that its name leads to its newest run.
-            Err(CoreError::NotRunning(_)) => self.name_ended(id, name),
+            Err(CoreError::NotRunning(_)) => match self.name_ended(id, Some(name)).await {
+                Err(CoreError::Task(_)) => self.name_ended(id, None).await,
+                named => named,
+            },
             detached => detached,
         }?;
         // Nobody waited for it as a call: its output is all the task's (`logs` shows it all).

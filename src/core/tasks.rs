@@ -277,9 +277,22 @@ impl Core {
     }
 
     /// Names the call `id`, which ended before it could be detached, as the task it was to
-    /// become: `name` (or one derived from it when a running task holds it).
-    pub(super) fn name_ended(&self, id: &str, name: &str) -> Result<EntryInfo, CoreError> {
+    /// become: `name`, or one derived from its command.
+    pub(super) async fn name_ended(
+        &self,
+        id: &str,
+        name: Option<&str>,
+    ) -> Result<EntryInfo, CoreError> {
         let entry = self.find(id)?;
+        // A call that is ending is still registered until its end is recorded: that is waited
+        // for (briefly: its process is gone).
+        let mut status = entry.status.subscribe();
+        let _ = tokio::time::timeout(
+            std::time::Duration::from_secs(5),
+            status.wait_for(|status| !status.state.is_running()),
+        )
+        .await;
+        drop(status);
         if entry.status.borrow().task.is_some() {
             return Err(CoreError::AlreadyTask(id.to_owned()));
         }
@@ -291,7 +304,7 @@ impl Core {
             let entries = &state.entries;
             state
                 .tasks
-                .allocate(Some(name), &entry.command, &entry.id, |name| {
+                .allocate(name, &entry.command, &entry.id, |name| {
                     entries.iter().any(|entry| entry.id == name)
                 })?
         };
