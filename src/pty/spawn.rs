@@ -8,7 +8,7 @@
 //! terminal acquires the first it opens: the PTY becomes its controlling terminal, as
 //! `TIOCSCTTY` would make it), no other descriptor, default signal handling and no blocked
 //! signal, its folder. When any of that fails here, the caller falls back to the PTY crate's
-//! fork.
+//! fork. It needs glibc 2.34 or later (`addclosefrom_np`; `addchdir_np` is from 2.29).
 
 use std::ffi::{CString, OsStr, OsString};
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
