@@ -195,6 +195,9 @@ pub struct CallResult {
     /// Why the log could not be written (the output is then kept in memory, its newest part).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_error: Option<String>,
+    /// What the log's cap left out, once it did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_cut: Option<crate::output::LogCut>,
 }
 
 impl CallResult {
@@ -343,6 +346,7 @@ impl CallRunner {
                 }),
                 full_output_path: full_output,
                 log_error: self.sink.log_error(),
+                log_cut: self.sink.log_cut(),
             })),
             Err(detached) => Err(Box::new(Self {
                 stream: ProcessStream::new(detached.process, self.options.exit_grace),
@@ -412,6 +416,7 @@ impl CallRunner {
             detached: None,
             full_output_path: full_output,
             log_error,
+            log_cut: self.sink.log_cut(),
         }
     }
 }

@@ -551,7 +551,7 @@ async fn interface_link(
     commands: Vec<(Option<String>, String)>,
 ) -> anyhow::Result<(Link, Vec<(Option<String>, String)>)> {
     if !commands.is_empty() {
-        return Ok((Link::open_with(socket, core_config()?).await?, commands));
+        return Ok((Link::open_with(socket, core_config()).await?, commands));
     }
     // A server that answers (none is started for the look) and shows something.
     if let Some(Ok(link)) = match socket {
@@ -563,20 +563,19 @@ async fn interface_link(
         }
         link.close().await;
     }
-    Ok((
-        Link::open_with(None, core_config()?).await?,
-        demo_commands(),
-    ))
+    Ok((Link::open_with(None, core_config()).await?, demo_commands()))
 }
 
-/// The core's settings from the user's: how long logs are kept, and how much of each.
-pub(crate) fn core_config() -> anyhow::Result<crate::core::CoreConfig> {
-    let settings = crate::interface::app::settings::Config::load()?;
-    Ok(crate::core::CoreConfig {
+/// The core's settings from the user's: how long logs are kept, and how much of each. A
+/// mistake in them means the defaults here: the commands that must stop on it have stopped
+/// before, and the interface shows it.
+pub(crate) fn core_config() -> crate::core::CoreConfig {
+    let settings = crate::interface::app::settings::Config::load().unwrap_or_default();
+    crate::core::CoreConfig {
         log_retention: settings.log_retention,
         log_cap: settings.log_cap,
         ..crate::core::CoreConfig::default()
-    })
+    }
 }
 
 /// `oino attach ID`.
@@ -630,7 +629,7 @@ fn interface(cli: Cli) -> ExitCode {
     let interface = async {
         let socket = (!cli.embedded).then(|| cli.server.path());
         let (link, commands, greeting) = if let Some(project) = project {
-            let link = Link::open_with(socket.as_deref(), core_config()?).await?;
+            let link = Link::open_with(socket.as_deref(), core_config()).await?;
             let started = link.start_project(&project, here_env(), None).await?;
             (link, Vec::new(), Some(project_greeting(&project, &started)))
         } else {
@@ -800,29 +799,42 @@ async fn run_call(
     if result.detached.is_some() && config.follow {
         let from = link.entry(&id).await?.detach_offset;
         let state = follow(link, &id, Some(from), true, false).await?;
+        // What the log went through while followed.
         if let Ok(entry) = link.entry(&id).await {
-            warn_log("oino run", &entry);
+            warn_log(
+                "oino run",
+                &id,
+                entry.log_error.as_deref(),
+                entry.log_cut.as_ref(),
+            );
         }
         return Ok(exit_byte(state.shell_status()));
     }
     // The result says it too; standard error is where a script's reader looks for trouble.
-    if let Ok(entry) = link.entry(&id).await {
-        warn_log("oino run", &entry);
-    }
+    warn_log(
+        "oino run",
+        &id,
+        result.log_error.as_deref(),
+        result.log_cut.as_ref(),
+    );
     Ok(exit_byte(result.exit_status()))
 }
 
 /// Says on standard error that an entry's log could not be written (its output came from
 /// memory, and some may be missing), or what its cap left out.
-pub(crate) fn warn_log(command: &str, entry: &crate::core::EntryInfo) {
-    let id = &entry.id;
+pub(crate) fn warn_log(
+    command: &str,
+    id: &str,
+    log_error: Option<&str>,
+    log_cut: Option<&crate::output::LogCut>,
+) {
     let mut stderr = std::io::stderr().lock();
-    if let Some(error) = &entry.log_error {
+    if let Some(error) = log_error {
         let _ = writeln!(
             stderr,
             "{command}: the log of {id} could not be written: {error}"
         );
-    } else if let Some(cut) = &entry.log_cut {
+    } else if let Some(cut) = log_cut {
         let _ = writeln!(stderr, "{command}: {id}: {cut}");
     }
 }

@@ -68,6 +68,7 @@ impl CallHandle {
             detached: None,
             full_output_path: None,
             log_error: None,
+            log_cut: None,
         })
     }
 }
@@ -346,6 +347,7 @@ impl Core {
                     detached: Some(DetachedTo { task_id, reason }),
                     full_output_path: detached.full_output_path.map(PathBuf::from),
                     log_error: entry.sink.log_error(),
+                    log_cut: entry.sink.log_cut(),
                 }
             }
         }

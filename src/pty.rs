@@ -431,22 +431,26 @@ fn spawn_without_fork(
     env: &[(OsString, OsString)],
     tty: Option<&Path>,
 ) -> Option<u32> {
+    // As the PTY crate does: the user's login shell as SHELL when the environment names none.
+    static LOGIN_SHELL: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    let tty = tty?;
     let bash = spawn::find_in_path("bash", env)?;
-    // As the PTY crate does: the shell's own SHELL when the environment names none.
     let mut env = env.to_vec();
     if !env.iter().any(|(name, _)| name == "SHELL") {
-        let shell = nix::unistd::User::from_uid(nix::unistd::getuid())
-            .ok()
-            .flatten()
-            .map_or_else(|| PathBuf::from("/bin/sh"), |user| user.shell);
-        env.push(("SHELL".into(), shell.into_os_string()));
+        let shell = LOGIN_SHELL.get_or_init(|| {
+            nix::unistd::User::from_uid(nix::unistd::getuid())
+                .ok()
+                .flatten()
+                .map_or_else(|| PathBuf::from("/bin/sh"), |user| user.shell)
+        });
+        env.push(("SHELL".into(), shell.clone().into_os_string()));
     }
     let args = [
         OsStr::new("bash"),
         OsStr::new("-c"),
         OsStr::new(&spec.command),
     ];
-    let pid = spawn::spawn_on_tty(&bash, &args, &env, tty?, &spec.cwd).ok()?;
+    let pid = spawn::spawn_on_tty(&bash, &args, &env, tty, &spec.cwd).ok()?;
     u32::try_from(pid).ok()
 }
 
@@ -861,7 +865,7 @@ pub mod proc_scan {
     }
 
     /// Clock ticks a second in what /proc reports (`USER_HZ`, 100 on every Linux ABI).
-    const TICKS_PER_SECOND: f64 = 100.0;
+    pub const TICKS_PER_SECOND: f64 = 100.0;
 
     /// Now, in the clock ticks of [`ProcessStat::started`]; `None` if /proc cannot say.
     #[must_use]

@@ -205,7 +205,7 @@ async fn server(args: &ServerArgs) -> anyhow::Result<ExitCode> {
         // group leader, which a process spawned by a client is not.
         let _ = nix::unistd::setsid();
     }
-    let config = crate::cli::core_config()?;
+    let config = crate::cli::core_config();
     let served =
         crate::remote::server::serve(&socket, Duration::from_secs(args.idle_exit), config).await?;
     if let crate::remote::server::Served::AlreadyRunning { holder } = served {
@@ -319,7 +319,12 @@ async fn logs(args: LogsArgs) -> anyhow::Result<ExitCode> {
         following.await?
     };
     let entry = link.entry(&args.id).await?;
-    super::warn_log("oino logs", &entry);
+    super::warn_log(
+        "oino logs",
+        &entry.id,
+        entry.log_error.as_deref(),
+        entry.log_cut.as_ref(),
+    );
     Ok(if args.follow {
         ExitCode::from(exit_byte(state.shell_status()))
     } else {

@@ -624,7 +624,6 @@ impl App {
     /// Input from the terminal.
     pub fn handle_input(&mut self, input: Input) -> Vec<Effect> {
         self.pane_stale = true;
-        self.split_stale = true;
         self.frame_wanted = true;
         match input {
             Input::Key(key) if key.kind != KeyEventKind::Release => self.handle_key(key),
@@ -632,6 +631,7 @@ impl App {
             Input::Mouse(mouse) => self.handle_mouse(mouse),
             Input::Resize { cols, rows } => {
                 self.term_size = (cols, rows);
+                self.split_stale = true;
                 self.resize_all()
             }
             Input::Stop => {

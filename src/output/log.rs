@@ -177,11 +177,10 @@ pub struct RawLog {
     cap: u64,
     /// The newest output once the head is full, oldest part first.
     parts: VecDeque<Part>,
-    /// Parts made so far, for the next one's name.
+    /// Parts made so far (the head counts as the first): more than are kept once the oldest
+    /// went.
     parts_made: u32,
-    /// Output left out between the head and the oldest part kept: where it starts, and the raw
-    /// offsets whose checkpoints readers no longer need (to be taken by the index).
-    cut: Option<u64>,
+    /// Raw offsets left out since the last look, whose checkpoints lead nowhere now.
     dropped: Option<std::ops::Range<u64>>,
     failure: Option<String>,
     memory: VecDeque<MemoryChunk>,
@@ -225,7 +224,6 @@ impl RawLog {
             cap: DEFAULT_LOG_CAP,
             parts: VecDeque::new(),
             parts_made: 1,
-            cut: None,
             dropped: None,
             failure: None,
             memory: VecDeque::new(),
@@ -255,7 +253,7 @@ impl RawLog {
     #[must_use]
     pub fn cut(&self) -> Option<LogCut> {
         let head = self.file_len;
-        let resume = self.cut?;
+        let resume = self.cut_resume()?.offset;
         let end = self
             .parts
             .back()
@@ -266,6 +264,14 @@ impl RawLog {
             left_out: resume - head,
             newest: end - resume,
         })
+    }
+
+    /// Where reading resumes after the head, once parts were left out.
+    fn cut_resume(&self) -> Option<Checkpoint> {
+        let kept = u32::try_from(self.parts.len()).unwrap_or(u32::MAX);
+        (self.parts_made > kept + 1)
+            .then(|| self.parts.front().map(|part| part.resume))
+            .flatten()
     }
 
     /// Raw offsets left out since the last call: checkpoints there lead nowhere.
@@ -286,15 +292,18 @@ impl RawLog {
         if written < limit || self.file.is_none() {
             return;
         }
-        self.parts_made += 1;
-        let path = self.path.with_extension(format!("{}.log", self.parts_made));
+        let number = self.parts_made + 1;
+        let path = self.path.with_extension(format!("{number}.log"));
         match OpenOptions::new()
             .write(true)
             .create_new(true)
             .mode(0o600)
             .open(&path)
         {
-            Ok(file) => self.file = Some(file),
+            Ok(file) => {
+                self.file = Some(file);
+                self.parts_made = number;
+            }
             Err(err) => {
                 self.failure = Some(format!("creating {}: {err}", path.display()));
                 self.file = None;
@@ -310,13 +319,9 @@ impl RawLog {
         if self.parts.len() > 2 {
             if let Some(oldest) = self.parts.pop_front() {
                 let _ = std::fs::remove_file(&oldest.path);
-                let from = self.cut.unwrap_or(self.file_len);
+                // All from the head's end: what went before is forgotten again, at no cost.
                 let to = self.parts.front().map_or(offset, |part| part.resume.offset);
-                self.cut = Some(to);
-                self.dropped = Some(match self.dropped.take() {
-                    Some(earlier) => earlier.start..to,
-                    None => from..to,
-                });
+                self.dropped = Some(self.file_len..to);
             }
         }
     }
@@ -444,7 +449,7 @@ impl RawLog {
             path: self.path.clone(),
             file_len: self.file_len,
             parts: self.parts.iter().cloned().collect(),
-            cut: self.cut.and(self.parts.front().map(|part| part.resume)),
+            cut: self.cut_resume(),
             memory: self.memory.iter().cloned().collect(),
             resume: self
                 .memory_trimmed
@@ -573,6 +578,18 @@ mod tests {
     use super::*;
     use crate::screen::Style;
 
+    /// A chunk that starts at a boundary.
+    fn starting_at(offset: u64) -> ChunkStart {
+        ChunkStart {
+            boundary: Some(Checkpoint {
+                offset,
+                line: 0,
+                line_start: false,
+                pen: Style::default(),
+            }),
+        }
+    }
+
     fn read_all(view: &LogView, from: u64) -> (Vec<u8>, Vec<u64>) {
         let mut offset = from;
         let mut bytes = Vec::new();
@@ -625,15 +642,7 @@ mod tests {
         for (offset, n) in (0..200_000u32).enumerate() {
             let offset = offset as u64;
             let byte = [b'a' + u8::try_from(n % 26).unwrap()];
-            let start = ChunkStart {
-                boundary: Some(Checkpoint {
-                    offset,
-                    line: 0,
-                    line_start: false,
-                    pen: Style::default(),
-                }),
-            };
-            log.append(offset, &byte, start);
+            log.append(offset, &byte, starting_at(offset));
         }
         assert!(log.memory.len() <= 4, "{} chunks", log.memory.len());
         assert_eq!(read_all(&log.view(), 0).0.len(), 200_000);
@@ -665,15 +674,7 @@ mod tests {
         let mut dropped = Vec::new();
         while offset < total {
             let chunk: Vec<u8> = (offset..offset + chunk_len).map(byte_at).collect();
-            let start = ChunkStart {
-                boundary: Some(Checkpoint {
-                    offset,
-                    line: 0,
-                    line_start: false,
-                    pen: Style::default(),
-                }),
-            };
-            log.append(offset, &chunk, start);
+            log.append(offset, &chunk, starting_at(offset));
             dropped.extend(log.take_dropped());
             offset += chunk_len;
             most_on_disk = most_on_disk.max(bytes_on_disk(&dir));
@@ -712,20 +713,12 @@ mod tests {
         // /dev/full fails every write, as a full disk does.
         let full = OpenOptions::new().write(true).open("/dev/full").unwrap();
         let mut log = RawLog::over(full, PathBuf::from("/dev/full"), 10);
-        let at = |offset| ChunkStart {
-            boundary: Some(Checkpoint {
-                offset,
-                line: 0,
-                line_start: false,
-                pen: Style::default(),
-            }),
-        };
-        log.append(0, b"abcd", at(0));
+        log.append(0, b"abcd", starting_at(0));
         assert!(log.failure().is_some_and(|why| why.contains("/dev/full")));
-        log.append(4, b"efgh", at(4));
+        log.append(4, b"efgh", starting_at(4));
         assert_eq!(read_all(&log.view(), 0), (b"abcdefgh".to_vec(), vec![]));
         // Past the limit, the oldest part goes and readers are told where the gap is.
-        log.append(8, b"ijkl", at(8));
+        log.append(8, b"ijkl", starting_at(8));
         let (bytes, gaps) = read_all(&log.view(), 0);
         assert_eq!(
             (bytes.as_slice(), gaps.as_slice()),

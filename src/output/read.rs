@@ -441,6 +441,19 @@ mod tests {
         (log, index, dir)
     }
 
+    /// The first two lines of a whole log, 80 columns wide.
+    fn first_two_lines(log: &RawLog, index: &OutputIndex) -> Vec<String> {
+        read_lines(
+            &log.view(),
+            index.checkpoint_for_line(0),
+            0,
+            2,
+            index.boundary(),
+            80,
+        )
+        .unwrap()
+    }
+
     #[test]
     fn a_capped_log_reads_by_line_number_and_its_index_stays_small() {
         let dir = std::env::temp_dir().join(format!("oino-read-capped-{}", std::process::id()));
@@ -620,15 +633,7 @@ mod tests {
         let cell = "\x1b[38;2;1;2;3mx\x1b[48;5;9my";
         let raw = format!("{}\nnext\n", cell.repeat(MAX_LINE_CHARS));
         let (log, index, dir) = logged("colored-long", raw.as_bytes());
-        let lines = read_lines(
-            &log.view(),
-            index.checkpoint_for_line(0),
-            0,
-            2,
-            index.boundary(),
-            80,
-        )
-        .unwrap();
+        let lines = first_two_lines(&log, &index);
         let shown: String = crate::output::clean_text(lines[0].as_bytes(), 80);
         assert_eq!(shown.chars().count(), MAX_LINE_CHARS + 1, "{shown:?}");
         assert!(
@@ -645,15 +650,7 @@ mod tests {
     fn a_long_line_is_cut_for_readers_of_lines() {
         let raw = format!("{}\nnext\n", "x".repeat(100_000));
         let (log, index, dir) = logged("long", raw.as_bytes());
-        let lines = read_lines(
-            &log.view(),
-            index.checkpoint_for_line(0),
-            0,
-            2,
-            index.boundary(),
-            80,
-        )
-        .unwrap();
+        let lines = first_two_lines(&log, &index);
         assert_eq!(lines[0].chars().count(), MAX_LINE_CHARS + 1);
         assert_eq!(lines[1], "next");
         std::fs::remove_dir_all(dir).unwrap();

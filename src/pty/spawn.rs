@@ -166,6 +166,38 @@ pub fn find_in_path(program: &str, env: &[(OsString, OsString)]) -> Option<PathB
 mod tests {
     use super::*;
 
+    /// The spawn itself works here: a call that silently fell back to the fork would be as
+    /// slow as before, and no other test would tell.
+    #[test]
+    fn a_shell_spawned_on_a_terminal_writes_to_it_and_its_status_is_its_own() {
+        let pair = portable_pty::native_pty_system()
+            .openpty(portable_pty::PtySize::default())
+            .expect("a PTY");
+        let tty = pair.master.tty_name().expect("the PTY's path");
+        let env = vec![(OsString::from("PATH"), OsString::from("/usr/bin:/bin"))];
+        let bash = find_in_path("bash", &env).expect("bash in /usr/bin or /bin");
+        let script = "[ \"$(ps -o tty= -p $$)\" != '?' ] && echo \"spawned on $(tty)\"; exit 7";
+        let pid = spawn_on_tty(
+            &bash,
+            &[OsStr::new("bash"), OsStr::new("-c"), OsStr::new(script)],
+            &env,
+            &tty,
+            Path::new("/"),
+        )
+        .expect("posix_spawn on the PTY");
+        drop(pair.slave);
+        let mut output = String::new();
+        let mut reader = pair.master.try_clone_reader().expect("a reader");
+        // The PTY's end of file comes as EIO once the shell is gone.
+        let _ = std::io::Read::read_to_string(&mut reader, &mut output);
+        let status = nix::sys::wait::waitpid(nix::unistd::Pid::from_raw(pid), None).expect("wait");
+        assert_eq!(
+            status,
+            nix::sys::wait::WaitStatus::Exited(nix::unistd::Pid::from_raw(pid), 7)
+        );
+        assert_eq!(output.trim_end(), format!("spawned on {}", tty.display()));
+    }
+
     #[test]
     fn a_terminal_that_cannot_be_opened_is_an_error_for_the_caller_to_fall_back_on() {
         let env = vec![(OsString::from("PATH"), OsString::from("/usr/bin:/bin"))];

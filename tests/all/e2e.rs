@@ -393,6 +393,28 @@ fn the_demo_ends_with_its_interface_and_starts_no_server() {
     assert!(!socket.exists(), "the demo started a server");
 }
 
+/// A mistake in the settings: the interface (here, on the demo in its own process) starts with
+/// the defaults and says where the mistake is; it once ended at once with the error.
+#[test]
+fn a_mistake_in_the_settings_is_shown_and_the_interface_starts_anyway() {
+    let mark = unique_id("e2e-bad-settings");
+    let dir = temp_dir(&mark);
+    let socket = dir.join("sock/bad.sock");
+    let settings = dir.join("config.toml");
+    std::fs::write(&settings, "[theme]\nrunning = \"plaid\"\n").expect("settings");
+    let mut tui = Terminal::start_with(
+        &[],
+        &mark,
+        &[
+            ("OINO_SOCKET", socket.as_path()),
+            ("OINO_CONFIG", settings.as_path()),
+        ],
+    );
+    tui.wait_for("settings not used");
+    tui.wait_for("the clock ticks");
+    tui.quit_ending_everything(&mark);
+}
+
 #[test]
 fn attach_puts_this_terminal_on_a_task_and_the_detach_key_leaves_it_running() {
     let mark = unique_id("e2e-attach");

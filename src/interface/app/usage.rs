@@ -17,8 +17,7 @@ pub const SAMPLE_EVERY: Duration = Duration::from_secs(2);
 const SAMPLE_SLACK: Duration = Duration::from_millis(100);
 /// The most processes of one tree looked at.
 const MAX_PROCESSES: usize = 512;
-/// Clock ticks a second in what /proc reports (`USER_HZ`).
-const TICKS_PER_SECOND: f64 = 100.0;
+use crate::pty::proc_scan::TICKS_PER_SECOND;
 
 /// One call's tree, as last sampled.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
