@@ -37,8 +37,28 @@ pub use split::{MAX_PANES, PaneArea, split_areas};
 pub const DETACH_REASON: &str = "detached from the TUI";
 /// Rows the mouse wheel scrolls.
 const WHEEL_ROWS: usize = 3;
-/// Lines of the help besides one a key binding: titles, other keys, blanks, the last line.
-pub const HELP_EXTRA_LINES: usize = 8;
+/// Keys that are no action of the keymap, and what they do, for the help.
+const OTHER_KEYS: [(&str, &str); 3] = [
+    ("Ctrl-A", "while typing into a process: come back"),
+    ("Esc", "cancel a prompt, end a search"),
+    (
+        "Mouse",
+        "the wheel scrolls, a click selects (on a pane: focuses it)",
+    ),
+];
+
+/// A line of the help.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HelpLine {
+    Title,
+    Blank,
+    Key {
+        label: String,
+        does: &'static str,
+    },
+    /// How to scroll or close it.
+    Last,
+}
 /// How long a notice stays in the bar.
 const NOTICE_TIME: Duration = Duration::from_secs(8);
 
@@ -322,10 +342,40 @@ impl App {
         )
     }
 
+    /// The key bound to `action`, as the help names it (the first, when there are several).
+    #[must_use]
+    pub fn key_of(&self, action: Action) -> String {
+        self.keymap
+            .iter()
+            .find(|binding| binding.action == action)
+            .and_then(|binding| binding.label.split(' ').next())
+            .unwrap_or("?")
+            .to_owned()
+    }
+
+    /// The help's lines: every binding of the keymap, then the other keys.
+    #[must_use]
+    pub fn help_lines(&self) -> Vec<HelpLine> {
+        let key = |label: &str, does| HelpLine::Key {
+            label: label.to_owned(),
+            does,
+        };
+        let mut lines = vec![HelpLine::Title, HelpLine::Blank];
+        lines.extend(
+            self.keymap
+                .iter()
+                .map(|binding| key(&binding.label, binding.action.describe())),
+        );
+        lines.push(HelpLine::Blank);
+        lines.extend(OTHER_KEYS.iter().map(|(label, does)| key(label, does)));
+        lines.extend([HelpLine::Blank, HelpLine::Last]);
+        lines
+    }
+
     /// Lines of the help past what the terminal shows (inside its border).
     #[must_use]
     pub fn help_overflow(&self) -> u16 {
-        let lines = self.keymap.len() + HELP_EXTRA_LINES;
+        let lines = self.help_lines().len();
         let shown = usize::from(self.term_size.1.saturating_sub(2));
         u16::try_from(lines.saturating_sub(shown)).unwrap_or(u16::MAX)
     }
@@ -521,7 +571,10 @@ impl App {
                             entry.task_id.as_deref().unwrap_or(&entry.id)
                         });
                     self.say(
-                        format!("{label} waits for input: {prompt} (Enter to type into it)"),
+                        format!(
+                            "{label} waits for input: {prompt} ({} to type into it)",
+                            self.key_of(Action::Focus)
+                        ),
                         false,
                     );
                 }

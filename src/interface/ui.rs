@@ -82,7 +82,10 @@ pub fn render(app: &App, now_ms: u64, frame: &mut Frame<'_>) {
         }
     } else {
         let hint = Paragraph::new(Line::styled(
-            "No calls yet: press n to start one.",
+            format!(
+                "No calls yet: press {} to start one.",
+                app.key_of(crate::interface::app::Action::NewCall)
+            ),
             theme.dim(),
         ));
         frame.render_widget(hint, layout.pane);

@@ -32,67 +32,45 @@ pub enum Action {
 }
 
 impl Action {
-    /// Every action, in the order of [`Action::NAMES`].
-    const ALL: [Self; 23] = [
-        Self::SelectNext,
-        Self::SelectPrevious,
-        Self::SelectFirst,
-        Self::SelectLast,
-        Self::Detach,
-        Self::DetachNow,
-        Self::NewCall,
-        Self::Restart,
-        Self::Kill,
-        Self::Focus,
-        Self::PageUp,
-        Self::PageDown,
-        Self::Live,
-        Self::Search,
-        Self::NextMatch,
-        Self::PreviousMatch,
-        Self::Zoom,
-        Self::Split,
-        Self::NextPane,
-        Self::ClosePane,
-        Self::Copy,
-        Self::Help,
-        Self::Quit,
+    /// Every action, with the name the settings file binds keys to.
+    const NAMED: [(Self, &'static str); 23] = [
+        (Self::SelectNext, "select-next"),
+        (Self::SelectPrevious, "select-previous"),
+        (Self::SelectFirst, "select-first"),
+        (Self::SelectLast, "select-last"),
+        (Self::Detach, "detach"),
+        (Self::DetachNow, "detach-now"),
+        (Self::NewCall, "new"),
+        (Self::Restart, "restart"),
+        (Self::Kill, "kill"),
+        (Self::Focus, "type"),
+        (Self::PageUp, "page-up"),
+        (Self::PageDown, "page-down"),
+        (Self::Live, "live"),
+        (Self::Search, "search"),
+        (Self::NextMatch, "next-match"),
+        (Self::PreviousMatch, "previous-match"),
+        (Self::Zoom, "zoom"),
+        (Self::Split, "split"),
+        (Self::NextPane, "next-pane"),
+        (Self::ClosePane, "close-pane"),
+        (Self::Copy, "copy"),
+        (Self::Help, "help"),
+        (Self::Quit, "quit"),
     ];
 
-    /// The names the settings file binds keys to.
-    pub const NAMES: [&'static str; 23] = [
-        "select-next",
-        "select-previous",
-        "select-first",
-        "select-last",
-        "detach",
-        "detach-now",
-        "new",
-        "restart",
-        "kill",
-        "type",
-        "page-up",
-        "page-down",
-        "live",
-        "search",
-        "next-match",
-        "previous-match",
-        "zoom",
-        "split",
-        "next-pane",
-        "close-pane",
-        "copy",
-        "help",
-        "quit",
-    ];
+    /// The names the settings file binds keys to, in the help's order.
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        Self::NAMED.iter().map(|(_, name)| *name)
+    }
 
     /// The action a settings file names.
     #[must_use]
     pub fn from_name(name: &str) -> Option<Self> {
-        Self::NAMES
+        Self::NAMED
             .iter()
-            .position(|known| *known == name)
-            .map(|at| Self::ALL[at])
+            .find(|(_, known)| *known == name)
+            .map(|(action, _)| *action)
     }
 
     /// What the action does, for the help.
@@ -305,14 +283,14 @@ mod tests {
 
     #[test]
     fn every_action_has_a_name_and_key_names_read_as_people_write_them() {
-        for (name, action) in Action::NAMES.iter().zip(Action::ALL) {
+        for (action, name) in Action::NAMED {
             assert_eq!(Action::from_name(name), Some(action));
         }
-        assert!(
-            default_keymap()
+        assert!(default_keymap().iter().all(|binding| {
+            Action::NAMED
                 .iter()
-                .all(|binding| Action::ALL.contains(&binding.action))
-        );
+                .any(|(action, _)| *action == binding.action)
+        }));
         assert_eq!(key_label("ctrl-a"), "Ctrl-A");
         assert_eq!(key_label("ctrl-]"), "Ctrl-]");
         assert_eq!(key_label("f12"), "F12");

@@ -237,7 +237,7 @@ impl Config {
                     format!(
                         "no action `{}`: the actions are {}",
                         name.get_ref(),
-                        Action::NAMES.join(", ")
+                        Action::names().collect::<Vec<_>>().join(", ")
                     ),
                 )
             })?;
@@ -301,35 +301,9 @@ impl Config {
     }
 }
 
-/// A color by name, number or `#rrggbb`.
+/// A color by name, number or `#rrggbb`, as ratatui reads one.
 fn parse_color(text: &str) -> Option<Color> {
-    if let Some(hex) = text.strip_prefix('#') {
-        let byte = |at: usize| u8::from_str_radix(hex.get(at..at + 2)?, 16).ok();
-        return (hex.len() == 6).then(|| Some(Color::Rgb(byte(0)?, byte(2)?, byte(4)?)))?;
-    }
-    if let Ok(index) = text.parse::<u8>() {
-        return Some(Color::Indexed(index));
-    }
-    let name = text.to_ascii_lowercase().replace(['-', '_', ' '], "");
-    Some(match name.as_str() {
-        "black" => Color::Black,
-        "red" => Color::Red,
-        "green" => Color::Green,
-        "yellow" => Color::Yellow,
-        "blue" => Color::Blue,
-        "magenta" => Color::Magenta,
-        "cyan" => Color::Cyan,
-        "gray" | "grey" => Color::Gray,
-        "darkgray" | "darkgrey" => Color::DarkGray,
-        "lightred" => Color::LightRed,
-        "lightgreen" => Color::LightGreen,
-        "lightyellow" => Color::LightYellow,
-        "lightblue" => Color::LightBlue,
-        "lightmagenta" => Color::LightMagenta,
-        "lightcyan" => Color::LightCyan,
-        "white" => Color::White,
-        _ => return None,
-    })
+    text.parse().ok()
 }
 
 #[cfg(test)]

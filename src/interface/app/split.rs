@@ -7,7 +7,7 @@ use ratatui::layout::Rect;
 
 use crate::pty::TermSize;
 
-use super::{App, Layout};
+use super::{Action, App, Layout};
 
 /// Panes shown at most.
 pub const MAX_PANES: usize = 4;
@@ -152,7 +152,8 @@ impl App {
     /// `s`: the next entry in the list not shown yet gets a pane of its own, and the focus.
     pub(super) fn split(&mut self) {
         let Some(selected) = self.selected.clone() else {
-            return self.say("nothing to show: n starts a call", true);
+            let new = self.key_of(Action::NewCall);
+            return self.say(format!("nothing to show: {new} starts a call"), true);
         };
         let mut split = if self.is_split() {
             self.split.clone()
@@ -160,7 +161,11 @@ impl App {
             vec![selected.clone()]
         };
         if split.len() >= MAX_PANES {
-            return self.say("four panes at most: S closes the focused one", true);
+            let close = self.key_of(Action::ClosePane);
+            return self.say(
+                format!("four panes at most: {close} closes the focused one"),
+                true,
+            );
         }
         let at = self
             .entries
@@ -173,14 +178,22 @@ impl App {
             .find(|entry| !split.contains(&entry.id))
             .map(|entry| entry.id.clone());
         let Some(next) = next else {
-            return self.say("every call is shown already: n starts another", true);
+            let new = self.key_of(Action::NewCall);
+            return self.say(
+                format!("every call is shown already: {new} starts another"),
+                true,
+            );
         };
         let fits = self
             .single_layout()
             .and_then(|single| split_areas(body(single), split.len() + 1))
             .is_some();
         if !fits {
-            return self.say("no room for another pane: a larger terminal, or z", true);
+            let zoom = self.key_of(Action::Zoom);
+            return self.say(
+                format!("no room for another pane: a larger terminal, or {zoom}"),
+                true,
+            );
         }
         split.push(next.clone());
         self.split = split;
@@ -191,7 +204,11 @@ impl App {
     /// `Tab`: the focus goes to the next pane.
     pub(super) fn next_pane(&mut self) {
         if !self.is_split() {
-            return self.say("one pane: s shows the next call beside it", true);
+            let split = self.key_of(Action::Split);
+            return self.say(
+                format!("one pane: {split} shows the next call beside it"),
+                true,
+            );
         }
         let at = self.focused_pane().unwrap_or(0);
         let next = self.split[(at + 1) % self.split.len()].clone();
@@ -347,6 +364,19 @@ mod tests {
             sizes(&app.take_resizes()),
             [("c1", 74, 18), ("c2", 74, 18), ("c3", 74, 18)]
         );
+    }
+
+    #[test]
+    fn refusals_name_the_keys_as_bound() {
+        let mut app = super::super::tests::test_app();
+        for binding in &mut app.keymap {
+            if binding.action == Action::Split {
+                binding.label = "Ctrl-S".into();
+            }
+        }
+        app.act(Action::NextPane);
+        let said = app.notice.as_ref().map(|notice| notice.text.as_str());
+        assert_eq!(said, Some("one pane: Ctrl-S shows the next call beside it"));
     }
 
     #[test]

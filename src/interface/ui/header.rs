@@ -65,7 +65,11 @@ pub(super) fn render_header(
     }
     if focused && app.scroll > 0 {
         right.push(Span::styled(
-            format!("  [{} lines back · End for live]", app.scroll),
+            format!(
+                "  [{} lines back · {} for live]",
+                app.scroll,
+                app.key_of(crate::interface::app::Action::Live)
+            ),
             theme.fg(Color::Yellow),
         ));
     }

@@ -5,46 +5,29 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
-use crate::interface::app::App;
+use crate::interface::app::{App, HelpLine};
 
 use super::theme::{Theme, title_style};
 
 pub(super) fn render_help(app: &App, theme: &Theme, area: Rect, frame: &mut Frame<'_>) {
-    let mut lines = vec![Line::styled("Keys", title_style()), Line::raw("")];
-    for binding in &app.keymap {
-        lines.push(Line::from(vec![
-            Span::styled(format!("  {:<9}", binding.label), title_style()),
-            Span::raw(binding.action.describe()),
-        ]));
-    }
-    lines.extend([
-        Line::raw(""),
-        Line::from(vec![
-            Span::styled("  Ctrl-A   ", title_style()),
-            Span::raw("while typing into a process: come back"),
-        ]),
-        Line::from(vec![
-            Span::styled("  Esc      ", title_style()),
-            Span::raw("cancel a prompt, end a search"),
-        ]),
-        Line::from(vec![
-            Span::styled("  Mouse    ", title_style()),
-            Span::raw("the wheel scrolls, a click selects (on a pane: focuses it)"),
-        ]),
-        Line::raw(""),
-        Line::styled(
-            if app.help_overflow() > 0 {
-                "j k ↑ ↓ PgUp PgDn scroll; any other key closes this help."
-            } else {
-                "Any key closes this help."
-            },
-            theme.dim(),
-        ),
-    ]);
-    debug_assert_eq!(
-        lines.len(),
-        app.keymap.len() + crate::interface::app::HELP_EXTRA_LINES
-    );
+    let last = if app.help_overflow() > 0 {
+        "j k ↑ ↓ PgUp PgDn scroll; any other key closes this help."
+    } else {
+        "Any key closes this help."
+    };
+    let lines: Vec<Line<'_>> = app
+        .help_lines()
+        .into_iter()
+        .map(|line| match line {
+            HelpLine::Title => Line::styled("Keys", title_style()),
+            HelpLine::Blank => Line::raw(""),
+            HelpLine::Key { label, does } => Line::from(vec![
+                Span::styled(format!("  {label:<9}"), title_style()),
+                Span::raw(does),
+            ]),
+            HelpLine::Last => Line::styled(last, theme.dim()),
+        })
+        .collect();
     let height = u16::try_from(lines.len() + 2)
         .unwrap_or(u16::MAX)
         .min(area.height);
