@@ -25,7 +25,7 @@ pub use types::{
     variables_not_utf8,
 };
 
-use entries::{CoreState, Ending, Entry, EntryStatus, Forgotten, wait_for_end};
+use entries::{CoreState, Ending, Entry, EntryStatus, Forgotten, Succession, wait_for_end};
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -216,6 +216,7 @@ impl Core {
             on_input: request.options.on_input,
             waiter: request.waiter,
             ending: std::sync::atomic::AtomicU8::new(Ending::Itself as u8),
+            successor: watch::Sender::new(Succession::Pending),
         });
         self.lock().entries.push(Arc::clone(&entry));
         self.emit(CoreEvent::Started { id: id.clone() });
@@ -669,6 +670,22 @@ impl Core {
     pub async fn restart(&self, key: &str, size: Option<TermSize>) -> Result<EntryInfo, CoreError> {
         let entry = self.find(key)?;
         entry.set_ending(Ending::Restarting);
+        let restarted = self.start_again(&entry, key, size).await;
+        // Its project's supervisor follows the new run, or stops when there is none.
+        entry.successor.send_replace(match &restarted {
+            Ok(info) => Succession::Started(info.id.clone()),
+            Err(_) => Succession::Failed,
+        });
+        restarted
+    }
+
+    /// The restart of `entry` once it is marked as restarting: ended, and run again.
+    async fn start_again(
+        &self,
+        entry: &Entry,
+        key: &str,
+        size: Option<TermSize>,
+    ) -> Result<EntryInfo, CoreError> {
         // By its id: `key` (a name) may find a newer run meanwhile.
         if self.kill(&entry.id).await?.is_running() {
             return Err(CoreError::WouldNotEnd(key.to_owned()));
@@ -686,7 +703,6 @@ impl Core {
         tokio::spawn(handle.result());
         if let Some(name) = entry.task_name() {
             let reason = format!("restarted from `{key}`");
-            // A new call that ended already stays a call.
             if let Ok(info) = self.detach_as(&id, &name, &reason).await {
                 return Ok(info);
             }

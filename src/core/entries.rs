@@ -50,6 +50,19 @@ pub(super) struct Entry {
     pub(super) waiter: Waiter,
     /// Why it is being ended, when someone ends it (see [`Ending`]).
     pub(super) ending: std::sync::atomic::AtomicU8,
+    /// What a restart of it came to.
+    pub(super) successor: watch::Sender<Succession>,
+}
+
+/// What a restart of an entry came to, for its project's supervisor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Succession {
+    /// Not restarted, or not yet done.
+    Pending,
+    /// The new run's id.
+    Started(String),
+    /// The new run could not start.
+    Failed,
 }
 
 /// Why an entry is ended by someone: kept so that a project's supervisor knows a kill on

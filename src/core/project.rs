@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-use super::entries::{Ending, Entry};
+use super::entries::{Ending, Entry, Succession};
 use super::{CallRequest, Core, CoreError, CoreEvent, EntryState};
 use crate::pty::Waiter;
 
@@ -240,26 +240,21 @@ impl Core {
         self.inner.shutting_down.load(Ordering::Acquire)
     }
 
-    /// The run that a restart of `old` started (same title, started after it), once it is
-    /// there; `None` if none comes (the restart failed).
+    /// The run that a restart of `old` started, once it has; `None` if it could not start.
     async fn new_run_of(&self, old: &Entry) -> Option<String> {
-        let deadline = Instant::now() + NEW_RUN_WAIT;
-        while Instant::now() < deadline {
-            let newer = self
-                .lock()
-                .entries
-                .iter()
-                .rev()
-                .find(|entry| {
-                    entry.id != old.id && entry.title == old.title && entry.started >= old.started
-                })
-                .map(|entry| entry.id.clone());
-            if newer.is_some() {
-                return newer;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
+        let mut successor = old.successor.subscribe();
+        let done = tokio::time::timeout(
+            NEW_RUN_WAIT,
+            successor.wait_for(|succession| *succession != Succession::Pending),
+        )
+        .await
+        .ok()?
+        .ok()?
+        .clone();
+        match done {
+            Succession::Started(id) => Some(id),
+            Succession::Pending | Succession::Failed => None,
         }
-        None
     }
 
     /// Starts `process` as a call and makes it the task named after it; its call id.
