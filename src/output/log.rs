@@ -87,6 +87,15 @@ pub fn prune_logs(dir: &Path, retention: std::time::Duration) -> usize {
         .count()
 }
 
+/// A new file at `path`, private (0600); an error when one is there.
+fn create_private(path: &Path) -> std::io::Result<File> {
+    OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+}
+
 /// A new, private (0600) log file for `call_id` in `dir`.
 pub fn create_log_file(dir: &Path, call_id: &str) -> std::io::Result<(File, PathBuf)> {
     let safe_id: String = call_id
@@ -104,12 +113,7 @@ pub fn create_log_file(dir: &Path, call_id: &str) -> std::io::Result<(File, Path
     let mut attempt = 0u32;
     loop {
         let path = dir.join(format!("{safe_id}-{stamp}-{attempt}.log"));
-        match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&path)
-        {
+        match create_private(&path) {
             Ok(file) => return Ok((file, path)),
             Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists && attempt < 100 => {
                 attempt += 1;
@@ -294,12 +298,7 @@ impl RawLog {
         }
         let number = self.parts_made + 1;
         let path = self.path.with_extension(format!("{number}.log"));
-        match OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&path)
-        {
+        match create_private(&path) {
             Ok(file) => {
                 self.file = Some(file);
                 self.parts_made = number;
