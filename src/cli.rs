@@ -14,11 +14,13 @@ use crate::core::{CallRequest, CoreError, MAX_COMMAND_BYTES};
 use crate::link::{DetachWhen, Link};
 use crate::pty::TermSize;
 
-/// Like `eprintln!`, but a closed standard error is no panic.
+/// Like `eprintln!`, but a closed standard error is no panic, and what it says is inert: a name
+/// or a command holding control characters shows them escaped.
 macro_rules! say {
     ($($arg:tt)*) => {{
         use std::io::Write as _;
-        let _ = writeln!(std::io::stderr().lock(), $($arg)*);
+        let text = format!($($arg)*);
+        let _ = writeln!(std::io::stderr().lock(), "{}", $crate::inert::escaped_lines(&text));
     }};
 }
 
@@ -708,7 +710,9 @@ pub(crate) fn failure_status(err: &anyhow::Error) -> ExitCode {
         AlreadyTask, BadRequest, DuplicateId, DuplicateName, Forbidden, Forgotten, InvalidName,
         NoSuchEntry, NotRunning, TooLarge, Version,
     };
-    if err.chain().any(<dyn std::error::Error>::is::<BadFlag>) {
+    if err.chain().any(|cause| {
+        cause.is::<BadFlag>() || cause.is::<crate::paths::UnsafePath>()
+    }) {
         return ExitCode::from(EXIT_USAGE);
     }
     match crate::link::error_code(err) {
@@ -828,14 +832,10 @@ pub(crate) fn warn_log(
     log_error: Option<&str>,
     log_cut: Option<&crate::output::LogCut>,
 ) {
-    let mut stderr = std::io::stderr().lock();
     if let Some(error) = log_error {
-        let _ = writeln!(
-            stderr,
-            "{command}: the log of {id} could not be written: {error}"
-        );
+        say!("{command}: the log of {id} could not be written: {error}");
     } else if let Some(cut) = log_cut {
-        let _ = writeln!(stderr, "{command}: {id}: {cut}");
+        say!("{command}: {id}: {cut}");
     }
 }
 

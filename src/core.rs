@@ -105,16 +105,14 @@ impl Core {
     /// A new core; fails when no log folder can be made.
     pub fn new(config: CoreConfig) -> Result<Self, CoreError> {
         let log_dir = if let Some(dir) = &config.log_dir {
-            std::fs::create_dir_all(dir).map_err(|err| CoreError::Log {
-                dir: dir.clone(),
-                message: err.to_string(),
-            })?;
+            crate::paths::checked_dir(
+                dir,
+                crate::paths::Folder::Chosen,
+                "choose a folder for logs that only you can write to",
+            )?;
             dir.clone()
         } else {
-            let dir = crate::output::log_dir().map_err(|err| CoreError::Log {
-                dir: PathBuf::from("~/.local/state/oino/logs"),
-                message: err.to_string(),
-            })?;
+            let dir = crate::output::log_dir()?;
             // Old logs go, off the caller's path.
             let old = dir.clone();
             let retention = config.log_retention;

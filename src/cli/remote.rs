@@ -9,6 +9,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{ServerChoice, exit_byte, print_raw};
+use crate::inert::escaped;
 use crate::core::{EntryInfo, EntryState};
 use crate::link::Link;
 use crate::remote::client::Client;
@@ -243,25 +244,30 @@ async fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
             entry.started_ms,
             entry.ended_ms.unwrap_or(now),
         ));
+        // Names and commands are shown, never carried out: `\e]52;…` in a command must not
+        // reach the clipboard of whoever lists it.
         let _ = writeln!(
             out,
             "{:<14} {:<5} {:<18} {:<12} {:>7} {:>7}  {}",
-            entry.id,
-            entry.task_id.as_deref().unwrap_or("-"),
-            entry
-                .name
-                .as_deref()
-                .or(entry.title.as_deref())
-                .unwrap_or("-"),
+            escaped(&entry.id),
+            escaped(entry.task_id.as_deref().unwrap_or("-")),
+            escaped(
+                entry
+                    .name
+                    .as_deref()
+                    .or(entry.title.as_deref())
+                    .unwrap_or("-")
+            ),
             state,
             entry.pid,
             elapsed,
-            entry.command
+            escaped(&entry.command)
         );
     }
     for entry in &entries {
         if let (Some(prompt), true) = (&entry.waiting_for_input, entry.state.is_running()) {
             let key = entry.task_id.as_deref().unwrap_or(&entry.id);
+            let (key, prompt) = (escaped(key), escaped(prompt));
             let _ = writeln!(
                 out,
                 "? {key} waits for input: {prompt} (answer with `oino send {key} TEXT --enter`)"
@@ -269,10 +275,12 @@ async fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
         }
     }
     for entry in &entries {
+        let id = escaped(&entry.id);
         if let Some(error) = &entry.log_error {
-            let _ = writeln!(out, "! {}: its log could not be written: {error}", entry.id);
+            let error = escaped(error);
+            let _ = writeln!(out, "! {id}: its log could not be written: {error}");
         } else if let Some(cut) = &entry.log_cut {
-            let _ = writeln!(out, "~ {}: {cut}", entry.id);
+            let _ = writeln!(out, "~ {id}: {cut}");
         }
     }
     print_raw(&out)?;
@@ -293,8 +301,8 @@ async fn detach(args: DetachArgs) -> anyhow::Result<ExitCode> {
     } else {
         print_raw(&format!(
             "{} {}\n",
-            task.task_id.as_deref().unwrap_or("?"),
-            task.name.as_deref().unwrap_or("?")
+            escaped(task.task_id.as_deref().unwrap_or("?")),
+            escaped(task.name.as_deref().unwrap_or("?"))
         ))?;
     }
     Ok(ExitCode::SUCCESS)
@@ -397,7 +405,7 @@ async fn restart(args: EntryArgs) -> anyhow::Result<ExitCode> {
     } else {
         print_raw(&format!(
             "{}\n",
-            entry.task_id.as_ref().unwrap_or(&entry.id)
+            escaped(entry.task_id.as_ref().unwrap_or(&entry.id))
         ))?;
     }
     Ok(ExitCode::SUCCESS)
@@ -425,7 +433,12 @@ const KILL_SERVER_WAIT: Duration = Duration::from_secs(30);
 
 async fn kill_server(args: &KillServerArgs) -> anyhow::Result<ExitCode> {
     let socket = args.server.path();
-    let Ok(mut client) = Client::connect(&socket).await else {
+    let connected = match Client::connect(&socket).await {
+        // A server of another user, an unsafe folder: said as such (exit 2), not as no server.
+        Err(err) if !crate::remote::client::nobody_listens(&err) => return Err(err),
+        connected => connected,
+    };
+    let Ok(mut client) = connected else {
         let why = match crate::remote::socket::lock_holder(&socket) {
             Some(pid) => format!(
                 "a server (pid {pid}) holds {} but does not answer at {}",

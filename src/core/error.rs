@@ -54,6 +54,8 @@ pub enum CoreError {
     CommandTooLong(usize),
     #[error("cannot keep a log in {dir}: {message}")]
     Log { dir: PathBuf, message: String },
+    #[error("cannot keep logs: {0}")]
+    UnsafeFolder(#[from] crate::paths::UnsafePath),
     #[error("cannot read the log of `{id}`: {message}")]
     ReadLog { id: String, message: String },
     #[error(
@@ -94,7 +96,8 @@ pub enum ErrorCode {
     BadRequest,
     /// Client and server speak different protocol versions.
     Version,
-    /// The server belongs to another user.
+    /// The server belongs to another user, or a folder or file oino would use is not safe
+    /// from other users.
     Forbidden,
     /// The server is out of a resource (file descriptors) for now.
     Busy,
@@ -133,6 +136,7 @@ impl CoreError {
             Self::NotFound(_) | Self::NoSuchProcess { .. } => ErrorCode::NoSuchEntry,
             Self::Forgotten { .. } => ErrorCode::Forgotten,
             Self::AlreadyTask(_) => ErrorCode::AlreadyTask,
+            Self::UnsafeFolder(_) => ErrorCode::Forbidden,
             Self::DuplicateId(_) => ErrorCode::DuplicateId,
             Self::CommandTooLong(_)
             | Self::Pty(PtyError::VariableTooLong { .. } | PtyError::EnvironmentTooLarge { .. }) => {

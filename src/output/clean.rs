@@ -149,6 +149,9 @@ impl Row {
             colors.pen.follow(&step);
         }
         match step {
+            // C1 controls in their UTF-8 form are dropped, as their 8-bit bytes are: some
+            // terminals carry U+009B out as CSI.
+            Step::Print('\u{80}'..='\u{9f}') => {}
             Step::Print(character) => self.put(character, out),
             Step::Execute(b'\n') => {
                 self.flush(out);
@@ -345,6 +348,14 @@ mod tests {
     fn colors_and_titles_are_removed() {
         let raw = b"\x1b[1;32mok\x1b[0m \x1b]0;title\x07done\x1b]52;c;aGk=\x1b\\!\r\n";
         assert_eq!(clean_text(raw, 80), "ok done!\n");
+    }
+
+    #[test]
+    fn c1_controls_are_dropped_in_their_utf8_form_as_in_their_8_bit_one() {
+        let raw = "a\u{9b}31mb\u{85}c\u{9d}0;t\u{9c}d \u{a0}é\r\n".as_bytes();
+        assert_eq!(clean_text(raw, 80), "a31mbc0;td \u{a0}é\n");
+        assert_eq!(clean_in_pieces(raw, 1, 80), "a31mbc0;td \u{a0}é\n");
+        assert_eq!(clean_text(b"a\x9b31mb\r\n", 80), "a\u{fffd}31mb\n");
     }
 
     #[test]

@@ -7,13 +7,13 @@
 //! them once the memory had to let its oldest part go.
 
 use std::collections::VecDeque;
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::index::{Checkpoint, ChunkStart};
+use crate::paths::{Cause, Folder, UnsafePath, checked_dir};
 
 /// Raw output kept in memory per call once its log cannot be written, while it runs…
 pub const MEMORY_TAIL_BYTES: usize = 8 * 1024 * 1024;
@@ -33,9 +33,11 @@ pub const MIN_LOG_CAP: u64 = 1 << 20;
 /// How long call logs are kept.
 pub const LOG_RETENTION: std::time::Duration = std::time::Duration::from_secs(7 * 24 * 3600);
 
-/// The folder for call logs: `$XDG_STATE_HOME/oino/logs`, `~/.local/state/oino/logs`, or the temp
-/// dir, created private (0700).
-pub fn log_dir() -> std::io::Result<PathBuf> {
+/// The folder for call logs: `$XDG_STATE_HOME/oino/logs`, `~/.local/state/oino/logs`, or
+/// `$TMPDIR/oino-UID/logs` when neither can be made (a service user's home that is not there).
+/// Each folder of oino's own is private and the user's (see [`crate::paths::checked_dir`]): one
+/// that is there but unsafe is refused, never passed over for the next.
+pub fn log_dir() -> Result<PathBuf, UnsafePath> {
     let base = std::env::var_os("XDG_STATE_HOME")
         .filter(|value| !value.is_empty())
         .map(PathBuf::from)
@@ -45,23 +47,28 @@ pub fn log_dir() -> std::io::Result<PathBuf> {
                 .map(|home| PathBuf::from(home).join(".local/state"))
         });
     let candidates = base
-        .map(|base| base.join("oino/logs"))
+        .map(|base| base.join("oino"))
         .into_iter()
         .chain(std::iter::once(
-            std::env::temp_dir().join(format!("oino-{}/logs", nix::unistd::getuid())),
+            std::env::temp_dir().join(format!("oino-{}", nix::unistd::getuid())),
         ));
-    let mut last_error = None;
-    for dir in candidates {
-        match std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&dir)
-        {
-            Ok(()) => return Ok(dir),
-            Err(err) => last_error = Some(err),
+    let remedy = "remove it (as its owner, or as root), or set XDG_STATE_HOME to a folder of yours";
+    let mut unusable = None;
+    for state in candidates {
+        let checked = checked_dir(&state, Folder::Own, remedy)
+            .and_then(|()| checked_dir(&state.join("logs"), Folder::Own, remedy));
+        match checked {
+            Ok(()) => return Ok(state.join("logs")),
+            Err(err) if err.cause == Cause::Unusable => unusable = Some(err),
+            Err(err) => return Err(err),
         }
     }
-    Err(last_error.unwrap_or_else(|| std::io::Error::other("no folder for logs")))
+    Err(unusable.unwrap_or_else(|| UnsafePath {
+        path: PathBuf::from("~/.local/state/oino/logs"),
+        cause: Cause::Unusable,
+        problem: "no folder for logs".to_owned(),
+        remedy: remedy.to_owned(),
+    }))
 }
 
 /// Removes the `.log` files in `dir` last written more than `retention` ago; returns how many.
@@ -87,13 +94,9 @@ pub fn prune_logs(dir: &Path, retention: std::time::Duration) -> usize {
         .count()
 }
 
-/// A new file at `path`, private (0600); an error when one is there.
+/// A new file at `path`, private (0600); an error when one is there, a link among others.
 fn create_private(path: &Path) -> std::io::Result<File> {
-    OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(path)
+    crate::paths::create_new_file(path)
 }
 
 /// A new, private (0600) log file for `call_id` in `dir`.
@@ -200,15 +203,13 @@ impl RawLog {
     #[must_use]
     pub fn create(dir: &Path, call_id: &str) -> Self {
         let created = create_log_file(dir, call_id).or_else(|err| {
-            // The folder was removed while oino ran: make it again.
+            // The folder was removed while oino ran: make it again, as private as before.
             if err.kind() != std::io::ErrorKind::NotFound {
-                return Err(err);
+                return Err(crate::paths::describe(&err));
             }
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)?;
-            create_log_file(dir, call_id)
+            checked_dir(dir, Folder::Chosen, "remove it, and oino makes its own")
+                .map_err(|err| err.to_string())?;
+            create_log_file(dir, call_id).map_err(|err| crate::paths::describe(&err))
         });
         match created {
             Ok((file, path)) => Self::over(file, path, MEMORY_TAIL_BYTES),
@@ -552,7 +553,7 @@ impl LogView {
 /// Reads up to `len` bytes (at least one) of `path` at `offset` into `buffer`.
 fn read_file_at(path: &Path, offset: u64, len: u64, buffer: &mut [u8]) -> std::io::Result<Piece> {
     let wanted = usize::try_from(len).unwrap_or(usize::MAX).min(buffer.len());
-    let mut file = File::open(path)?;
+    let mut file = crate::paths::open_for_reading(path)?;
     file.seek(SeekFrom::Start(offset))?;
     let mut read = 0;
     while read < wanted {
@@ -575,6 +576,7 @@ fn read_file_at(path: &Path, offset: u64, len: u64, buffer: &mut [u8]) -> std::i
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs::OpenOptions;
     use crate::screen::Style;
 
     /// A chunk that starts at a boundary.

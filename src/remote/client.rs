@@ -34,11 +34,16 @@ pub struct Refused {
 }
 
 impl Client {
-    /// Connects and says hello.
+    /// Connects and says hello, once it has made sure that the server is this user's own: not a
+    /// byte (the hello, a command, its environment) goes to a server of another user.
     pub async fn connect(socket: &Path) -> anyhow::Result<Self> {
+        if let Some(dir) = socket.parent().filter(|dir| dir.exists()) {
+            crate::remote::socket::prepare_dir(dir)?;
+        }
         let stream = UnixStream::connect(socket)
             .await
             .with_context(|| format!("connecting to the oino server at {}", socket.display()))?;
+        check_peer(&stream, socket)?;
         let (read, writer) = stream.into_split();
         let mut client = Self {
             reader: BufReader::new(read),
@@ -64,33 +69,24 @@ impl Client {
         // A live server whose socket was just removed makes it again by itself; one that is
         // ending (its socket gone first, its lock last) does not: once it has let go of the lock,
         // a new one is started.
-        let mut started = false;
+        let mut started: Option<std::process::Child> = None;
         let deadline = tokio::time::Instant::now() + START_DEADLINE;
         loop {
-            if !started && crate::remote::socket::lock_holder(socket).is_none() {
-                start_server(socket)?;
-                started = true;
+            if started.is_none() && crate::remote::socket::lock_holder(socket).is_none() {
+                started = Some(start_server(socket)?);
             }
             match Self::connect(socket).await {
                 Ok(client) => return Ok(client),
-                Err(err) if tokio::time::Instant::now() >= deadline => {
-                    let why = match crate::remote::socket::lock_holder(socket) {
-                        Some(pid) => format!(
-                            "a server (pid {pid}) holds {} but does not answer at {}",
-                            crate::remote::socket::lock_path(socket).display(),
-                            socket.display()
-                        ),
-                        None => format!(
-                            "the oino server did not start within {} s",
-                            START_DEADLINE.as_secs()
-                        ),
-                    };
-                    return Err(err.context(format!(
-                        "{why}; its log is {}",
-                        crate::remote::socket::server_log(socket).display()
-                    )));
+                Err(err) if !nobody_listens(&err) => return Err(err),
+                Err(err) => {
+                    if let Some(failed) = started.as_mut().and_then(|child| failed_start(child, socket)) {
+                        return Err(failed);
+                    }
+                    if tokio::time::Instant::now() >= deadline {
+                        return Err(not_started(err, socket));
+                    }
+                    tokio::time::sleep(START_POLL).await;
                 }
-                Err(_) => tokio::time::sleep(START_POLL).await,
             }
         }
     }
@@ -150,9 +146,36 @@ impl Client {
     }
 }
 
+/// Refuses a server run by another user (`SO_PEERCRED`), before anything is sent to it. Root's
+/// server is another user's too, unless the client is root.
+fn check_peer(stream: &UnixStream, socket: &Path) -> anyhow::Result<()> {
+    let peer = stream
+        .peer_cred()
+        .with_context(|| format!("asking who serves {}", socket.display()))?
+        .uid();
+    let me = nix::unistd::getuid().as_raw();
+    if peer == me {
+        return Ok(());
+    }
+    Err(Refused {
+        code: ErrorCode::Forbidden,
+        message: format!(
+            "the server at {} is run by {}, not by you ({}): oino sent it nothing. Another user \
+             may be listening where your server should be: see who made {} (`ls -ld`), and \
+             choose another socket (--socket, or XDG_RUNTIME_DIR)",
+            socket.display(),
+            crate::paths::user_name(peer),
+            crate::paths::user_name(me),
+            socket.parent().unwrap_or(socket).display()
+        ),
+    }
+    .into())
+}
+
 /// Whether connecting failed because no server listens: no socket, a stale one, or one whose
 /// server died as the connection came (starting one is safe: the lock lets one serve).
-fn nobody_listens(err: &anyhow::Error) -> bool {
+#[must_use]
+pub fn nobody_listens(err: &anyhow::Error) -> bool {
     err.downcast_ref::<std::io::Error>().is_some_and(|err| {
         matches!(
             err.kind(),
@@ -165,13 +188,60 @@ fn nobody_listens(err: &anyhow::Error) -> bool {
     })
 }
 
+/// Why no server answered in time.
+fn not_started(err: anyhow::Error, socket: &Path) -> anyhow::Error {
+    let why = match crate::remote::socket::lock_holder(socket) {
+        Some(pid) => format!(
+            "a server (pid {pid}) holds {} but does not answer at {}",
+            crate::remote::socket::lock_path(socket).display(),
+            socket.display()
+        ),
+        None => format!(
+            "the oino server did not start within {} s",
+            START_DEADLINE.as_secs()
+        ),
+    };
+    err.context(format!(
+        "{why}; its log is {}",
+        crate::remote::socket::server_log(socket).display()
+    ))
+}
+
+/// A server this client started that has already failed (one that gave way to another exits
+/// with success): why, from the end of its log.
+fn failed_start(child: &mut std::process::Child, socket: &Path) -> Option<anyhow::Error> {
+    let status = child.try_wait().ok()??;
+    if status.success() {
+        return None;
+    }
+    let log = crate::remote::socket::server_log(socket);
+    let last = crate::paths::open_for_reading(&log)
+        .ok()
+        .and_then(|file| {
+            use std::io::{Read, Seek, SeekFrom};
+            let mut file = file;
+            let len = file.metadata().ok()?.len();
+            file.seek(SeekFrom::Start(len.saturating_sub(4096))).ok()?;
+            let mut tail = Vec::new();
+            file.take(4096).read_to_end(&mut tail).ok()?;
+            let tail = String::from_utf8_lossy(&tail).into_owned();
+            tail.lines().rev().find(|line| !line.trim().is_empty()).map(str::to_owned)
+        })
+        .unwrap_or_else(|| format!("see its log, {}", log.display()));
+    Some(anyhow::anyhow!(
+        "the oino server for {} could not start: {}",
+        socket.display(),
+        crate::inert::escaped(&last)
+    ))
+}
+
 /// Starts `oino server` for `socket` in the background, detached from this terminal.
-fn start_server(socket: &Path) -> anyhow::Result<()> {
-    crate::remote::socket::prepare_dir(socket.parent().context("the socket path has no folder")?)?;
-    let log = std::fs::File::options()
-        .create(true)
-        .append(true)
-        .open(crate::remote::socket::server_log(socket))
+fn start_server(socket: &Path) -> anyhow::Result<std::process::Child> {
+    crate::remote::socket::prepare_socket_dir(socket)?;
+    // The server inherits this environment: a log folder it would refuse is refused here, in
+    // words and with the status of an unsafe folder.
+    crate::output::log_dir()?;
+    let log = crate::paths::open_own_file(&crate::remote::socket::server_log(socket), true)
         .context("opening the server's log")?;
     let exe = std::env::current_exe().context("finding the oino program")?;
     std::process::Command::new(exe)
@@ -184,6 +254,5 @@ fn start_server(socket: &Path) -> anyhow::Result<()> {
         .stdout(log.try_clone()?)
         .stderr(log)
         .spawn()
-        .context("starting the oino server")?;
-    Ok(())
+        .context("starting the oino server")
 }

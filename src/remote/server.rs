@@ -9,7 +9,7 @@
 use std::fs::File;
 use std::io::Write as _;
 use std::os::fd::AsFd;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -77,13 +77,10 @@ impl ServerLock {
     /// Takes the lock, and writes this server's pid in it; `None` when another server holds it.
     fn take(socket: &Path) -> anyhow::Result<Option<Self>> {
         let path = lock_path(socket);
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .read(true)
-            .write(true)
-            .open(&path)
-            .with_context(|| format!("opening {}", path.display()))?;
+        // Never through a link, and only a file of this user's in the checked folder: the pid
+        // written below then truncates nothing else.
+        let file = crate::paths::open_own_file(&path, false)
+            .with_context(|| format!("opening the server's lock {}", path.display()))?;
         let id = (file.metadata()?.dev(), file.metadata()?.ino());
         let Ok(mut lock) = Flock::lock(file, FlockArg::LockExclusiveNonblock) else {
             return Ok(None);
@@ -125,12 +122,15 @@ impl Listening {
         Ok(listening)
     }
 
-    /// Listens at the path afresh: anything there is stale, since the lock is ours.
+    /// Listens at the path afresh: anything there is stale, since the lock is ours. The socket
+    /// is 0600 from its birth (by the umask), not made so afterwards by its name.
     fn listen(&mut self) -> anyhow::Result<()> {
         let _ = std::fs::remove_file(&self.socket);
-        let listener = UnixListener::bind(&self.socket)
-            .with_context(|| format!("listening on {}", self.socket.display()))?;
-        std::fs::set_permissions(&self.socket, std::fs::Permissions::from_mode(0o600))?;
+        let umask = nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o177));
+        let bound = UnixListener::bind(&self.socket);
+        nix::sys::stat::umask(umask);
+        let listener =
+            bound.with_context(|| format!("listening on {}", self.socket.display()))?;
         self.id = file_id(&self.socket);
         self.listener = Some(listener);
         Ok(())

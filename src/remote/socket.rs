@@ -2,11 +2,12 @@
 //! beside it, and the log of a server started in the background. Shared by the server and its
 //! clients.
 
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
+use crate::paths::{Folder, UnsafePath, checked_dir};
 use crate::pty::proc_scan;
 
 /// Where the socket of session `name` lives: `$XDG_RUNTIME_DIR/oino/NAME.sock`, else
@@ -36,31 +37,35 @@ pub fn choose_socket(socket: Option<PathBuf>, session: Option<&str>) -> PathBuf 
         .unwrap_or_else(|| session_socket("default"))
 }
 
-/// Makes the socket's folder (0700), or checks that an existing one is ours; oino's own folder
-/// (and one it made) is kept private, while a folder of the user's that a chosen socket is put
-/// in keeps its mode (the socket itself is 0600).
-pub fn prepare_dir(dir: &Path) -> anyhow::Result<()> {
-    let made_here = !dir.exists();
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .with_context(|| format!("creating the socket folder {}", dir.display()))?;
-    let meta = std::fs::metadata(dir)?;
-    let uid = nix::unistd::getuid().as_raw();
-    if meta.uid() != uid {
-        anyhow::bail!(
-            "the socket folder {} belongs to uid {}, not to you (uid {uid}): choose another \
-             with --socket",
-            dir.display(),
-            meta.uid()
-        );
+/// Makes the socket's folder, or checks an existing one: never a symlink, always the user's.
+/// oino's own folder (the default sessions') is kept 0700; a folder the user chose for a socket
+/// may be readable by others but nobody else may write in it (the socket itself is 0600).
+pub fn prepare_dir(dir: &Path) -> Result<(), UnsafePath> {
+    let default = session_socket("default");
+    if default.parent() == Some(dir) {
+        let remedy = if std::env::var_os("XDG_RUNTIME_DIR").is_some_and(|dir| !dir.is_empty()) {
+            "remove it (as its owner, or as root), or choose a socket with --socket"
+        } else {
+            "remove it (as its owner, or as root), set XDG_RUNTIME_DIR to a private folder of \
+             yours, or choose a socket with --socket"
+        };
+        checked_dir(dir, Folder::Own, remedy)
+    } else {
+        checked_dir(
+            dir,
+            Folder::Chosen,
+            "choose a socket in a folder that only you can write to (--socket ~/oino.sock, say)",
+        )
     }
-    let oino_own = session_socket("default").parent() == Some(dir);
-    if (made_here || oino_own) && meta.mode() & 0o077 != 0 {
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .with_context(|| format!("making {} private", dir.display()))?;
-    }
+}
+
+/// The socket's folder, checked (see [`prepare_dir`]).
+pub fn prepare_socket_dir(socket: &Path) -> anyhow::Result<()> {
+    let dir = socket
+        .parent()
+        .filter(|dir| !dir.as_os_str().is_empty())
+        .context("the socket path has no folder")?;
+    prepare_dir(dir)?;
     Ok(())
 }
 
@@ -104,9 +109,11 @@ fn is_elder(theirs: Option<Age>, mine: Option<Age>) -> bool {
 
 /// The server named in the lock, else the first server among the processes that `counts`.
 fn server_of(socket: &Path, counts: impl Fn(u32) -> bool) -> Option<u32> {
-    let named = std::fs::read_to_string(lock_path(socket))
+    let mut text = String::new();
+    let named = crate::paths::open_for_reading(&lock_path(socket))
+        .and_then(|file| file.take(32).read_to_string(&mut text))
         .ok()
-        .and_then(|text| text.trim().parse::<u32>().ok())
+        .and_then(|_| text.trim().parse::<u32>().ok())
         .filter(|pid| serves(*pid, socket));
     named.or_else(|| {
         std::fs::read_dir("/proc")
@@ -118,9 +125,10 @@ fn server_of(socket: &Path, counts: impl Fn(u32) -> bool) -> Option<u32> {
 }
 
 /// Whether process `pid` (not this one) is `oino server --foreground` for `socket`: the server
-/// itself, not `oino server` starting one in the background (which names the socket too).
+/// itself, not `oino server` starting one in the background (which names the socket too). Only a
+/// process of this user counts: anyone can run a process whose command line reads so.
 fn serves(pid: u32, socket: &Path) -> bool {
-    if pid == std::process::id() {
+    if pid == std::process::id() || !is_mine(pid) {
         return false;
     }
     let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
@@ -130,6 +138,17 @@ fn serves(pid: u32, socket: &Path) -> bool {
     args.get(1) == Some(&&b"server"[..])
         && args.contains(&&b"--foreground"[..])
         && args.contains(&socket.as_os_str().as_encoded_bytes())
+}
+
+/// Whether process `pid` runs as this user (its real and effective uid).
+fn is_mine(pid: u32) -> bool {
+    let uid = nix::unistd::getuid().as_raw().to_string();
+    std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|status| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix("Uid:"))
+            .is_some_and(|ids| ids.split_whitespace().take(2).all(|id| id == uid))
+    })
 }
 
 /// Where a server started in the background writes its log.

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 /// The layers, bottom up. A module may name modules of lower rank only (and itself).
 const LAYERS: &[(&str, u8)] = &[
     ("time", 0),
+    ("paths", 0),
+    ("inert", 0),
     ("pty", 1),
     ("screen", 2),
     ("output", 3),

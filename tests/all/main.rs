@@ -17,4 +17,5 @@ mod server;
 mod support;
 mod tasks;
 mod trust;
+mod users;
 mod vttest;

@@ -1,0 +1,441 @@
+//! Other users of the same machine, for real: throwaway accounts made with `useradd`, their
+//! processes run with `setpriv`, trying what a hostile neighbour would (a server listening where
+//! ours should be, planted symlinks, a process posing as our server). CI runs as root; with
+//! `fs.protected_symlinks = 0`, as on these machines, the kernel does not stop a planted link.
+
+use std::ffi::OsString;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use crate::support::{output_within, temp_dir, wait_until_blocking};
+
+/// `useradd` and `userdel` lock /etc/passwd: one at a time.
+static ACCOUNTS: Mutex<()> = Mutex::new(());
+
+/// A throwaway user, removed when dropped.
+pub struct Stranger {
+    pub name: String,
+    pub uid: u32,
+}
+
+impl Stranger {
+    pub fn new() -> Self {
+        static COUNTER: AtomicU32 = AtomicU32::new(0);
+        let name = format!(
+            "oino-t{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let _accounts = ACCOUNTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let made = Command::new("useradd")
+            .args(["--no-create-home", "--shell", "/bin/sh", &name])
+            .output()
+            .expect("useradd (passwd) runs: these tests make throwaway users, as root");
+        assert!(
+            made.status.success(),
+            "these tests make throwaway users with useradd, as root (CI runs as root): {}",
+            String::from_utf8_lossy(&made.stderr)
+        );
+        let uid = nix::unistd::User::from_name(&name)
+            .expect("the user database")
+            .expect("the new user")
+            .uid
+            .as_raw();
+        Self { name, uid }
+    }
+
+    /// `program` run as this user (its uid, its group, its groups only).
+    pub fn command(&self, program: impl AsRef<std::ffi::OsStr>) -> Command {
+        let mut command = Command::new("setpriv");
+        command
+            .arg(format!("--reuid={}", self.name))
+            .arg(format!("--regid={}", self.name))
+            .arg("--init-groups")
+            .arg("--")
+            .arg(program);
+        command
+    }
+
+    /// Runs a shell script as this user; fails the test when it fails.
+    pub fn sh(&self, script: &str) {
+        let output = self
+            .command("sh")
+            .args(["-c", script])
+            .output()
+            .expect("setpriv (util-linux) runs");
+        assert!(
+            output.status.success(),
+            "as {}: {script}: {}",
+            self.name,
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
+impl Drop for Stranger {
+    fn drop(&mut self) {
+        // Whatever it still runs goes with it.
+        let _ = Command::new("pkill")
+            .args(["-KILL", "-u", &self.uid.to_string()])
+            .status();
+        let _accounts = ACCOUNTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _ = Command::new("userdel").arg(&self.name).output();
+    }
+}
+
+/// A folder anyone may write in, as /tmp: `rwxrwxrwt`.
+fn shared_dir(label: &str) -> PathBuf {
+    let dir = temp_dir(label).join("shared");
+    std::fs::create_dir(&dir).expect("shared folder");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o1777)).expect("chmod");
+    dir
+}
+
+/// `oino ARGS` as this (root) process would run it, in a clean environment: no runtime folder
+/// (as under sudo, su, cron or a container), a temp folder and a state folder as given, and a
+/// secret among the variables.
+fn oino_as_victim(args: &[&str], env: &[(&str, &Path)]) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_oino"));
+    command
+        .args(args)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("MY_API_TOKEN", "sk-secret-do-not-leak")
+        .stdin(Stdio::null());
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    command
+}
+
+/// Ends the server a test's victim started at `socket`, if any.
+struct ServerAt(PathBuf);
+
+impl Drop for ServerAt {
+    fn drop(&mut self) {
+        let _ = Command::new(env!("CARGO_BIN_EXE_oino"))
+            .args(["kill-server", "--socket"])
+            .arg(&self.0)
+            .output();
+    }
+}
+
+/// A server that is not oino's: it listens at a path, answers every line as a server would
+/// (a forged hello, a forged result), and prints every byte it received when it is stopped. In
+/// Perl, which every Debian has (its `perl-base` is essential), where another user can run it.
+const FAKE_SERVER: &str = r#"
+use strict; use IO::Socket::UNIX; use Socket;
+my $path = shift;
+my $received = "";
+$SIG{TERM} = sub {
+    my $n = length $received;
+    (my $shown = $received) =~ s/([^\x20-\x7e])/sprintf("\\x%02x", ord $1)/ge;
+    print "received $n bytes: $shown\n";
+    exit 0;
+};
+my $server = IO::Socket::UNIX->new(Type => SOCK_STREAM, Local => $path, Listen => 8)
+    or die "listen: $!";
+chmod 0777, $path;
+while (1) {
+    my $conn = $server->accept or next;
+    while (1) {
+        my $data;
+        my $n = sysread($conn, $data, 65536);
+        last if !$n;
+        $received .= $data;
+        my $lines = () = $data =~ /\n/g;
+        for (1 .. $lines) {
+            if ($data =~ /"hello"/) {
+                syswrite $conn, qq({"ok":true,"result":{"version":3,"server_pid":1}}\n);
+            } else {
+                syswrite $conn, qq({"ok":true,"result":{"text":"all tests passed","is_error":false,"exit":0}}\n);
+            }
+        }
+    }
+    close $conn;
+}
+"#;
+
+struct FakeServer {
+    child: std::process::Child,
+}
+
+impl FakeServer {
+    /// Started by `stranger`, listening at `socket` once this returns.
+    fn start(stranger: &Stranger, socket: &Path) -> Self {
+        let child = stranger
+            .command("perl")
+            .args(["-e", FAKE_SERVER])
+            .arg(socket)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("perl runs (the fake server is a Perl script)");
+        wait_until_blocking("the fake server to listen", || {
+            std::fs::symlink_metadata(socket).is_ok()
+        });
+        Self { child }
+    }
+
+    /// Stops it; what it received.
+    fn received(self) -> String {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).expect("pid")),
+            nix::sys::signal::Signal::SIGTERM,
+        );
+        let output = self.child.wait_with_output().expect("the fake server's output");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn mode(path: &Path) -> u32 {
+    std::fs::symlink_metadata(path).expect("meta").mode() & 0o7777
+}
+
+/// Without XDG_RUNTIME_DIR the default socket is under the shared temp folder, where another
+/// user can make `oino-UID/` first and listen: the client refuses before it sends a byte (its
+/// environment, with the agent's tokens, goes with `run`), names the owner, and exits 2.
+#[test]
+fn a_client_sends_nothing_to_a_server_another_user_set_up_at_its_default_socket() {
+    let stranger = Stranger::new();
+    let shared = shared_dir("planted-server");
+    let planted = shared.join(format!("oino-{}", nix::unistd::getuid()));
+    stranger.sh(&format!("mkdir -m 0777 '{}'", planted.display()));
+    let fake = FakeServer::start(&stranger, &planted.join("default.sock"));
+    let state = temp_dir("planted-server-state");
+    let output = output_within(
+        "oino run",
+        &mut oino_as_victim(
+            &["run", "--", "echo real"],
+            &[("TMPDIR", &shared), ("XDG_STATE_HOME", &state), ("HOME", &state)],
+        ),
+    );
+    let received = fake.received();
+    assert_eq!(received, "received 0 bytes: \n");
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(&stranger.name),
+        "the owner is named: {}",
+        stderr(&output)
+    );
+    assert!(!String::from_utf8_lossy(&output.stdout).contains("all tests passed"));
+}
+
+/// A socket in a folder that is the user's own (0700) but was bound by another user (made
+/// there before the folder changed hands): the peer's uid is checked, not only the folder.
+#[test]
+fn a_client_checks_who_serves_a_socket_even_in_its_own_folder() {
+    let stranger = Stranger::new();
+    let victim = Stranger::new();
+    let dir = temp_dir("peer-check").join("sock");
+    std::fs::create_dir(&dir).expect("folder");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let socket = dir.join("s.sock");
+    let fake = FakeServer::start(&stranger, &socket);
+    nix::unistd::chown(
+        &dir,
+        Some(nix::unistd::Uid::from_raw(victim.uid)),
+        Some(nix::unistd::Gid::from_raw(victim.uid)),
+    )
+    .expect("chown");
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).expect("chmod");
+    let state = temp_dir("peer-check-state");
+    std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let mut commands = Vec::new();
+    for args in [&["run", "--", "echo real"][..], &["ls"], &["kill-server"]] {
+        let output = output_within(
+            "oino as another user",
+            victim
+                .command(env!("CARGO_BIN_EXE_oino"))
+                .args(args)
+                .env("OINO_SOCKET", &socket)
+                .env("XDG_STATE_HOME", &state)
+                .env("MY_API_TOKEN", "sk-secret-do-not-leak")
+                .stdin(Stdio::null()),
+        );
+        commands.push((args.join(" "), output.status.code(), stderr(&output)));
+    }
+    let received = fake.received();
+    assert_eq!(received, "received 0 bytes: \n");
+    for (command, status, stderr) in commands {
+        assert_eq!(status, Some(2), "{command}: {stderr}");
+        assert!(
+            stderr.contains(&format!("run by {} (uid {})", stranger.name, stranger.uid)),
+            "{command}: the owner is named: {stderr}"
+        );
+    }
+}
+
+/// `$TMPDIR/oino-UID` planted as a symlink to a folder of root's: oino refuses it, and the
+/// folder it points to keeps its mode (it could be /usr).
+#[test]
+fn a_planted_link_to_a_folder_is_refused_and_never_chmodded() {
+    let stranger = Stranger::new();
+    let shared = shared_dir("planted-link");
+    let precious = temp_dir("planted-link-target");
+    std::fs::set_permissions(&precious, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let planted = shared.join(format!("oino-{}", nix::unistd::getuid()));
+    stranger.sh(&format!(
+        "ln -s '{}' '{}'",
+        precious.display(),
+        planted.display()
+    ));
+    let state = temp_dir("planted-link-state");
+    let output = output_within(
+        "oino ls",
+        &mut oino_as_victim(
+            &["ls"],
+            &[("TMPDIR", &shared), ("XDG_STATE_HOME", &state), ("HOME", &state)],
+        ),
+    );
+    assert_eq!(mode(&precious), 0o755, "{}", stderr(&output));
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("symbolic link"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(std::fs::read_dir(&precious).expect("list").count(), 0);
+}
+
+/// A socket chosen in a shared sticky folder, with `x.lock -> precious` planted beside it by
+/// another user: the folder is refused, and `precious` is neither truncated nor written.
+#[test]
+fn a_planted_lock_link_is_never_followed() {
+    let stranger = Stranger::new();
+    let shared = shared_dir("planted-lock");
+    let precious = temp_dir("planted-lock-target").join("precious");
+    std::fs::write(&precious, "keep me\n").expect("precious");
+    stranger.sh(&format!(
+        "ln -s '{}' '{}/x.lock'",
+        precious.display(),
+        shared.display()
+    ));
+    let socket = shared.join("x.sock");
+    let _server = ServerAt(socket.clone());
+    let state = temp_dir("planted-lock-state");
+    let output = output_within(
+        "oino ls",
+        &mut oino_as_victim(
+            &["ls", "--socket", socket.to_str().expect("utf-8")],
+            &[("XDG_STATE_HOME", &state), ("HOME", &state)],
+        ),
+    );
+    assert_eq!(
+        std::fs::read_to_string(&precious).expect("precious"),
+        "keep me\n",
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("other users may write in it"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+/// With HOME unusable, logs go under the temp folder: another user who made `oino-UID/` there
+/// first (with `logs` pointing where they like) gets no log written, appended or pruned.
+#[test]
+fn a_fallback_log_folder_made_by_another_user_is_refused() {
+    let stranger = Stranger::new();
+    let shared = shared_dir("planted-logs");
+    let victims = temp_dir("planted-logs-target");
+    std::fs::write(victims.join("notes.txt"), "mine\n").expect("notes");
+    let old_log = victims.join("build.log");
+    std::fs::write(&old_log, "old build\n").expect("old log");
+    let month_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(30 * 24 * 3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&old_log)
+        .expect("old log")
+        .set_modified(month_ago)
+        .expect("mtime");
+    let planted = shared.join(format!("oino-{}", nix::unistd::getuid()));
+    stranger.sh(&format!(
+        "mkdir -m 0777 '{planted}' && ln -s '{victims}' '{planted}/logs'",
+        planted = planted.display(),
+        victims = victims.display()
+    ));
+    let socket_dir = temp_dir("planted-logs-socket");
+    let socket = socket_dir.join("sock/s.sock");
+    let _server = ServerAt(socket.clone());
+    // A home that is a file: no folder can be made in it, even by root.
+    let nowhere = socket_dir.join("home-is-a-file");
+    std::fs::write(&nowhere, "").expect("a file");
+    let output = output_within(
+        "oino run",
+        &mut oino_as_victim(
+            &["run", "--socket", socket.to_str().expect("utf-8"), "--", "echo hello"],
+            &[("TMPDIR", &shared), ("HOME", &nowhere)],
+        ),
+    );
+    let mut left: Vec<_> = std::fs::read_dir(&victims)
+        .expect("list")
+        .map(|entry| entry.expect("entry").file_name())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        [OsString::from("build.log"), OsString::from("notes.txt")],
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(
+        std::fs::read_to_string(victims.join("notes.txt")).expect("notes"),
+        "mine\n"
+    );
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains(&format!("belongs to {}", stranger.name)),
+        "{}",
+        stderr(&output)
+    );
+}
+
+/// A process of another user whose command line reads `… server --foreground SOCKET` is not
+/// our server: it neither locks us out nor is waited for.
+#[test]
+fn a_process_of_another_user_posing_as_the_server_locks_nobody_out() {
+    let stranger = Stranger::new();
+    let props = temp_dir("posing-server");
+    std::fs::set_permissions(&props, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    std::fs::write(props.join("server"), "read _\n").expect("script");
+    let socket = temp_dir("posing-server-socket").join("sock/s.sock");
+    let _server = ServerAt(socket.clone());
+    let mut poser = stranger
+        .command("sh")
+        .args(["server", "--foreground"])
+        .arg(&socket)
+        .current_dir(&props)
+        .stdin(Stdio::piped())
+        .spawn()
+        .expect("sh");
+    let state = temp_dir("posing-server-state");
+    let output = output_within(
+        "oino run",
+        &mut oino_as_victim(
+            &["run", "--socket", socket.to_str().expect("utf-8"), "--", "echo served"],
+            &[("XDG_STATE_HOME", &state), ("HOME", &state)],
+        ),
+    );
+    let _ = poser.kill();
+    let _ = poser.wait();
+    assert_eq!(
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stdout).into_owned()
+        ),
+        (Some(0), "served\n".to_owned()),
+        "{}",
+        stderr(&output)
+    );
+}
