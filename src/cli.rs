@@ -163,6 +163,7 @@ impl ServerChoice {
                         key KEY                      press a key: d, enter, esc, ctrl-a, up, pgup, f5\n  \
                         type TEXT                    type text\n  \
                         wait-for TEXT [--timeout S]  wait until the screen shows TEXT (10 s)\n  \
+                        wait-match REGEX [--timeout S] wait until a line of the screen matches\n  \
                         wait-exit ID [--timeout S]   wait until a call or task ends\n  \
                         resize COLSxROWS             resize the terminal\n  \
                         snapshot                     print the screen\n  \
@@ -710,9 +711,10 @@ pub(crate) fn failure_status(err: &anyhow::Error) -> ExitCode {
         AlreadyTask, BadRequest, DuplicateId, DuplicateName, Forbidden, Forgotten, InvalidName,
         NoSuchEntry, NotRunning, TooLarge, Version,
     };
-    if err.chain().any(|cause| {
-        cause.is::<BadFlag>() || cause.is::<crate::paths::UnsafePath>()
-    }) {
+    if err
+        .chain()
+        .any(|cause| cause.is::<BadFlag>() || cause.is::<crate::paths::UnsafePath>())
+    {
         return ExitCode::from(EXIT_USAGE);
     }
     match crate::link::error_code(err) {

@@ -1017,11 +1017,18 @@ impl OutputReader {
             .front()
             .map_or(self.next_offset, |(from, _)| *from);
         if kept_from > self.since {
+            // Only an offset that can still be read is offered: the log's cap may have left
+            // some of them out since.
+            let readable = readable_from(entry, self.since);
+            let again = if readable < kept_from {
+                format!("read them with since={readable}")
+            } else {
+                "the log's cap has left them out since".to_owned()
+            };
             notes.push(format!(
-                "[{} of output skipped, offsets {} to {kept_from}: read them with since={}]",
+                "[{} of output skipped, offsets {} to {kept_from}: {again}]",
                 crate::output::byte_size(kept_from - self.since),
                 self.since,
-                self.since
             ));
         }
         let mut body: String = self.kept.iter().map(|(_, text)| text.as_str()).collect();
@@ -1074,7 +1081,7 @@ impl OutputReader {
             format!(
                 " · {} more to read (call again for the next part, or since={} for the newest)",
                 crate::output::byte_size(more),
-                entry.bytes.saturating_sub(self.max_bytes as u64)
+                readable_from(entry, entry.bytes.saturating_sub(self.max_bytes as u64))
             )
         } else {
             String::new()
@@ -1091,6 +1098,17 @@ impl OutputReader {
         }
         content.push(ContentBlock::text(notes.join("\n")));
         content
+    }
+}
+
+/// The first offset at or after `offset` that the entry's log can still be read from: past what
+/// its cap left out.
+fn readable_from(entry: &EntryInfo, offset: u64) -> u64 {
+    match &entry.log_cut {
+        Some(cut) if (cut.head..cut.head + cut.left_out).contains(&offset) => {
+            cut.head + cut.left_out
+        }
+        _ => offset,
     }
 }
 
@@ -1347,6 +1365,42 @@ mod tests {
             blocks[1]
         );
         assert!(blocks[1].ends_with("[task t1 (\"web\"): exited with code 0 · next since=165]"));
+    }
+
+    #[test]
+    fn no_offset_is_offered_that_the_cap_left_out() {
+        let pattern = Regex::new("never").expect("regex");
+        let mut reader = OutputReader::new(300_000, 100, Some(pattern));
+        reader.push(slice(300_000, "[... 99700 bytes of output left out ...]\n"));
+        reader.push(slice(400_000, &format!("{}\n", "x".repeat(99))));
+        reader.push(slice(400_100, &format!("{}\n", "y".repeat(99))));
+        let mut capped = entry(2_000_000, EntryState::Running);
+        capped.log_cut = Some(crate::output::LogCut {
+            cap: 1 << 20,
+            head: 262_144,
+            left_out: 137_856,
+            newest: 1_600_000,
+        });
+        let blocks = rendered(&reader, &capped, &Waited::TimedOut);
+        let notes = blocks.last().expect("notes");
+        assert!(
+            notes.starts_with(
+                "[97.8 KiB of output skipped, offsets 300000 to 400100: read them with \
+                 since=400000]"
+            ),
+            "{notes}"
+        );
+        let mut reader = OutputReader::new(300_000, 100, None);
+        reader.push(slice(300_000, "[... 99700 bytes of output left out ...]\n"));
+        capped.bytes = 400_050;
+        let blocks = rendered(&reader, &capped, &Waited::Full);
+        assert!(
+            blocks
+                .last()
+                .expect("notes")
+                .contains("or since=400000 for the newest"),
+            "{blocks:?}"
+        );
     }
 
     #[test]

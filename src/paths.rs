@@ -264,9 +264,9 @@ pub fn describe(err: &std::io::Error) -> String {
     };
     let what = nix::errno::Errno::from_raw(code).desc().to_lowercase();
     match code {
-        libc::EMFILE | libc::ENFILE => format!(
-            "{what}: too many files are open (raise `ulimit -n`, or end some processes)"
-        ),
+        libc::EMFILE | libc::ENFILE => {
+            format!("{what}: too many files are open (raise `ulimit -n`, or end some processes)")
+        }
         libc::ENOSPC | libc::EDQUOT => format!("{what}: free some space, then try again"),
         _ => what,
     }
@@ -277,8 +277,7 @@ mod tests {
     use super::*;
 
     fn scratch(label: &str) -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("oino-paths-{label}-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("oino-paths-{label}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("a scratch folder");
         dir
@@ -362,8 +361,8 @@ mod tests {
         let err = read_regular_file(&fifo, MAX_SETTINGS_BYTES).expect_err("a fifo");
         assert!(err.to_string().contains("named pipe"), "{err}");
         assert!(started.elapsed() < std::time::Duration::from_secs(5));
-        let err = read_regular_file(Path::new("/dev/zero"), MAX_SETTINGS_BYTES)
-            .expect_err("a device");
+        let err =
+            read_regular_file(Path::new("/dev/zero"), MAX_SETTINGS_BYTES).expect_err("a device");
         assert!(err.to_string().contains("device"), "{err}");
         let big = dir.join("big");
         std::fs::write(&big, vec![b'#'; 2 << 20]).expect("big");

@@ -9,8 +9,8 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{ServerChoice, exit_byte, print_raw};
-use crate::inert::escaped;
 use crate::core::{EntryInfo, EntryState};
+use crate::inert::escaped;
 use crate::link::Link;
 use crate::remote::client::Client;
 use crate::remote::protocol::Request;

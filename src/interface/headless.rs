@@ -38,6 +38,12 @@ pub enum Command {
         text: String,
         timeout: Duration,
     },
+    /// Waits until a line of the screen matches a regular expression: for a condition that no
+    /// one text shows (a number at least so large).
+    WaitMatch {
+        pattern: String,
+        timeout: Duration,
+    },
     /// Start the processes of a project file, as `oino` does in its folder.
     Project(std::path::PathBuf),
     WaitExit {
@@ -156,6 +162,13 @@ pub fn parse_line(line: &str) -> Result<Option<Command>, String> {
             let (text, timeout) = with_timeout(rest)?;
             Command::WaitFor { text, timeout }
         }
+        "wait-match" => {
+            need("a regular expression to wait for")?;
+            let (pattern, timeout) = with_timeout(rest)?;
+            regex::Regex::new(&pattern)
+                .map_err(|err| format!("not a regular expression: {err}"))?;
+            Command::WaitMatch { pattern, timeout }
+        }
         "wait-exit" => {
             need("a call id, task id or name")?;
             let (key, timeout) = with_timeout(rest)?;
@@ -174,8 +187,8 @@ pub fn parse_line(line: &str) -> Result<Option<Command>, String> {
         }
         other => {
             return Err(format!(
-                "unknown command `{other}`: use run, project, key, type, wait-for, wait-exit, \
-                 resize, snapshot or result"
+                "unknown command `{other}`: use run, project, key, type, wait-for, wait-match, \
+                 wait-exit, resize, snapshot or result"
             ));
         }
     };
@@ -326,7 +339,17 @@ impl Player {
                     self.send(Input::Key(key)).await?;
                 }
             }
-            Command::WaitFor { text, timeout } => self.wait_for(&text, timeout).await?,
+            Command::WaitFor { text, timeout } => {
+                self.wait_for(&format!("`{text}`"), timeout, |frame| frame.contains(&text))
+                    .await?;
+            }
+            Command::WaitMatch { pattern, timeout } => {
+                let pattern = regex::Regex::new(&pattern).map_err(|err| err.to_string())?;
+                self.wait_for(&format!("a line matching `{pattern}`"), timeout, |frame| {
+                    frame.lines().any(|line| pattern.is_match(line))
+                })
+                .await?;
+            }
             Command::WaitExit { key, timeout } => {
                 let state = self
                     .link
@@ -373,19 +396,22 @@ impl Player {
         Ok(())
     }
 
-    async fn wait_for(&mut self, text: &str, timeout: Duration) -> Result<(), String> {
+    /// Waits until a frame `shows` what is awaited (`what`, in words for the error).
+    async fn wait_for(
+        &mut self,
+        what: &str,
+        timeout: Duration,
+        shows: impl Fn(&str) -> bool,
+    ) -> Result<(), String> {
         let shown = tokio::time::timeout(timeout, async {
-            self.frames
-                .wait_for(|frame| frame.contains(text))
-                .await
-                .map(drop)
+            self.frames.wait_for(|frame| shows(frame)).await.map(drop)
         })
         .await;
         match shown {
             Ok(Ok(())) => Ok(()),
             Ok(Err(_)) => Err(QUIT.to_owned()),
             Err(_) => Err(format!(
-                "`{text}` did not show within {} s; the screen was:\n{}",
+                "{what} did not show within {} s; the screen was:\n{}",
                 timeout.as_secs_f64(),
                 self.frames.borrow().as_str()
             )),

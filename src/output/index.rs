@@ -27,10 +27,20 @@ pub struct Checkpoint {
     pub pen: Style,
 }
 
-/// The first boundary of a chunk, for a reader that can only start there (after a gap).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The first boundary of a chunk, and its first line start, for a reader that can only start
+/// there (after a gap): it resumes at a line's start when the chunk has one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ChunkStart {
     pub boundary: Option<Checkpoint>,
+    pub line_start: Option<Checkpoint>,
+}
+
+impl ChunkStart {
+    /// Where a reader coming from a gap starts: the first line start, else the first boundary.
+    #[must_use]
+    pub fn resume(&self) -> Option<Checkpoint> {
+        self.line_start.or(self.boundary)
+    }
 }
 
 /// The index of one call's raw output.
@@ -46,6 +56,8 @@ pub struct OutputIndex {
     /// The pen after the bytes recorded.
     pen: Style,
     checkpoints: Vec<Checkpoint>,
+    /// The first line start of the chunk being recorded.
+    chunk_line_start: Option<Checkpoint>,
 }
 
 impl Default for OutputIndex {
@@ -64,6 +76,7 @@ impl Default for OutputIndex {
                 line_start: true,
                 pen: Style::default(),
             }],
+            chunk_line_start: None,
         }
     }
 }
@@ -73,6 +86,7 @@ impl OutputIndex {
     pub fn record(&mut self, chunk: &[u8]) -> ChunkStart {
         let base = self.recorded;
         let mut first = self.decoder.at_boundary().then(|| self.here(base));
+        self.chunk_line_start = first.filter(|checkpoint| checkpoint.line_start);
         let mut index = 0;
         while index < chunk.len() {
             if self.decoder.at_boundary() {
@@ -130,7 +144,10 @@ impl OutputIndex {
             let here = self.here(self.boundary);
             self.checkpoints.push(here);
         }
-        ChunkStart { boundary: first }
+        ChunkStart {
+            boundary: first,
+            line_start: self.chunk_line_start,
+        }
     }
 
     /// The output has ended: what is left after the last boundary (a half character, an
@@ -215,6 +232,9 @@ impl OutputIndex {
 
     fn line_started(&mut self, offset: u64) {
         self.last_line_start = offset;
+        if self.chunk_line_start.is_none() {
+            self.chunk_line_start = Some(self.here(offset));
+        }
         let last = self.last_checkpoint();
         if self.newlines >= last.line + LINE_STRIDE
             || offset >= last.offset + LINE_START_STRIDE_BYTES

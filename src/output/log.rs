@@ -12,6 +12,10 @@ use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use std::os::unix::fs::MetadataExt;
+
+use nix::fcntl::{Flock, FlockArg};
+
 use super::index::{Checkpoint, ChunkStart};
 use crate::paths::{Cause, Folder, UnsafePath, checked_dir};
 
@@ -72,6 +76,8 @@ pub fn log_dir() -> Result<PathBuf, UnsafePath> {
 }
 
 /// Removes the `.log` files in `dir` last written more than `retention` ago; returns how many.
+/// A log whose call still runs, on this server or any other, is left alone: its head is locked
+/// while the call writes (see [`RawLog::over`]), and its parts go with it.
 #[allow(clippy::must_use_candidate)] // Pruning is the point; the count is for tests.
 pub fn prune_logs(dir: &Path, retention: std::time::Duration) -> usize {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -82,16 +88,29 @@ pub fn prune_logs(dir: &Path, retention: std::time::Duration) -> usize {
         .flatten()
         .filter(|entry| entry.path().extension().is_some_and(|ext| ext == "log"))
         .filter(|entry| {
-            entry
-                .metadata()
-                .and_then(|meta| meta.modified())
-                .is_ok_and(|modified| {
-                    now.duration_since(modified)
-                        .is_ok_and(|age| age > retention)
-                })
+            // Not through a link: only a file of the folder's own.
+            entry.metadata().is_ok_and(|meta| {
+                meta.is_file()
+                    && meta.modified().is_ok_and(|modified| {
+                        now.duration_since(modified)
+                            .is_ok_and(|age| age > retention)
+                    })
+            })
         })
+        .filter(|entry| !in_use(dir, &entry.file_name()))
         .filter(|entry| std::fs::remove_file(entry.path()).is_ok())
         .count()
+}
+
+/// Whether the log named `name` in `dir` (a head, `ID.log`, or one of its parts, `ID.N.log`)
+/// belongs to a call that still writes it: its head is locked.
+fn in_use(dir: &Path, name: &std::ffi::OsStr) -> bool {
+    let name = name.to_string_lossy();
+    let stem = name.split('.').next().unwrap_or(&name);
+    let Ok(head) = crate::paths::open_for_reading(&dir.join(format!("{stem}.log"))) else {
+        return false;
+    };
+    Flock::lock(head, FlockArg::LockExclusiveNonblock).is_err()
 }
 
 /// A new file at `path`, private (0600); an error when one is there, a link among others.
@@ -142,8 +161,17 @@ struct Part {
     /// Raw offset of its first byte.
     offset: u64,
     len: u64,
-    /// Where a reader may start in it (its first boundary).
-    resume: Checkpoint,
+    /// Its first line start and its first boundary, once it has them: a part is opened when the
+    /// one before is full, wherever that falls (inside a string that never ends, say).
+    start: ChunkStart,
+}
+
+impl Part {
+    /// Where a reader coming from a gap starts in it: its first line start, else its first
+    /// boundary; `None` while all of it is inside one sequence.
+    fn resume(&self) -> Option<Checkpoint> {
+        self.start.resume()
+    }
 }
 
 /// How much of a capped log was kept and left out.
@@ -190,12 +218,25 @@ pub struct RawLog {
     /// Raw offsets left out since the last look, whose checkpoints lead nowhere now.
     dropped: Option<std::ops::Range<u64>>,
     failure: Option<String>,
+    /// The head file was removed (by a cleanup, by hand): what it held is gone.
+    removed: bool,
+    /// The failure came after the call ended: nothing was kept in memory instead.
+    failed_after_end: bool,
+    /// A shared lock on the head while the call writes: a cleanup of old logs (this server's
+    /// or another's) leaves a log alone while someone holds it.
+    hold: Option<Flock<File>>,
+    /// Appends since the files were last looked at for a removal.
+    appends_unchecked: u32,
     memory: VecDeque<MemoryChunk>,
     memory_bytes: usize,
     memory_limit: usize,
     /// Memory had to drop its oldest chunks.
     memory_trimmed: bool,
 }
+
+/// A log being written is looked at for a removal once in this many appends (and whenever its
+/// state is asked for): an `fstat`, cheap beside the writes.
+const APPENDS_PER_REMOVAL_CHECK: u32 = 64;
 
 impl RawLog {
     /// A log for `call_id` in `dir`; when no file can be made there (a full disk), one in
@@ -231,6 +272,10 @@ impl RawLog {
             parts_made: 1,
             dropped: None,
             failure: None,
+            removed: false,
+            failed_after_end: false,
+            hold: None,
+            appends_unchecked: 0,
             memory: VecDeque::new(),
             memory_bytes: 0,
             memory_limit,
@@ -241,8 +286,13 @@ impl RawLog {
     /// A log over an open file; `memory_limit` bytes are kept in memory once it fails.
     #[must_use]
     pub fn over(file: File, path: PathBuf, memory_limit: usize) -> Self {
+        let hold = file
+            .try_clone()
+            .ok()
+            .and_then(|clone| Flock::lock(clone, FlockArg::LockSharedNonblock).ok());
         Self {
             file: Some(file),
+            hold,
             ..Self::over_nothing(path, memory_limit)
         }
     }
@@ -257,12 +307,16 @@ impl RawLog {
     /// What was left out of a capped log, once something was.
     #[must_use]
     pub fn cut(&self) -> Option<LogCut> {
+        if !self.is_cut() {
+            return None;
+        }
         let head = self.file_len;
-        let resume = self.cut_resume()?.offset;
         let end = self
             .parts
             .back()
-            .map_or(resume, |part| part.offset + part.len);
+            .map_or(head, |part| part.offset + part.len);
+        // Nothing kept may be readable yet (all of it inside one endless sequence).
+        let resume = self.cut_resume().map_or(end, |resume| resume.offset);
         Some(LogCut {
             cap: self.cap,
             head,
@@ -271,12 +325,19 @@ impl RawLog {
         })
     }
 
-    /// Where reading resumes after the head, once parts were left out.
-    fn cut_resume(&self) -> Option<Checkpoint> {
+    /// Whether parts were left out.
+    fn is_cut(&self) -> bool {
         let kept = u32::try_from(self.parts.len()).unwrap_or(u32::MAX);
-        (self.parts_made > kept + 1)
-            .then(|| self.parts.front().map(|part| part.resume))
-            .flatten()
+        self.parts_made > kept + 1
+    }
+
+    /// Where reading resumes after the head, once parts were left out: the first kept part's
+    /// resume (a later one's while it has none).
+    fn cut_resume(&self) -> Option<Checkpoint> {
+        if !self.is_cut() {
+            return None;
+        }
+        self.parts.iter().find_map(Part::resume)
     }
 
     /// Raw offsets left out since the last call: checkpoints there lead nowhere.
@@ -284,15 +345,14 @@ impl RawLog {
         self.dropped.take()
     }
 
-    /// Before a chunk at `offset` is written: once the file written to is full and the chunk
-    /// has a boundary to resume at, a new part is opened, and the oldest of three goes.
+    /// Before a chunk at `offset` is written: once the file written to is full, a new part is
+    /// opened, and the oldest of three goes. The cap is on bytes, whatever they are: the new part
+    /// may start inside a sequence (a string that never ends), and readers then resume at its
+    /// first line start or boundary.
     fn rotate(&mut self, offset: u64, start: ChunkStart) {
         let (written, limit) = match self.parts.back() {
             None => (self.file_len, self.cap / 4),
             Some(part) => (part.len, self.cap * 3 / 8),
-        };
-        let Some(resume) = start.boundary else {
-            return;
         };
         if written < limit || self.file.is_none() {
             return;
@@ -305,7 +365,11 @@ impl RawLog {
                 self.parts_made = number;
             }
             Err(err) => {
-                self.failure = Some(format!("creating {}: {err}", path.display()));
+                self.failure = Some(format!(
+                    "creating {}: {}",
+                    path.display(),
+                    crate::paths::describe(&err)
+                ));
                 self.file = None;
                 return;
             }
@@ -314,16 +378,74 @@ impl RawLog {
             path,
             offset,
             len: 0,
-            resume,
+            start,
         });
         if self.parts.len() > 2 {
             if let Some(oldest) = self.parts.pop_front() {
                 let _ = std::fs::remove_file(&oldest.path);
                 // All from the head's end: what went before is forgotten again, at no cost.
-                let to = self.parts.front().map_or(offset, |part| part.resume.offset);
+                // Up to where reading resumes, or all of what is kept while nothing there is
+                // readable yet.
+                let to = self.cut_resume().map_or(offset, |resume| resume.offset);
                 self.dropped = Some(self.file_len..to);
             }
         }
+    }
+
+    /// Notes where a chunk of the newest part starts, while the part has no line start yet.
+    fn note_start(&mut self, start: ChunkStart) {
+        if let Some(part) = self.parts.back_mut() {
+            if part.start.line_start.is_none() {
+                part.start.line_start = start.line_start;
+            }
+            if part.start.boundary.is_none() {
+                part.start.boundary = start.boundary;
+            }
+        }
+    }
+
+    /// Whether a file written to was removed meanwhile (by a cleanup, by hand): then the log
+    /// fails as on a full disk, saying so, and the newest output is kept in memory. An ended
+    /// call's log is looked for by its path.
+    pub fn check_removed(&mut self) {
+        if self.failure.is_some() {
+            return;
+        }
+        self.appends_unchecked = 0;
+        let gone = |file: &File| file.metadata().is_ok_and(|meta| meta.nlink() == 0);
+        let head_gone = match (&self.hold, &self.file) {
+            (Some(hold), _) => gone(hold),
+            (None, Some(_)) => false,
+            (None, None) => std::fs::symlink_metadata(&self.path)
+                .is_err_and(|err| err.kind() == std::io::ErrorKind::NotFound),
+        };
+        let part_gone = self.parts.back().is_some() && self.file.as_ref().is_some_and(gone);
+        if !head_gone && !part_gone {
+            return;
+        }
+        let path = if head_gone {
+            &self.path
+        } else {
+            self.parts.back().map_or(&self.path, |part| &part.path)
+        };
+        self.failure = Some(format!(
+            "{} was removed{} (by a cleanup of old logs, or by hand)",
+            path.display(),
+            if self.file.is_some() {
+                " while the call ran"
+            } else {
+                ""
+            }
+        ));
+        self.removed = head_gone;
+        self.failed_after_end = self.file.is_none();
+        self.file = None;
+    }
+
+    /// Whether the log failed (was removed) only after its call had ended.
+    #[must_use]
+    pub fn failed_after_end(&self) -> bool {
+        self.failed_after_end
     }
 
     #[must_use]
@@ -340,8 +462,13 @@ impl RawLog {
     /// Appends the chunk that starts at raw offset `offset`, to the file while it can be
     /// written, else to memory. Unbuffered, so readers of the file see it at once.
     pub fn append(&mut self, offset: u64, chunk: &[u8], start: ChunkStart) {
+        self.appends_unchecked += 1;
+        if self.appends_unchecked >= APPENDS_PER_REMOVAL_CHECK {
+            self.check_removed();
+        }
         if self.failure.is_none() {
             self.rotate(offset, start);
+            self.note_start(start);
         }
         if self.failure.is_none() {
             if let Some(file) = &mut self.file {
@@ -367,13 +494,17 @@ impl RawLog {
                 match outcome {
                     Ok(()) => return,
                     Err(err) => {
-                        self.failure = Some(format!("writing {}: {err}", path.display()));
+                        self.failure = Some(format!(
+                            "writing {}: {}",
+                            path.display(),
+                            crate::paths::describe(&err)
+                        ));
                         self.file = None;
                         // What the file did not get starts exactly where it stops.
                         self.keep(MemoryChunk {
                             offset: offset + written as u64,
                             bytes: Arc::new(chunk[written..].to_vec()),
-                            start: ChunkStart { boundary: None },
+                            start: ChunkStart::default(),
                         });
                         return;
                     }
@@ -432,7 +563,9 @@ impl RawLog {
     /// The call has ended: the file is closed (readers open it by its path), and what memory
     /// holds is cut to [`ENDED_MEMORY_TAIL_BYTES`].
     pub fn close(&mut self) {
+        self.check_removed();
         self.file = None;
+        self.hold = None;
         self.limit_memory(ENDED_MEMORY_TAIL_BYTES);
     }
 
@@ -448,14 +581,25 @@ impl RawLog {
         LogView {
             path: self.path.clone(),
             file_len: self.file_len,
+            removed: self.removed,
             parts: self.parts.iter().cloned().collect(),
-            cut: self.cut_resume(),
+            cut: self.is_cut(),
+            cut_resume: self.cut_resume(),
             memory: self.memory.iter().cloned().collect(),
-            resume: self
-                .memory_trimmed
-                .then(|| self.memory.front().and_then(|chunk| chunk.start.boundary))
-                .flatten(),
+            resume: self.memory_resume(),
         }
+    }
+
+    /// Where reading resumes in memory after a gap: its first line start, else the first
+    /// boundary of its oldest chunk.
+    fn memory_resume(&self) -> Option<Checkpoint> {
+        if !self.memory_trimmed && !self.removed {
+            return None;
+        }
+        self.memory
+            .iter()
+            .find_map(|chunk| chunk.start.line_start)
+            .or_else(|| self.memory.front().and_then(|chunk| chunk.start.boundary))
     }
 }
 
@@ -466,6 +610,8 @@ pub enum GapCause {
     Capped,
     /// The log could not be written and memory kept only the newest part.
     NotWritten,
+    /// The log's file was removed (by a cleanup, by hand) while the call ran.
+    Removed,
 }
 
 /// A reader's view of a log: the file's bytes, then the memory's (maybe after a gap).
@@ -473,11 +619,16 @@ pub enum GapCause {
 pub struct LogView {
     path: PathBuf,
     file_len: u64,
+    /// The head file was removed: its bytes are gone.
+    removed: bool,
     parts: Vec<Part>,
-    /// Where reading resumes after the head, when the log was capped.
-    cut: Option<Checkpoint>,
+    /// The log was capped: bytes after the head were left out…
+    cut: bool,
+    /// …and reading resumes here (nowhere yet while all that is kept is inside a sequence).
+    cut_resume: Option<Checkpoint>,
     memory: Vec<MemoryChunk>,
-    /// Where reading resumes after the gap, when memory dropped its oldest part.
+    /// Where reading resumes after the gap, when memory dropped its oldest part or the head
+    /// was removed.
     resume: Option<Checkpoint>,
 }
 
@@ -498,17 +649,42 @@ impl LogView {
         &self.path
     }
 
-    /// Reads what is stored at `offset` into `buffer` (at most its length).
+    /// Reads what is stored at `offset` into `buffer` (at most its length). `End` before the
+    /// end of what was recorded means that nothing after `offset` can be read yet: the rest is
+    /// inside a sequence whose end is still to come.
     pub fn read_at(&self, offset: u64, buffer: &mut [u8]) -> std::io::Result<Piece> {
         if offset < self.file_len {
-            return read_file_at(&self.path, offset, self.file_len - offset, buffer);
+            if self.removed {
+                let after_head = self.parts.iter().find_map(Part::resume).or(self.resume);
+                return after_head
+                    .filter(|resume| resume.offset > offset)
+                    .map_or_else(
+                        || Err(removed_error(&self.path)),
+                        |resume| {
+                            Ok(Piece::Gap {
+                                resume,
+                                why: GapCause::Removed,
+                            })
+                        },
+                    );
+            }
+            return read_file_at(&self.path, offset, self.file_len - offset, buffer).map_err(
+                |err| match err.kind() {
+                    std::io::ErrorKind::NotFound => removed_error(&self.path),
+                    _ => err,
+                },
+            );
         }
-        if let Some(resume) = self.cut {
-            if offset < resume.offset {
-                return Ok(Piece::Gap {
-                    resume,
-                    why: GapCause::Capped,
-                });
+        if self.cut {
+            match self.cut_resume {
+                Some(resume) if offset < resume.offset => {
+                    return Ok(Piece::Gap {
+                        resume,
+                        why: GapCause::Capped,
+                    });
+                }
+                Some(_) => {}
+                None => return Ok(Piece::End),
             }
         }
         for (index, part) in self.parts.iter().enumerate() {
@@ -517,12 +693,12 @@ impl LogView {
                 return match read_file_at(&part.path, within, part.len - within, buffer) {
                     // Capped away since the view was taken: on to the next part.
                     Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-                        match self.parts.get(index + 1) {
-                            Some(next) => Ok(Piece::Gap {
-                                resume: next.resume,
+                        match self.parts[index + 1..].iter().find_map(Part::resume) {
+                            Some(resume) => Ok(Piece::Gap {
+                                resume,
                                 why: GapCause::Capped,
                             }),
-                            None => Err(err),
+                            None => Ok(Piece::End),
                         }
                     }
                     read => read,
@@ -533,7 +709,11 @@ impl LogView {
             if offset < resume.offset {
                 return Ok(Piece::Gap {
                     resume,
-                    why: GapCause::NotWritten,
+                    why: if self.removed {
+                        GapCause::Removed
+                    } else {
+                        GapCause::NotWritten
+                    },
                 });
             }
         }
@@ -548,6 +728,18 @@ impl LogView {
         }
         Ok(Piece::End)
     }
+}
+
+/// A log's file that is not there any more, in words.
+fn removed_error(path: &Path) -> std::io::Error {
+    std::io::Error::new(
+        std::io::ErrorKind::NotFound,
+        format!(
+            "its log {} was removed (by a cleanup of old logs, or by hand): the output it held is \
+             gone",
+            path.display()
+        ),
+    )
 }
 
 /// Reads up to `len` bytes (at least one) of `path` at `offset` into `buffer`.
@@ -576,8 +768,8 @@ fn read_file_at(path: &Path, offset: u64, len: u64, buffer: &mut [u8]) -> std::i
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::fs::OpenOptions;
     use crate::screen::Style;
+    use std::fs::OpenOptions;
 
     /// A chunk that starts at a boundary.
     fn starting_at(offset: u64) -> ChunkStart {
@@ -588,6 +780,7 @@ mod tests {
                 line_start: false,
                 pen: Style::default(),
             }),
+            line_start: None,
         }
     }
 
@@ -615,12 +808,16 @@ mod tests {
     fn old_logs_are_pruned_and_new_ones_kept() {
         let dir = std::env::temp_dir().join(format!("oino-prune-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let log = RawLog::create(&dir, "fresh");
+        let mut log = RawLog::create(&dir, "fresh");
         assert!(log.failure().is_none());
         let other = dir.join("notes.txt");
         std::fs::write(&other, "not a log").unwrap();
         assert_eq!(prune_logs(&dir, std::time::Duration::from_secs(3600)), 0);
         assert!(log.path().exists());
+        // Written to, it is held: old or not, it stays (another server's cleanup too).
+        assert_eq!(prune_logs(&dir, std::time::Duration::ZERO), 0);
+        assert!(log.path().exists());
+        log.close();
         assert_eq!(prune_logs(&dir, std::time::Duration::ZERO), 1);
         assert!(!log.path().exists());
         assert!(other.exists());

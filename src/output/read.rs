@@ -38,6 +38,11 @@ enum Cleaned<'a> {
         resume: Checkpoint,
         why: GapCause,
     },
+    /// The rest of the range cannot be read yet: the log's cap kept only bytes inside a
+    /// sequence whose end is still to come.
+    Unreadable {
+        lost: u64,
+    },
 }
 
 /// The line a reader shows for output that is missing.
@@ -50,6 +55,10 @@ fn gap_notice(lost: u64, why: GapCause) -> String {
         GapCause::NotWritten => format!(
             "[... {lost} bytes of output lost: the log could not be written and only the newest \
              part was kept in memory ...]\n"
+        ),
+        GapCause::Removed => format!(
+            "[... {lost} bytes of output lost: the log file was removed while the call ran (by a \
+             cleanup, or by hand) ...]\n"
         ),
     }
 }
@@ -101,7 +110,16 @@ fn clean_range(
                 offset = resume.offset;
                 continue;
             }
-            Piece::End => break,
+            Piece::End => {
+                cleaner.finish(&mut text);
+                if !text.is_empty() && !text.ends_with('\n') {
+                    text.push('\n');
+                }
+                if on(Cleaned::Text(&text)) {
+                    on(Cleaned::Unreadable { lost: to - offset });
+                }
+                return Ok(());
+            }
         }
         if !text.is_empty() {
             if !on(Cleaned::Text(&text)) {
@@ -148,12 +166,20 @@ pub fn boundary_at_or_after(
             }
             Piece::Gap { resume, .. } => {
                 if resume.offset >= wanted {
-                    return Ok(resume.offset);
+                    // From within the gap, the read starts where it was asked to, and says
+                    // first what is missing (a follower left behind by the cap learns how
+                    // much it missed, instead of jumping silently).
+                    return Ok(if offset <= wanted {
+                        wanted
+                    } else {
+                        resume.offset
+                    });
                 }
                 decoder = Decoder::new();
                 offset = resume.offset;
             }
-            Piece::End => break,
+            // Nothing can be read from here yet: the read says so.
+            Piece::End => return Ok(wanted.max(offset).min(end)),
         }
     }
     Ok(end)
@@ -222,6 +248,7 @@ pub fn read_slice(
                 text.push_str(&gap_notice(lost, why));
                 next_offset = next_offset.max(resume.offset);
             }
+            Cleaned::Unreadable { lost } => text.push_str(&gap_notice(lost, GapCause::Capped)),
         }
         true
     })?;
@@ -383,6 +410,8 @@ impl LineWalker {
                 self.partial = !resume.line_start;
                 true
             }
+            // Nothing more can be read: the lines end here.
+            Cleaned::Unreadable { .. } => false,
         }
     }
 
@@ -653,6 +682,196 @@ mod tests {
         let lines = first_two_lines(&log, &index);
         assert_eq!(lines[0].chars().count(), MAX_LINE_CHARS + 1);
         assert_eq!(lines[1], "next");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// A reader's slice from `from`, as the sink reads one (see `OutputSink::read`).
+    fn slice_from(log: &RawLog, index: &OutputIndex, from: u64, max_bytes: usize) -> OutputSlice {
+        let view = log.view();
+        let from =
+            boundary_at_or_after(&view, index.checkpoint_before(from), from, index.boundary())
+                .unwrap();
+        read_slice(&view, from, index.boundary(), max_bytes, 80).unwrap()
+    }
+
+    /// Records `chunk` as the sink does, the index forgetting what the log left out.
+    fn record(log: &mut RawLog, index: &mut OutputIndex, chunk: &[u8]) {
+        let offset = index.recorded();
+        let start = index.record(chunk);
+        log.append(offset, chunk, start);
+        if let Some(dropped) = log.take_dropped() {
+            index.forget(dropped);
+        }
+    }
+
+    fn bytes_on_disk(dir: &std::path::Path) -> u64 {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .flatten()
+            .map(|entry| entry.metadata().unwrap().len())
+            .sum()
+    }
+
+    /// The byte counts that gap notices in `text` announce.
+    fn announced(text: &str) -> Vec<u64> {
+        text.lines()
+            .filter_map(|line| line.strip_prefix("[... "))
+            .map(|rest| rest.split(' ').next().unwrap().parse().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn the_cap_holds_inside_a_sequence_that_never_ends() {
+        let dir = std::env::temp_dir().join(format!("oino-read-endless-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let cap = crate::output::MIN_LOG_CAP;
+        let mut log = RawLog::create(&dir, "endless").capped(cap);
+        let mut index = OutputIndex::default();
+        // Lines past the head, then a title that never ends: the last boundary is in the
+        // second part, which the cap drops.
+        let lines: String = (0..40_000).map(|n| format!("line {n}\n")).collect();
+        record(&mut log, &mut index, b"before\n");
+        for piece in lines.as_bytes().chunks(64 * 1024) {
+            record(&mut log, &mut index, piece);
+        }
+        record(&mut log, &mut index, b"\x1b]0;");
+        let last_boundary = index.boundary();
+        let chunk = vec![b'a'; 64 * 1024];
+        let mut most_on_disk = 0;
+        for _ in 0..(30 << 20) / chunk.len() {
+            record(&mut log, &mut index, &chunk);
+            most_on_disk = most_on_disk.max(bytes_on_disk(&dir));
+        }
+        // Each of its three files may pass its share by less than a chunk.
+        assert!(
+            most_on_disk <= cap + 3 * chunk.len() as u64,
+            "{most_on_disk} bytes on disk under a cap of {cap}"
+        );
+        assert_eq!(index.boundary(), last_boundary);
+        // While the string runs, nothing past the head can be read: a reader behind is told so,
+        // and moves to the end of what is readable.
+        let slice = slice_from(&log, &index, 0, 1 << 20);
+        assert!(
+            slice.text.starts_with("before\nline 0\n"),
+            "{:?}",
+            &slice.text[..20]
+        );
+        let behind = slice_from(&log, &index, last_boundary - 1000, 1 << 20);
+        assert!(
+            behind.text.starts_with("[... ") && behind.text.contains("left out"),
+            "{:?}",
+            behind.text
+        );
+        assert_eq!(behind.next_offset, last_boundary);
+        // The string ends: the lines after it read as ever.
+        record(&mut log, &mut index, b"\x07\nafter\n");
+        index.finish();
+        let mut text = String::new();
+        let mut offset = 0;
+        loop {
+            let slice = slice_from(&log, &index, offset, 1 << 20);
+            text.push_str(&slice.text);
+            if slice.next_offset == offset {
+                break;
+            }
+            offset = slice.next_offset;
+        }
+        let read: Vec<&str> = text.lines().collect();
+        assert_eq!(read.first(), Some(&"before"));
+        assert_eq!(read.last(), Some(&"after"));
+        assert!(!text.contains("aaaa"), "a string is never text");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    /// `seq` into a capped log, followed by a reader that falls behind: every number it reads
+    /// is whole, each jump comes right after a notice, and the bytes read and the bytes
+    /// announced missing add up to all that was written.
+    #[test]
+    fn a_follower_behind_a_capped_log_is_told_every_gap_once_and_resumes_at_a_line_start() {
+        let dir = std::env::temp_dir().join(format!("oino-read-behind-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut log = RawLog::create(&dir, "behind").capped(crate::output::MIN_LOG_CAP);
+        let mut index = OutputIndex::default();
+        let last = 600_000u64;
+        let raw: String = (1..=last).map(|n| format!("{n}\n")).collect();
+        let mut offset = 0;
+        let mut followed = String::new();
+        let mut read_bytes = 0;
+        let follow =
+            |log: &RawLog, index: &OutputIndex, offset: &mut u64, followed: &mut String| {
+                let slice = slice_from(log, index, *offset, 64 * 1024);
+                assert_eq!(
+                    slice.from, *offset,
+                    "a silent jump from {offset} to {}",
+                    slice.from
+                );
+                followed.push_str(&slice.text);
+                *offset = slice.next_offset;
+                slice.next_offset - slice.from
+            };
+        // Chunks that split lines anywhere; the reader reads 64 KiB for every 160 written.
+        for (number, chunk) in raw.as_bytes().chunks(4093).enumerate() {
+            record(&mut log, &mut index, chunk);
+            if number % 40 == 0 {
+                read_bytes += follow(&log, &index, &mut offset, &mut followed);
+            }
+        }
+        index.finish();
+        while offset < index.boundary() {
+            read_bytes += follow(&log, &index, &mut offset, &mut followed);
+        }
+        let lines: Vec<&str> = followed.lines().collect();
+        let mut previous: Option<u64> = None;
+        let mut gaps = 0;
+        // Lines the head ends with, cut short: a reader ends them before the notice.
+        let mut cut_short = 0;
+        for (at, line) in lines.iter().enumerate() {
+            if line.starts_with("[... ") {
+                assert!(line.contains("left out"), "{line}");
+                gaps += 1;
+                continue;
+            }
+            let before_a_gap = lines
+                .get(at + 1)
+                .is_some_and(|next| next.starts_with("[... "));
+            let after_a_gap = at > 0 && lines[at - 1].starts_with("[... ");
+            let number: u64 = line
+                .parse()
+                .unwrap_or_else(|_| panic!("not a number: {line:?}"));
+            match previous {
+                // The line the head ends with may be cut short; never one after a gap.
+                Some(previous) if before_a_gap && !after_a_gap => {
+                    assert!(
+                        (previous + 1).to_string().starts_with(line),
+                        "{line} after {previous}"
+                    );
+                    cut_short += u64::from(number != previous + 1);
+                }
+                Some(previous) if after_a_gap => {
+                    assert!(number > previous + 1, "{number} after {previous} and a gap");
+                }
+                Some(previous) => assert_eq!(number, previous + 1, "a silent jump"),
+                None => assert_eq!(number, 1),
+            }
+            previous = Some(number);
+        }
+        assert_eq!(previous, Some(last));
+        assert!(gaps > 3, "{gaps} gaps: the reader never fell behind");
+        // Every byte was either read or announced missing.
+        let missing: u64 = announced(&followed).iter().sum();
+        let text_bytes = followed
+            .lines()
+            .filter(|line| !line.starts_with("[... "))
+            .map(|line| line.len() as u64 + 1)
+            .sum::<u64>();
+        assert_eq!(read_bytes, raw.len() as u64);
+        assert_eq!(
+            text_bytes + missing,
+            raw.len() as u64 + cut_short,
+            "{gaps} gaps"
+        );
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -119,7 +119,13 @@ impl OutputSink {
     /// Why the log could not be written, and what is kept instead.
     #[must_use]
     pub fn log_error(&self) -> Option<String> {
-        self.recorded().log.failure().map(|failure| {
+        let mut recorded = self.recorded();
+        recorded.log.check_removed();
+        let after_end = recorded.log.failed_after_end();
+        recorded.log.failure().map(|failure| {
+            if after_end {
+                return format!("{failure}: the output it held is gone");
+            }
             format!(
                 "{failure}: the output from there on is kept in memory only, the newest {} MiB \
                  while it runs",

@@ -79,7 +79,10 @@ impl Client {
                 Ok(client) => return Ok(client),
                 Err(err) if !nobody_listens(&err) => return Err(err),
                 Err(err) => {
-                    if let Some(failed) = started.as_mut().and_then(|child| failed_start(child, socket)) {
+                    if let Some(failed) = started
+                        .as_mut()
+                        .and_then(|child| failed_start(child, socket))
+                    {
                         return Err(failed);
                     }
                     if tokio::time::Instant::now() >= deadline {
@@ -225,7 +228,10 @@ fn failed_start(child: &mut std::process::Child, socket: &Path) -> Option<anyhow
             let mut tail = Vec::new();
             file.take(4096).read_to_end(&mut tail).ok()?;
             let tail = String::from_utf8_lossy(&tail).into_owned();
-            tail.lines().rev().find(|line| !line.trim().is_empty()).map(str::to_owned)
+            tail.lines()
+                .rev()
+                .find(|line| !line.trim().is_empty())
+                .map(str::to_owned)
         })
         .unwrap_or_else(|| format!("see its log, {}", log.display()));
     Some(anyhow::anyhow!(

@@ -129,8 +129,7 @@ impl Listening {
         let umask = nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o177));
         let bound = UnixListener::bind(&self.socket);
         nix::sys::stat::umask(umask);
-        let listener =
-            bound.with_context(|| format!("listening on {}", self.socket.display()))?;
+        let listener = bound.with_context(|| format!("listening on {}", self.socket.display()))?;
         self.id = file_id(&self.socket);
         self.listener = Some(listener);
         Ok(())

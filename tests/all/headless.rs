@@ -338,13 +338,16 @@ fn a_split_view_shows_calls_side_by_side_each_at_its_panes_size() {
 
 #[test]
 fn the_list_and_header_show_what_each_running_call_costs() {
-    // 200 MiB held by one call, a core kept busy by another, a third asleep.
+    // 200 MiB held by one call, a core kept busy by another, a third asleep. Usage is sampled
+    // every 2 s: the snapshot waits for the sample that shows the memory held and the CPU used,
+    // not for the header's words, which show before it.
     let script = "run --id holder python3 -c \"b = bytearray(200 << 20); b[::4096] = b'x' * len(b[::4096]); print('held', flush=True); import time; time.sleep(600)\"\n\
                   run --id busy while :; do :; done\n\
                   run --id idle sleep 600\n\
                   wait-for held\n\
                   key j\n\
-                  wait-for · mem \n\
+                  wait-match python3 .* [23][0-9][0-9]M \n\
+                  wait-match while .*  cpu [0-9]+% · mem \n\
                   snapshot\n";
     let stdout = run_script("160x12", script);
     let snapshot = &stdout[stdout.find("=== snapshot ===").expect("snapshot")..];

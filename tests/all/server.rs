@@ -165,10 +165,28 @@ fn the_socket_is_private_and_other_users_are_refused() {
     });
     let stranger = stranger.expect("oino ls as nobody");
     let stderr = String::from_utf8_lossy(&stranger.stderr);
+    // The client refuses first: the folder is not nobody's.
     assert_eq!(stranger.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("belongs to root (uid 0)"), "{stderr}");
+    // A client that does not check (any program) is refused by the server, in words.
+    let raw = std::process::Command::new("perl")
+        .args([
+            "-MIO::Socket::UNIX",
+            "-e",
+            r#"my $s = IO::Socket::UNIX->new(Peer => $ARGV[0]) or die "connect: $!";
+               print $s qq({"op":"hello","version":3}\n); print scalar <$s>;"#,
+        ])
+        .arg(&server.socket)
+        .current_dir("/")
+        .uid(65534)
+        .gid(65534)
+        .output()
+        .expect("perl as nobody");
+    let reply = String::from_utf8_lossy(&raw.stdout);
     assert!(
-        stderr.contains("refused: this oino server belongs to uid 0"),
-        "{stderr}"
+        reply.contains("refused: this oino server belongs to uid 0"),
+        "{reply} {}",
+        String::from_utf8_lossy(&raw.stderr)
     );
     // And the owner is served as before.
     assert!(

@@ -140,7 +140,7 @@ fn a_full_disk_loses_no_output_and_says_so_where_the_user_looks() {
     assert_eq!(followed.status.code(), Some(0));
     assert!(
         stderr(&followed).contains("could not be written")
-            && stderr(&followed).contains("No space left"),
+            && stderr(&followed).contains("no space left"),
         "{}",
         stderr(&followed)
     );
@@ -169,7 +169,7 @@ fn a_full_disk_loses_no_output_and_says_so_where_the_user_looks() {
         printed.starts_with("1\n2\n3\n[oino could not write this call's log (writing "),
         "{printed:?}"
     );
-    assert!(printed.contains("No space left on device"), "{printed:?}");
+    assert!(printed.contains("no space left on device"), "{printed:?}");
 }
 
 /// Runaway output fills no disk: past the log's cap (`log_cap`) the log keeps its head and its
@@ -579,4 +579,267 @@ fn out_of_descriptors_a_server_refuses_clearly_logs_once_and_recovers() {
     assert!(log.contains("available again"), "{log}");
     let _ = serving.kill();
     let _ = serving.wait();
+}
+
+/// The settings file of a test server: `text` as its config.toml.
+fn settings(server: &ServerGuard, text: &str) -> std::path::PathBuf {
+    let config = crate::support::temp_dir("settings").join("config.toml");
+    std::fs::write(&config, text).expect("settings");
+    let _ = &server.state;
+    config
+}
+
+/// The entry named `name`, as `oino ls --json` lists it.
+fn entry_named(server: &ServerGuard, name: &str) -> serde_json::Value {
+    let listed = server.oino(&["ls", "--json"]).output().expect("oino ls");
+    let entries: Vec<serde_json::Value> =
+        serde_json::from_slice(&listed.stdout).expect("a JSON list");
+    entries
+        .into_iter()
+        .find(|entry| entry["name"] == name)
+        .unwrap_or_else(|| panic!("no entry named {name}"))
+}
+
+/// Sets a file's time of last change `age` ago (`touch -d`).
+fn age_file(path: &std::path::Path, age: &str) {
+    let touched = Command::new("touch")
+        .args(["-d", age])
+        .arg(path)
+        .status()
+        .expect("touch");
+    assert!(touched.success(), "touch -d {age} {}", path.display());
+}
+
+/// Another server's cleanup of old logs (here: older than a day) leaves alone the log of a call
+/// that still runs, however old it is; a log removed by hand while its call runs is told where
+/// a failed write is told, and what came after is still read.
+#[test]
+fn a_running_calls_log_is_never_pruned_and_a_removed_one_is_told() {
+    let server = ServerGuard::new("retention-live");
+    let started = server
+        .oino(&[
+            "run",
+            "--detach-after",
+            "0.01",
+            "--name",
+            "quiet",
+            "--",
+            "echo early; cat",
+        ])
+        .output()
+        .expect("oino run");
+    assert!(started.status.success(), "{}", stderr(&started));
+    let entry = entry_named(&server, "quiet");
+    let log = std::path::PathBuf::from(entry["log_path"].as_str().expect("a log path"));
+    crate::support::wait_until_blocking("the task's first line", || {
+        std::fs::read_to_string(&log).is_ok_and(|text| text.contains("early"))
+    });
+    age_file(&log, "3 days ago");
+    let decoy = log.with_file_name("decoy-1.log");
+    std::fs::write(&decoy, "old\n").expect("an old log");
+    age_file(&decoy, "3 days ago");
+
+    // A second server on the same state folder, keeping logs for one day.
+    let other_socket = server.socket.with_file_name("other.sock");
+    let config = settings(&server, "log_retention_days = 1\n");
+    let other = Command::new(env!("CARGO_BIN_EXE_oino"))
+        .args(["server", "--socket"])
+        .arg(&other_socket)
+        .env("XDG_STATE_HOME", &server.state)
+        .env("OINO_CONFIG", &config)
+        .output()
+        .expect("oino server");
+    assert!(other.status.success(), "{}", stderr(&other));
+    crate::support::wait_until_blocking("the other server's cleanup", || !decoy.exists());
+    let _ = Command::new(env!("CARGO_BIN_EXE_oino"))
+        .args(["kill-server", "--socket"])
+        .arg(&other_socket)
+        .output();
+    assert!(log.exists(), "the log of a running task was pruned");
+    let read = server
+        .oino(&["logs", "--since", "0", "quiet"])
+        .output()
+        .expect("oino logs");
+    assert_eq!(text(&read), "early\n", "{}", stderr(&read));
+
+    // Removed by hand: `oino ls` says so, and what the task writes next is still read.
+    std::fs::remove_file(&log).expect("rm");
+    let listed = text(&server.oino(&["ls"]).output().expect("oino ls"));
+    let id = entry["id"].as_str().expect("id");
+    assert!(
+        listed.contains(&format!(
+            "! {id}: its log could not be written: {} was removed",
+            log.display()
+        )),
+        "{listed}"
+    );
+    let sent = server
+        .oino(&["send", "quiet", "after", "--enter"])
+        .output()
+        .expect("oino send");
+    assert!(sent.status.success(), "{}", stderr(&sent));
+    let mut read = String::new();
+    crate::support::wait_until_blocking("what came after to be read", || {
+        let logs = server
+            .oino(&["logs", "--since", "0", "quiet"])
+            .output()
+            .expect("oino logs");
+        read = text(&logs);
+        read.matches("after").count() == 2
+    });
+    assert!(
+        read.starts_with("[... ") && read.contains("the log file was removed"),
+        "{read}"
+    );
+    let json = entry_named(&server, "quiet");
+    assert!(
+        json["log_error"]
+            .as_str()
+            .is_some_and(|error| error.contains("was removed")),
+        "{json}"
+    );
+}
+
+/// The cap is on bytes, whatever they are: 30 MiB inside a title that never ends (`ESC ]0;`
+/// and no terminator) keep the log under its cap, and the lines after the string read as ever.
+#[test]
+fn the_log_cap_holds_inside_a_string_that_never_ends() {
+    for opening in ["\\033]0;", "\\033P", "\\033_", "\\033["] {
+        let server = ServerGuard::new("endless-string");
+        let config = settings(&server, "log_cap = \"1M\"\n");
+        let script = format!(
+            "echo before; printf '{opening}'; head -c 31457280 /dev/zero | tr '\\0' 7; \
+             printf '\\007\\033\\\\\\nafter\\n'"
+        );
+        let ran = server
+            .oino(&["run", "--", &script])
+            .env("OINO_CONFIG", &config)
+            .output()
+            .expect("oino run");
+        assert_eq!(ran.status.code(), Some(0), "{opening}: {}", stderr(&ran));
+        let logs_dir = server.state.join("oino/logs");
+        let on_disk: u64 = std::fs::read_dir(&logs_dir)
+            .expect("the log folder")
+            .flatten()
+            .map(|entry| entry.metadata().expect("a log's size").len())
+            .sum();
+        assert!(
+            on_disk < (1 << 20) + 3 * 65536,
+            "{opening}: {on_disk} bytes of logs under a cap of 1 MiB"
+        );
+        let id = id_of(&server, &script);
+        let read = text(&server.oino(&["logs", &id]).output().expect("oino logs"));
+        assert!(read.starts_with("before\n"), "{opening}: {read:?}");
+        assert!(read.ends_with("after\n"), "{opening}: {read:?}");
+        assert!(!read.contains("7777"), "{opening}: a string read as text");
+    }
+}
+
+/// `oino logs -f` on a task whose output outruns the cap, the follower left behind: every gap
+/// it crosses is announced with its size, each number after one is whole, and no line is
+/// skipped without a notice.
+#[test]
+fn a_follower_left_behind_by_the_cap_is_told_of_every_gap() {
+    let server = ServerGuard::new("follow-capped");
+    let config = settings(&server, "log_cap = \"1M\"\n");
+    // Two bursts, the second once the test says so: the follower is left behind twice, the
+    // second time inside a part of the log that the cap then drops.
+    let (first, last) = (2_000_000u64, 4_000_000u64);
+    let go = crate::support::temp_dir("follow-capped-go").join("go");
+    let command = format!(
+        "seq 1 {first}; while [ ! -e {go} ]; do sleep 0.02; done; seq {} {last}",
+        first + 1,
+        go = go.display()
+    );
+    let started = server
+        .oino(&[
+            "run",
+            "--detach-after",
+            "0.01",
+            "--name",
+            "numbers",
+            "--",
+            &command,
+        ])
+        .env("OINO_CONFIG", &config)
+        .output()
+        .expect("oino run");
+    assert!(started.status.success(), "{}", stderr(&started));
+    let mut follower = server
+        .oino(&["logs", "-f", "--since", "0", "numbers"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("oino logs -f");
+    let mut out = std::io::BufReader::new(follower.stdout.take().expect("stdout"));
+    // Raw bytes of the first burst: each number and a CRLF (the terminal's newline).
+    let first_bytes: u64 = (1..=first).map(|n| n.to_string().len() as u64 + 2).sum();
+    crate::support::wait_until_blocking("the first burst", || {
+        entry_named(&server, "numbers")["bytes"]
+            .as_u64()
+            .unwrap_or(0)
+            >= first_bytes
+    });
+    // The follower, stopped at a full pipe in the head, reads on past the first gap into the
+    // newest part, and stops there again.
+    let mut lines = Vec::new();
+    let read_line = |out: &mut std::io::BufReader<std::process::ChildStdout>| {
+        let mut line = String::new();
+        std::io::BufRead::read_line(out, &mut line).expect("a line");
+        line
+    };
+    loop {
+        let line = read_line(&mut out);
+        let gap = line.starts_with("[... ");
+        lines.push(line);
+        if gap {
+            break;
+        }
+    }
+    for _ in 0..2000 {
+        lines.push(read_line(&mut out));
+    }
+    std::fs::write(&go, "").expect("go");
+    crate::support::wait_until_blocking("the second burst", || {
+        entry_named(&server, "numbers")["state"] != "running"
+    });
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut out, &mut rest).expect("the rest");
+    let status = follower.wait().expect("the follower ends with the task");
+    assert!(status.success(), "{status:?}");
+    lines.extend(rest.split_inclusive('\n').map(str::to_owned));
+    let mut previous: Option<u64> = None;
+    let mut gaps = 0;
+    for (at, line) in lines.iter().enumerate() {
+        let line = line.trim_end_matches('\n');
+        if line.starts_with("[... ") {
+            assert!(line.contains("bytes of output left out"), "{line}");
+            gaps += 1;
+            continue;
+        }
+        let next_is_gap = lines
+            .get(at + 1)
+            .is_some_and(|next| next.starts_with("[... "));
+        let after_gap = at > 0 && lines[at - 1].starts_with("[... ");
+        let number: u64 = line
+            .parse()
+            .unwrap_or_else(|_| panic!("not a number: {line:?}"));
+        match previous {
+            None => assert_eq!(number, 1),
+            Some(previous) if after_gap => {
+                assert!(number > previous + 1, "{number} after {previous}")
+            }
+            // The head's last line may be cut short by the cap.
+            Some(previous) if next_is_gap => assert!(
+                (previous + 1).to_string().starts_with(line),
+                "{line} after {previous}"
+            ),
+            Some(previous) => assert_eq!(number, previous + 1, "a jump with no notice"),
+        }
+        previous = Some(number);
+    }
+    assert_eq!(previous, Some(last));
+    assert!(
+        gaps >= 2,
+        "{gaps} gaps: the follower never fell behind twice"
+    );
 }

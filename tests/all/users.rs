@@ -29,7 +29,9 @@ impl Stranger {
             std::process::id(),
             COUNTER.fetch_add(1, Ordering::Relaxed)
         );
-        let _accounts = ACCOUNTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _accounts = ACCOUNTS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let made = Command::new("useradd")
             .args(["--no-create-home", "--shell", "/bin/sh", &name])
             .output()
@@ -81,7 +83,9 @@ impl Drop for Stranger {
         let _ = Command::new("pkill")
             .args(["-KILL", "-u", &self.uid.to_string()])
             .status();
-        let _accounts = ACCOUNTS.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _accounts = ACCOUNTS
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let _ = Command::new("userdel").arg(&self.name).output();
     }
 }
@@ -186,7 +190,10 @@ impl FakeServer {
             nix::unistd::Pid::from_raw(i32::try_from(self.child.id()).expect("pid")),
             nix::sys::signal::Signal::SIGTERM,
         );
-        let output = self.child.wait_with_output().expect("the fake server's output");
+        let output = self
+            .child
+            .wait_with_output()
+            .expect("the fake server's output");
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 }
@@ -214,7 +221,11 @@ fn a_client_sends_nothing_to_a_server_another_user_set_up_at_its_default_socket(
         "oino run",
         &mut oino_as_victim(
             &["run", "--", "echo real"],
-            &[("TMPDIR", &shared), ("XDG_STATE_HOME", &state), ("HOME", &state)],
+            &[
+                ("TMPDIR", &shared),
+                ("XDG_STATE_HOME", &state),
+                ("HOME", &state),
+            ],
         ),
     );
     let received = fake.received();
@@ -292,7 +303,11 @@ fn a_planted_link_to_a_folder_is_refused_and_never_chmodded() {
         "oino ls",
         &mut oino_as_victim(
             &["ls"],
-            &[("TMPDIR", &shared), ("XDG_STATE_HOME", &state), ("HOME", &state)],
+            &[
+                ("TMPDIR", &shared),
+                ("XDG_STATE_HOME", &state),
+                ("HOME", &state),
+            ],
         ),
     );
     assert_eq!(mode(&precious), 0o755, "{}", stderr(&output));
@@ -374,7 +389,13 @@ fn a_fallback_log_folder_made_by_another_user_is_refused() {
     let output = output_within(
         "oino run",
         &mut oino_as_victim(
-            &["run", "--socket", socket.to_str().expect("utf-8"), "--", "echo hello"],
+            &[
+                "run",
+                "--socket",
+                socket.to_str().expect("utf-8"),
+                "--",
+                "echo hello",
+            ],
             &[("TMPDIR", &shared), ("HOME", &nowhere)],
         ),
     );
@@ -423,7 +444,13 @@ fn a_process_of_another_user_posing_as_the_server_locks_nobody_out() {
     let output = output_within(
         "oino run",
         &mut oino_as_victim(
-            &["run", "--socket", socket.to_str().expect("utf-8"), "--", "echo served"],
+            &[
+                "run",
+                "--socket",
+                socket.to_str().expect("utf-8"),
+                "--",
+                "echo served",
+            ],
             &[("XDG_STATE_HOME", &state), ("HOME", &state)],
         ),
     );
