@@ -204,7 +204,7 @@ async def main():
                 check(time.monotonic() < deadline, f"no prompt: {screen}")
                 await asyncio.sleep(0.05)
             await session.call_tool("task_input", {"task": "repl", "text": "6*7"})
-            while not await shows("42"):
+            while not await shows("42\n>>>"):
                 check(time.monotonic() < deadline, f"no answer: {screen}")
                 await asyncio.sleep(0.05)
             check(texts(screen)[0] == ">>> 6*7\n42\n>>>\n", screen)

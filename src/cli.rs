@@ -574,9 +574,16 @@ async fn interface_link(
 /// before, and the interface shows it.
 pub(crate) fn core_config() -> crate::core::CoreConfig {
     let settings = crate::interface::app::settings::Config::load().unwrap_or_default();
+    // Processes of a core in this process (an interface with --embedded, `run --embedded`) that
+    // outlive it, killed, are found by the next server of the socket this user would use; a
+    // server tags its calls with its own socket.
+    let socket = crate::remote::socket::choose_socket(None, None);
     crate::core::CoreConfig {
         log_retention: settings.log_retention,
         log_cap: settings.log_cap,
+        owner: Some(crate::core::survivors::owner_tag(
+            &crate::remote::socket::socket_key(&socket),
+        )),
         ..crate::core::CoreConfig::default()
     }
 }
@@ -782,6 +789,7 @@ async fn run_call(
     for name in crate::core::variables_not_utf8() {
         say!("oino run: {name} is left out of the call's environment: it is not UTF-8");
     }
+    let max_bytes = config.request.options.max_result_bytes;
     let (id, result) = link.run_unique(config.request.from_here()?).await?;
     let _ = started.set(id.clone());
     let detach = DetachWhen {
@@ -789,11 +797,23 @@ async fn run_call(
         on_line: config.detach_on.as_ref(),
         name: config.name.as_deref(),
     };
-    let result: CallResult = link
+    let finished = link
         .finish_run(&id, result, detach, |err| {
             say!("oino run: cannot detach: {err:#}");
         })
-        .await?;
+        .await;
+    let result: CallResult = match finished {
+        Ok(result) => result,
+        Err(err) => {
+            // The server died while this waited: what the call wrote is in its log.
+            let Some(gone) = err.downcast_ref::<crate::link::ServerGone>() else {
+                return Err(err);
+            };
+            print_text(&gone.output_so_far(max_bytes))?;
+            say!("oino run: {gone}");
+            return Ok(1);
+        }
+    };
     if let (Some(detached), true) = (&result.detached, config.follow) {
         let _ = followed.set(detached.task_id.clone());
     }
@@ -878,7 +898,13 @@ pub async fn follow(
     }
 }
 
-pub(crate) fn print_text(text: &str) -> std::io::Result<()> {
+/// Writing to this command's own standard output failed: its reader left (`oino logs | head`),
+/// or the output is full. Told apart from a server's socket failing, which is an error.
+#[derive(Debug, thiserror::Error)]
+#[error("writing the output: {0}")]
+pub struct StdoutFailed(#[source] pub std::io::Error);
+
+pub(crate) fn print_text(text: &str) -> Result<(), StdoutFailed> {
     print_raw(text)?;
     if !text.ends_with('\n') {
         print_raw("\n")?;
@@ -887,19 +913,22 @@ pub(crate) fn print_text(text: &str) -> std::io::Result<()> {
 }
 
 /// Writes to standard output; an error (a reader that left) goes to the caller, which stops.
-pub(crate) fn print_raw(text: &str) -> std::io::Result<()> {
+pub(crate) fn print_raw(text: &str) -> Result<(), StdoutFailed> {
     let mut stdout = std::io::stdout().lock();
-    stdout.write_all(text.as_bytes())?;
-    stdout.flush()
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(StdoutFailed)
 }
 
-/// Whether an error is only that standard output was closed (`oino logs | head`): a command
-/// then ends quietly, as `cat` and `rg` do.
+/// Whether an error is only that this command's standard output was closed (`oino logs |
+/// head`): a command then ends quietly, as `cat` and `rg` do. A broken pipe anywhere else (the
+/// server's socket) is a failure, said as such.
 pub(crate) fn output_closed(err: &anyhow::Error) -> bool {
     err.chain().any(|cause| {
         cause
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(|err| err.kind() == std::io::ErrorKind::BrokenPipe)
+            .downcast_ref::<StdoutFailed>()
+            .is_some_and(|StdoutFailed(err)| err.kind() == std::io::ErrorKind::BrokenPipe)
     })
 }
 
@@ -908,7 +937,7 @@ fn print_or_report(command: &str, bytes: &[u8]) -> ExitCode {
     let mut stdout = std::io::stdout().lock();
     match stdout.write_all(bytes).and_then(|()| stdout.flush()) {
         Ok(()) => ExitCode::SUCCESS,
-        Err(err) => report(command, &err.into()),
+        Err(err) => report(command, &StdoutFailed(err).into()),
     }
 }
 

@@ -9,12 +9,14 @@
 //! registry's; everything slow (process I/O, kills, waits) happens outside it.
 //!
 //! Its parts: [`types`] (what front ends send and get), [`error`] (failures and their wire
-//! codes), `entries` (the table), [`tasks`] (detaching a call into a task and following it).
+//! codes), `entries` (the table), [`tasks`] (detaching a call into a task and following it),
+//! [`survivors`] (what a server that died left running, found by the next one).
 
 mod entries;
 pub mod error;
 mod input;
 pub mod project;
+pub mod survivors;
 pub mod tasks;
 pub mod types;
 
@@ -187,6 +189,7 @@ impl Core {
             env: request.env.clone(),
             size,
             waiter: request.waiter,
+            owner: self.inner.config.owner.clone(),
         };
         // A refusal leaves nothing behind, not even an empty log; the id goes with the
         // registration, the name is let go.
@@ -248,6 +251,7 @@ impl Core {
             state.entries.iter().any(|entry| entry.id == id)
                 || self.inner.registry.is_running(id)
                 || state.tasks.is_taken(id)
+                || state.survivors.iter().any(|survivor| survivor.id == id)
         };
         let id = match wanted {
             Some(id) if !types::is_valid_id(&id) => return Err(CoreError::InvalidId(id)),
@@ -459,6 +463,12 @@ impl Core {
         {
             return Ok(Arc::clone(entry));
         }
+        if let Some(survivor) = state.survivors.iter().find(|survivor| survivor.id == key) {
+            return Err(CoreError::Orphaned {
+                key: key.to_owned(),
+                server_pid: survivor.server_pid,
+            });
+        }
         let config = &self.inner.config;
         state
             .forgotten
@@ -490,13 +500,49 @@ impl Core {
     /// Every call and task, oldest first.
     #[must_use]
     pub fn entries(&self) -> Vec<EntryInfo> {
-        let entries = self.lock().entries.clone();
-        entries.iter().map(|entry| entry.info()).collect()
+        let (entries, survivors) = {
+            let mut state = self.lock();
+            // Survivors that ended by themselves have nothing left to show.
+            state.survivors.retain(|survivor| {
+                !matches!(survivor.info().state, EntryState::Orphaned { .. }) || survivor.is_alive()
+            });
+            (state.entries.clone(), state.survivors.clone())
+        };
+        survivors
+            .iter()
+            .map(survivors::Survivor::info)
+            .chain(entries.iter().map(|entry| entry.info()))
+            .collect()
     }
 
     /// One entry, by call id, task id or task name.
     pub fn entry(&self, key: &str) -> Result<EntryInfo, CoreError> {
-        Ok(self.find(key)?.info())
+        match self.find(key) {
+            Ok(entry) => Ok(entry.info()),
+            Err(CoreError::Orphaned { .. }) => self
+                .lock()
+                .survivors
+                .iter()
+                .find(|survivor| survivor.id == key)
+                .map(survivors::Survivor::info)
+                .ok_or_else(|| CoreError::NotFound(key.to_owned())),
+            Err(err) => Err(err),
+        }
+    }
+
+    /// Lists what the dead servers of this one's socket (`key`) left running (see
+    /// [`survivors`]); returns how many calls they were.
+    #[allow(clippy::must_use_candidate)] // Adopting is the point; the count is for the log.
+    pub fn adopt_survivors(&self, key: &str) -> usize {
+        let found = survivors::find(key);
+        let count = found.len();
+        for survivor in &found {
+            self.emit(CoreEvent::Started {
+                id: survivor.id.clone(),
+            });
+        }
+        self.lock().survivors.extend(found);
+        count
     }
 
     /// The entry's screen at `size` (resizing its PTY when that differs), scrolled back
@@ -645,7 +691,10 @@ impl Core {
     /// Kills the entry's whole process tree and waits until it has ended. An entry that has
     /// ended is not signalled: its pids may belong to other processes by now.
     pub async fn kill(&self, key: &str) -> Result<EntryState, CoreError> {
-        let entry = self.find(key)?;
+        let entry = match self.find(key) {
+            Err(CoreError::Orphaned { .. }) => return Ok(self.kill_survivor(key).await),
+            found => found?,
+        };
         // Told to its project's supervisor even when it has ended (between two restarts).
         if entry.ending() == Ending::Itself {
             entry.set_ending(Ending::Stopped);
@@ -659,6 +708,29 @@ impl Core {
         // entry may leave the list then: it is waited on, not looked up again).
         let config = &self.inner.config;
         Ok(wait_for_end(&entry, Some(config.kill_grace + config.exit_grace * 4)).await)
+    }
+
+    /// Ends what a dead server left running as `key`.
+    async fn kill_survivor(&self, key: &str) -> EntryState {
+        // Killed from a copy, outside the lock; its new state written back.
+        let Some(mut survivor) = self
+            .lock()
+            .survivors
+            .iter()
+            .find(|survivor| survivor.id == key)
+            .cloned()
+        else {
+            return EntryState::Killed { signal: 9 };
+        };
+        let state = survivor.kill(self.inner.config.kill_grace).await;
+        if let Some(kept) = self.lock().survivors.iter_mut().find(|kept| kept.id == key) {
+            *kept = survivor;
+        }
+        self.emit(CoreEvent::Ended {
+            id: key.to_owned(),
+            state,
+        });
+        state
     }
 
     /// Starts the command of `key` again as a new call, in the same folder and environment, with

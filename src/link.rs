@@ -110,6 +110,72 @@ pub fn error_code(err: &anyhow::Error) -> Option<ErrorCode> {
 #[error("the request was not sent")]
 pub struct NotSent;
 
+/// The server went away (killed, crashed) while a client waited for a call's result: its
+/// command may run on, and the output it wrote is in its log.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the oino server ended before `{id}` finished (it was killed, or crashed): its command may \
+     still run. A new server lists what it left running as `{id}.left` (`oino ls`), and `oino \
+     kill {id}.left` ends it"
+)]
+pub struct ServerGone {
+    pub id: String,
+    pub log_path: PathBuf,
+}
+
+impl ServerGone {
+    /// The output the call had written, read back from its log (and the parts of a capped
+    /// one), cleaned and capped at `max_bytes` as a result is.
+    #[must_use]
+    pub fn output_so_far(&self, max_bytes: usize) -> String {
+        use std::io::Read as _;
+        /// Wide enough that no line is wrapped by a cursor move the text would not show.
+        const WIDTH: u16 = 500;
+        let mut cleaner = crate::output::TextCleaner::new(WIDTH);
+        let mut capped = crate::output::CappedText::new(max_bytes);
+        let mut text = String::new();
+        let parts = (2..).map(|number| self.log_path.with_extension(format!("{number}.log")));
+        let mut buffer = vec![0; 64 * 1024];
+        let mut missing_parts = 0;
+        for path in std::iter::once(self.log_path.clone()).chain(parts) {
+            let Ok(mut file) = crate::paths::open_for_reading(&path) else {
+                // Parts the cap removed leave holes in the numbers: a few, then none are left.
+                missing_parts += 1;
+                if missing_parts > 2 {
+                    break;
+                }
+                continue;
+            };
+            while let Ok(count) = file.read(&mut buffer) {
+                if count == 0 {
+                    break;
+                }
+                cleaner.push(&buffer[..count], &mut text);
+                capped.push(&text);
+                text.clear();
+            }
+        }
+        cleaner.finish(&mut text);
+        capped.push(&text);
+        capped.render(Some(&self.log_path))
+    }
+}
+
+/// Whether an error is the end of a server's connection, not an answer of the server.
+fn connection_lost(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause.downcast_ref::<std::io::Error>().is_some_and(|err| {
+            matches!(
+                err.kind(),
+                std::io::ErrorKind::UnexpectedEof
+                    | std::io::ErrorKind::BrokenPipe
+                    | std::io::ErrorKind::ConnectionReset
+                    | std::io::ErrorKind::ConnectionAborted
+            )
+        })
+    })
+}
+
 /// A command too long for `bash -c` is refused here, naming its limit, before a request that
 /// could pass the server's cap on a request's size is sent.
 fn check_command(request: &CallRequest) -> Result<(), CoreError> {
@@ -429,7 +495,19 @@ impl Link {
                 let run = Request::run(request, true);
                 // The first reply says the call exists; the second comes at its end.
                 let entry: EntryInfo = client.request(&run).await?;
-                let result = tokio::spawn(async move { client.reply().await });
+                let gone = ServerGone {
+                    id: entry.id.clone(),
+                    log_path: entry.log_path,
+                };
+                let result = tokio::spawn(async move {
+                    client.reply().await.map_err(|err| {
+                        if connection_lost(&err) {
+                            anyhow::Error::new(gone)
+                        } else {
+                            err
+                        }
+                    })
+                });
                 Ok((entry.id, result))
             }
         }

@@ -343,8 +343,9 @@ impl Bridge {
             return ToolError(format!("{doing}: {err:#}"));
         }
         ToolError(format!(
-            "{doing}: the oino server went away ({err:#}); it was stopped or restarted, and the \
-             calls and tasks it ran ended with it. Try again: a new server starts by itself."
+            "{doing}: the oino server went away ({err:#}); it was stopped, restarted or killed. \
+             Try again: a new server starts by itself (and lists what a killed one left running \
+             as orphaned)."
         ))
     }
 
@@ -441,7 +442,14 @@ impl Bridge {
             }
         };
         let result =
-            finished.map_err(|err| Self::failure("the command's result was lost", &err))?;
+            finished.map_err(|err| match err.downcast_ref::<crate::link::ServerGone>() {
+                // What it wrote is in its log: the agent gets it, and what to do next.
+                Some(gone) => ToolError(format!(
+                    "{}\n\n[{gone}]",
+                    gone.output_so_far(crate::output::DEFAULT_MAX_RESULT_BYTES)
+                )),
+                None => Self::failure("the command's result was lost", &err),
+            })?;
         if result.detached.is_some() {
             self.watch(&link, &id);
         }

@@ -50,9 +50,31 @@ const KILL_POLL: Duration = Duration::from_millis(10);
 const THREAD_STACK_BYTES: usize = 256 * 1024;
 /// Environment variable naming the call a process belongs to.
 pub const CALL_ID_ENV: &str = "OINO_CALL_ID";
+/// Environment variable naming the server (or interface) that spawned a call: `KEY:PID:START`,
+/// its socket's key, its pid and its start time, so that a server started after it died finds
+/// what it left running.
+pub const OWNER_ENV: &str = "OINO_SERVER";
 /// Environment variable unique to one spawn, so that killing a tree never touches the processes
 /// of another oino that happens to use the same call id.
 const TREE_KEY_ENV: &str = "OINO_TREE";
+
+/// A PTY library's error in words: it writes an OS error in Rust's debug form (`Os { code:
+/// 24, kind: …}`), which says nothing to a person; its errno is told as `describe` tells it.
+fn in_words(err: &impl std::fmt::Display) -> String {
+    let text = err.to_string();
+    let Some(start) = text.find("Os { code: ") else {
+        return text;
+    };
+    let digits: String = text[start + "Os { code: ".len()..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    let (Ok(code), Some(end)) = (digits.parse::<i32>(), text[start..].find('}')) else {
+        return text;
+    };
+    let words = crate::paths::describe(&std::io::Error::from_raw_os_error(code));
+    format!("{}{words}{}", &text[..start], &text[start + end + 1..])
+}
 
 /// A terminal size in character cells.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -126,6 +148,8 @@ pub struct SpawnSpec {
     pub env: Vec<(String, String)>,
     pub size: TermSize,
     pub waiter: Waiter,
+    /// The tag of whoever spawns it (see [`OWNER_ENV`]), if it has one.
+    pub owner: Option<String>,
 }
 
 /// How a process ended.
@@ -296,6 +320,9 @@ fn environment(spec: &SpawnSpec, tree_key: &str) -> Vec<(OsString, OsString)> {
     if spec.waiter == Waiter::Program {
         set.extend(PAGER_VARIABLES.map(|pager| (pager, "cat")));
     }
+    if let Some(owner) = &spec.owner {
+        set.push((OWNER_ENV, owner));
+    }
     env.retain(|(name, _)| {
         name != "COLUMNS" && name != "LINES" && !set.iter().any(|(set, _)| name == set)
     });
@@ -363,7 +390,7 @@ impl Prepared<'_> {
                 pixel_width: 0,
                 pixel_height: 0,
             })
-            .map_err(|err| PtyError::Open(err.to_string()))?;
+            .map_err(|err| PtyError::Open(in_words(&err)))?;
 
         // A second of margin for the uptime's rounding.
         let spawned_ticks = proc_scan::now_ticks().map_or(0, |now| now.saturating_sub(100));
@@ -378,11 +405,11 @@ impl Prepared<'_> {
         let reader = pair
             .master
             .try_clone_reader()
-            .map_err(|err| PtyError::Open(err.to_string()))?;
+            .map_err(|err| PtyError::Open(in_words(&err)))?;
         let writer = pair
             .master
             .take_writer()
-            .map_err(|err| PtyError::Open(err.to_string()))?;
+            .map_err(|err| PtyError::Open(in_words(&err)))?;
 
         let (output_tx, output) = mpsc::channel(OUTPUT_CHANNEL_CHUNKS);
         let (exit_tx, exit) = watch::channel(None);
@@ -469,7 +496,7 @@ fn spawn_forked(
     }
     let child = slave
         .spawn_command(command)
-        .map_err(|err| PtyError::Spawn(err.to_string()))?;
+        .map_err(|err| PtyError::Spawn(in_words(&err)))?;
     // The waiter thread reaps by pid; the std child handle is not needed for that.
     child
         .process_id()
@@ -618,7 +645,7 @@ impl ProcessControl {
                 pixel_width: 0,
                 pixel_height: 0,
             })
-            .map_err(|err| PtyError::Resize(err.to_string()))
+            .map_err(|err| PtyError::Resize(in_words(&err)))
     }
 
     /// Whether every holder of the slave side has closed it: then the reader's end of file is
@@ -1124,6 +1151,20 @@ impl ProcessStream {
 mod tests {
     use super::*;
 
+    #[test]
+    fn errors_of_the_pty_library_read_as_words() {
+        let raw = format!(
+            "failed to openpty: {:?}",
+            std::io::Error::from_raw_os_error(libc::EMFILE)
+        );
+        assert_eq!(
+            in_words(&raw),
+            "failed to openpty: too many open files: too many files are open (raise `ulimit -n`, \
+             or end some processes)"
+        );
+        assert_eq!(in_words(&"plain"), "plain");
+    }
+
     #[tokio::test]
     async fn a_process_found_by_a_search_is_checked_again_before_its_signal() {
         let process = spawn(&SpawnSpec {
@@ -1133,6 +1174,7 @@ mod tests {
             env: Vec::new(),
             size: TermSize::DEFAULT,
             waiter: Waiter::Program,
+            owner: None,
         })
         .expect("spawn");
         let control = process.control.clone();
@@ -1177,6 +1219,7 @@ mod tests {
             env: Vec::new(),
             size: TermSize::DEFAULT,
             waiter: Waiter::Program,
+            owner: None,
         })
         .expect("spawn");
         let control = process.control.clone();
@@ -1209,6 +1252,7 @@ mod tests {
             env: Vec::new(),
             size: TermSize::DEFAULT,
             waiter: Waiter::Program,
+            owner: None,
         })
         .expect("spawn");
         // A reader starved by a loaded machine: every chunk comes late, long after the exit.

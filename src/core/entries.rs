@@ -178,4 +178,6 @@ pub(super) struct CoreState {
     pub(super) next_call_number: u64,
     pub(super) tasks: TaskBook,
     pub(super) projects: super::project::Projects,
+    /// What dead servers of this socket left running.
+    pub(super) survivors: Vec<super::survivors::Survivor>,
 }

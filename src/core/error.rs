@@ -54,6 +54,11 @@ pub enum CoreError {
     CommandTooLong(usize),
     #[error("cannot keep a log in {dir}: {message}")]
     Log { dir: PathBuf, message: String },
+    #[error(
+        "`{key}` was left running by a server that died (pid {server_pid}): its terminal went \
+         with that server, so it cannot be read or typed into; `oino kill {key}` ends it"
+    )]
+    Orphaned { key: String, server_pid: u32 },
     #[error("cannot keep logs: {0}")]
     UnsafeFolder(#[from] crate::paths::UnsafePath),
     #[error("cannot read the log of `{id}`: {message}")]
@@ -125,7 +130,9 @@ impl CoreError {
             | Self::NoFolder(_)
             | Self::NotUtf8Folder(_)
             | Self::BadProject(_) => ErrorCode::BadRequest,
-            Self::Pty(PtyError::InputClosed) | Self::NotRunning(_) => ErrorCode::NotRunning,
+            Self::Pty(PtyError::InputClosed) | Self::NotRunning(_) | Self::Orphaned { .. } => {
+                ErrorCode::NotRunning
+            }
             Self::Pty(PtyError::Open(_) | PtyError::Spawn(_) | PtyError::Resize(_))
             | Self::Log { .. }
             | Self::ReadLog { .. }

@@ -145,6 +145,10 @@ pub fn validate_name(name: &str) -> Result<(), TaskError> {
         .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | ':' | '@' | '+'))
     {
         Some("use letters, digits and - _ . : @ + only")
+    } else if name.chars().all(|c| c == '.') {
+        Some("`.` and `..` name folders, not tasks: add a word")
+    } else if name.chars().any(|c| c.is_numeric() && !c.is_ascii_digit()) {
+        Some("use the digits 0-9 only (others read like an id's: t٣ is t3)")
     } else if looks_like_id(name) {
         Some("it looks like a task or call id (t3, c7, run-42): add a word")
     } else {
@@ -207,8 +211,12 @@ pub fn derive_name(command: &str) -> String {
         .map(|word| {
             // A path names its program by its last part: ./scripts/serve.sh -> serve.sh
             let word = word.rsplit('/').next().unwrap_or(word);
+            // Digits other than 0-9 would make a name that reads like an id (t٣): left out.
             word.chars()
-                .filter(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+                .filter(|c| {
+                    (c.is_alphanumeric() && (c.is_ascii_digit() || !c.is_numeric()))
+                        || matches!(c, '-' | '_' | '.')
+                })
                 .collect::<String>()
                 .to_lowercase()
         })
@@ -385,9 +393,27 @@ mod tests {
                 "{id_like}"
             );
         }
-        for fine in ["t3x", "web", "run-tests", "run-", "mcp", "c", "trunk-1"] {
+        for fine in [
+            "t3x",
+            "web",
+            "run-tests",
+            "run-",
+            "mcp",
+            "c",
+            "trunk-1",
+            "v1.2",
+            "é",
+        ] {
             assert_eq!(validate_name(fine), Ok(()), "{fine}");
         }
+        for refused in [".", "..", "...", "t٣", "c٧", "web٣", "t³"] {
+            assert!(
+                matches!(validate_name(refused), Err(TaskError::InvalidName { .. })),
+                "{refused}"
+            );
+        }
+        assert_eq!(derive_name("echo ٣ ٤"), "echo");
+        assert_eq!(derive_name("t٣"), "t");
     }
 
     #[test]

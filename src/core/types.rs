@@ -29,6 +29,9 @@ pub struct CoreConfig {
     pub log_retention: Duration,
     /// Bytes of one call's log kept on disk: past it, its head and its newest part.
     pub log_cap: u64,
+    /// The tag put in each call's environment, so that a server started after this one died
+    /// finds what it left running (see `survivors`).
+    pub owner: Option<String>,
 }
 
 /// The longest call id.
@@ -63,6 +66,7 @@ impl Default for CoreConfig {
             max_finished_tasks: DEFAULT_MAX_FINISHED_TASKS,
             log_retention: crate::output::LOG_RETENTION,
             log_cap: crate::output::DEFAULT_LOG_CAP,
+            owner: None,
         }
     }
 }
@@ -143,8 +147,17 @@ pub enum EntryKind {
 #[serde(rename_all = "snake_case", tag = "state")]
 pub enum EntryState {
     Running,
-    Exited { code: i32 },
-    Killed { signal: i32 },
+    Exited {
+        code: i32,
+    },
+    Killed {
+        signal: i32,
+    },
+    /// Left running by a server that died (pid `server_pid`): its terminal went with that
+    /// server, so it can only be killed.
+    Orphaned {
+        server_pid: u32,
+    },
 }
 
 impl EntryState {
@@ -153,13 +166,15 @@ impl EntryState {
         self == Self::Running
     }
 
-    /// The status a shell would report for it: the code, or 128 + the signal (0 while running).
+    /// The status a shell would report for it: the code, or 128 + the signal (0 while running;
+    /// 1 for processes whose end nobody will see).
     #[must_use]
     pub fn shell_status(self) -> i32 {
         match self {
             Self::Exited { code } => code,
             Self::Killed { signal } => 128 + signal,
             Self::Running => 0,
+            Self::Orphaned { .. } => 1,
         }
     }
 }
@@ -180,6 +195,12 @@ impl std::fmt::Display for EntryState {
                 }
             }
             (Self::Killed { signal }, true) => write!(f, "killed {signal}"),
+            (Self::Orphaned { server_pid }, false) => write!(
+                f,
+                "left running by a server that died (pid {server_pid}): only `oino kill` reaches \
+                 it"
+            ),
+            (Self::Orphaned { .. }, true) => f.write_str("orphaned"),
         }
     }
 }
@@ -296,6 +317,7 @@ mod tests {
             EntryState::Exited { code: 3 },
             EntryState::Killed { signal: 15 },
             EntryState::Killed { signal: 99 },
+            EntryState::Orphaned { server_pid: 7 },
         ];
         let long: Vec<String> = states.iter().map(ToString::to_string).collect();
         let short: Vec<String> = states.iter().map(|state| format!("{state:#}")).collect();
@@ -305,9 +327,13 @@ mod tests {
                 "running",
                 "exited with code 3",
                 "killed by signal 15 (SIGTERM)",
-                "killed by signal 99"
+                "killed by signal 99",
+                "left running by a server that died (pid 7): only `oino kill` reaches it"
             ]
         );
-        assert_eq!(short, ["running", "exited 3", "killed 15", "killed 99"]);
+        assert_eq!(
+            short,
+            ["running", "exited 3", "killed 15", "killed 99", "orphaned"]
+        );
     }
 }

@@ -266,6 +266,22 @@ pub struct Attached {
 }
 
 impl App {
+    /// The mouse reports the terminal should send: all of them as the settings allow; attached
+    /// to one program, only those it asks for, while it asks (a shell never gets mouse tracking
+    /// it did not turn on).
+    #[must_use]
+    pub fn wants_mouse(&self) -> crate::screen::MouseEvents {
+        use crate::screen::MouseEvents;
+        match (&self.attached, self.mouse) {
+            (_, false) => MouseEvents::None,
+            (Some(_), true) => self
+                .pane
+                .as_ref()
+                .map_or(MouseEvents::None, |pane| pane.mouse.events),
+            (None, true) => MouseEvents::AnyMotion,
+        }
+    }
+
     #[must_use]
     pub fn new(term_size: (u16, u16), color: bool) -> Self {
         Self {
@@ -507,8 +523,10 @@ impl App {
 
     /// Says something in the bar.
     pub fn say(&mut self, text: impl Into<String>, is_error: bool) {
+        // A name or a command in it shows its control characters, escaped.
+        let text: String = text.into();
         self.notice = Some(Notice {
-            text: text.into(),
+            text: crate::inert::escaped(&text).into_owned(),
             is_error,
             shown_at: Instant::now(),
         });

@@ -18,6 +18,7 @@ use crate::core::CallRequest;
 use crate::interface::app::usage::{SAMPLE_EVERY, UsageSampler};
 use crate::interface::app::{App, DETACH_REASON, Effect, Input, Outcome, PaneRequest};
 use crate::link::{Link, LinkEvent};
+use crate::screen::MouseEvents;
 use crate::time::now_ms;
 
 /// The shortest time between two frames (60 a second).
@@ -30,10 +31,29 @@ const WRITE_BUFFER: usize = 256;
 /// A backend whose size the loop can change (the real terminal changes its own).
 pub trait ResizeBackend: Backend {
     fn resize_to(&mut self, cols: u16, rows: u16);
+
+    /// Asks the terminal for these mouse reports (none: stops asking).
+    fn capture_mouse(&mut self, _events: MouseEvents) {}
 }
 
 impl<W: Write> ResizeBackend for CrosstermBackend<W> {
     fn resize_to(&mut self, _cols: u16, _rows: u16) {}
+
+    fn capture_mouse(&mut self, events: MouseEvents) {
+        // Off first; then the one mode asked for, in the SGR form the input reader parses.
+        let mode = match events {
+            MouseEvents::None => None,
+            MouseEvents::Press | MouseEvents::PressRelease => Some(1000),
+            MouseEvents::ButtonMotion => Some(1002),
+            MouseEvents::AnyMotion => Some(1003),
+        };
+        let mut sequence = b"\x1b[?1006l\x1b[?1015l\x1b[?1003l\x1b[?1002l\x1b[?1000l".to_vec();
+        if let Some(mode) = mode {
+            sequence.extend_from_slice(format!("\x1b[?{mode}h\x1b[?1006h").as_bytes());
+        }
+        // A terminal that cannot be written to is met by the next draw.
+        let _ = self.write_all(&sequence).and_then(|()| Write::flush(self));
+    }
 }
 
 impl ResizeBackend for TestBackend {
@@ -113,6 +133,9 @@ pub async fn run_loop<B: ResizeBackend>(
     let mut scheduler = FrameScheduler::new(FRAME);
     let mut barriers: Vec<tokio::sync::oneshot::Sender<()>> = Vec::new();
     let mut usage = UsageSampler::default();
+    // As the terminal was set up (see `TerminalGuard::enter`).
+    let mut mouse_captured = app.wants_mouse();
+
     loop {
         if app.any_running() && usage.due(Instant::now()) {
             app.set_usage(usage.sample(&app.entries, Instant::now()));
@@ -128,6 +151,11 @@ pub async fn run_loop<B: ResizeBackend>(
                 .map_err(|err| anyhow::anyhow!("drawing the screen: {err}"))?;
             if let Some(frames) = frames {
                 frames.send_replace(crate::interface::ui::buffer_text(frame.buffer));
+            }
+            // Attached, the mouse is asked for only while the program asks for it.
+            if app.wants_mouse() != mouse_captured {
+                mouse_captured = app.wants_mouse();
+                terminal.backend_mut().capture_mouse(mouse_captured);
             }
             // What the refresh itself asked for is on this frame.
             app.take_frame_request();

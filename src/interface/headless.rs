@@ -403,11 +403,11 @@ impl Player {
         timeout: Duration,
         shows: impl Fn(&str) -> bool,
     ) -> Result<(), String> {
-        let shown = tokio::time::timeout(timeout, async {
+        let waited = tokio::time::timeout(timeout, async {
             self.frames.wait_for(|frame| shows(frame)).await.map(drop)
         })
         .await;
-        match shown {
+        match waited {
             Ok(Ok(())) => Ok(()),
             Ok(Err(_)) => Err(QUIT.to_owned()),
             Err(_) => Err(format!(

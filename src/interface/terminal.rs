@@ -105,15 +105,20 @@ fn spawn_input_thread(inputs: mpsc::Sender<Input>, stop: Arc<AtomicBool>) -> any
     Ok(())
 }
 
-/// Sends `Input::Stop` on SIGTERM or SIGHUP.
+/// Sends `Input::Stop` on SIGTERM, SIGHUP, SIGINT or SIGQUIT (in raw mode Ctrl-C is a key: these
+/// come from `kill`), so that the terminal is put back whichever ends oino.
 fn forward_stop_signals(inputs: mpsc::Sender<Input>) -> anyhow::Result<()> {
     use tokio::signal::unix::{SignalKind, signal};
     let mut terminate = signal(SignalKind::terminate())?;
     let mut hangup = signal(SignalKind::hangup())?;
+    let mut interrupt = signal(SignalKind::interrupt())?;
+    let mut quit = signal(SignalKind::quit())?;
     tokio::spawn(async move {
         tokio::select! {
             _ = terminate.recv() => {}
             _ = hangup.recv() => {}
+            _ = interrupt.recv() => {}
+            _ = quit.recv() => {}
         }
         let _ = inputs.send(Input::Stop).await;
     });
@@ -165,7 +170,7 @@ pub async fn run(
 
 /// Draws `app` on this terminal until it quits; then the terminal is as it was.
 async fn run_app(link: Link, app: &mut App) -> anyhow::Result<()> {
-    let guard = TerminalGuard::enter(app.mouse)?;
+    let guard = TerminalGuard::enter(app.wants_mouse() != crate::screen::MouseEvents::None)?;
     let outcome = async {
         let mut terminal: Terminal<CrosstermBackend<Stdout>> =
             Terminal::new(CrosstermBackend::new(std::io::stdout()))

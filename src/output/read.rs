@@ -220,8 +220,10 @@ fn slice_end(view: &LogView, from: u64, end: u64, max_bytes: usize) -> io::Resul
                     }
                 }
             }
-            // Lost bytes end a slice: the next one starts after them.
-            Piece::Gap { resume, .. } => return Ok(line_end.or(boundary).unwrap_or(resume.offset)),
+            // Lost bytes end a slice at the last line's end before them, else the slice runs
+            // through them: it never ends with a line cut short by the gap, which would leave
+            // the next read's notice on the end of that line.
+            Piece::Gap { resume, .. } => return Ok(line_end.unwrap_or(resume.offset)),
             Piece::End => break,
         }
     }
@@ -241,14 +243,23 @@ pub fn read_slice(
     let cut = slice_end(view, from, end, max_bytes)?;
     let mut text = String::new();
     let mut next_offset = cut;
+    // A notice is a line of its own, also when the last read ended within a line.
+    let mut line_start = from == 0 || starts_a_line(view, from);
+    let mut notice = |text: &mut String, lost, why| {
+        if text.is_empty() && !line_start {
+            text.push('\n');
+        }
+        line_start = true;
+        text.push_str(&gap_notice(lost, why));
+    };
     clean_range(view, from, cut, width, None, |cleaned| {
         match cleaned {
             Cleaned::Text(piece) => text.push_str(piece),
             Cleaned::Gap { lost, resume, why } => {
-                text.push_str(&gap_notice(lost, why));
+                notice(&mut text, lost, why);
                 next_offset = next_offset.max(resume.offset);
             }
-            Cleaned::Unreadable { lost } => text.push_str(&gap_notice(lost, GapCause::Capped)),
+            Cleaned::Unreadable { lost } => notice(&mut text, lost, GapCause::Capped),
         }
         true
     })?;
@@ -257,6 +268,16 @@ pub fn read_slice(
         from,
         next_offset,
     })
+}
+
+/// Whether the boundary `offset` starts a line: the byte before it is a newline (or is not
+/// kept: a gap's notice starts a line).
+fn starts_a_line(view: &LogView, offset: u64) -> bool {
+    let mut byte = [0; 1];
+    match view.read_at(offset - 1, &mut byte) {
+        Ok(Piece::Bytes(1)) => byte[0] == b'\n',
+        _ => true,
+    }
 }
 
 /// Lines `[first, first + count)` as a person saw them, their colors and attributes kept as SGR
@@ -816,6 +837,13 @@ mod tests {
             record(&mut log, &mut index, chunk);
             if number % 40 == 0 {
                 read_bytes += follow(&log, &index, &mut offset, &mut followed);
+            }
+            // Now and then it catches up, ending within a line, and falls behind again: the
+            // notice that follows such a read is a line of its own.
+            if number % 400 == 399 {
+                while offset < index.boundary() {
+                    read_bytes += follow(&log, &index, &mut offset, &mut followed);
+                }
             }
         }
         index.finish();

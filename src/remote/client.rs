@@ -108,21 +108,33 @@ impl Client {
             return match self.reply().await {
                 Ok(reply) => Ok(reply),
                 Err(refused) if refused.downcast_ref::<Refused>().is_some() => Err(refused),
-                Err(_) => Err(err.into()),
+                Err(_) => Err(self.went_away(err)),
             };
         }
         self.reply().await
     }
 
+    /// The connection broke: the server went away, which is a failure to tell (never a reader
+    /// of this command's output leaving).
+    fn went_away(&self, err: std::io::Error) -> anyhow::Error {
+        anyhow::Error::new(err).context(format!(
+            "the oino server at {} went away before it answered (it was stopped, or it died)",
+            self.socket.display()
+        ))
+    }
+
     /// Reads the next reply (a `run` with `started` has two).
     pub async fn reply<T: DeserializeOwned>(&mut self) -> anyhow::Result<T> {
         let mut reply = String::new();
-        if self.reader.read_line(&mut reply).await? == 0 {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::UnexpectedEof,
-                "the oino server closed the connection",
-            )
-            .into());
+        match self.reader.read_line(&mut reply).await {
+            Ok(0) => {
+                return Err(self.went_away(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "the connection was closed",
+                )));
+            }
+            Ok(_) => {}
+            Err(err) => return Err(self.went_away(err)),
         }
         let reply: ReplyOf<T> =
             serde_json::from_str(&reply).context("reading the server's reply")?;

@@ -329,7 +329,7 @@ impl SocketWatch {
 pub async fn serve(
     socket: &Path,
     idle_exit: Duration,
-    config: CoreConfig,
+    mut config: CoreConfig,
 ) -> anyhow::Result<Served> {
     let dir = socket
         .parent()
@@ -356,7 +356,17 @@ pub async fn serve(
         socket.display()
     );
 
+    let key = crate::remote::socket::socket_key(socket);
+    config.owner = Some(crate::core::survivors::owner_tag(&key));
     let core = Core::new(config)?;
+    // What a server of this socket that died left running is listed, and can be killed.
+    let survivors = core.adopt_survivors(&key);
+    if survivors > 0 {
+        eprintln!(
+            "oino server: {survivors} call(s) left running by a server that died are listed as \
+             orphaned; `oino kill ID` ends them"
+        );
+    }
     // Clients connected, watched: the last one leaving may start the idle time.
     let (clients, mut clients_changed) = watch::channel(0usize);
     let clients = Arc::new(clients);

@@ -151,9 +151,10 @@ fn is_mine(pid: u32) -> bool {
     })
 }
 
-/// Where a server started in the background writes its log.
+/// The name of the server of `socket`: the socket's name and a hash of its whole path
+/// (`default-1a2b3c4d`), for its log and the tag its calls carry.
 #[must_use]
-pub fn server_log(socket: &Path) -> PathBuf {
+pub fn socket_key(socket: &Path) -> String {
     let stem = socket.file_stem().map_or_else(
         || "default".into(),
         |stem| stem.to_string_lossy().into_owned(),
@@ -167,7 +168,24 @@ pub fn server_log(socket: &Path) -> PathBuf {
         .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
             (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3)
         });
-    let name = format!("{stem}-{:08x}", hash >> 32);
+    // A name of any characters stays one token of the tag (`KEY:PID:START`).
+    let stem: String = stem
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{stem}-{:08x}", hash >> 32)
+}
+
+/// Where a server started in the background writes its log.
+#[must_use]
+pub fn server_log(socket: &Path) -> PathBuf {
+    let name = socket_key(socket);
     // Beside the call logs (the state dir), else beside the socket.
     crate::output::log_dir()
         .ok()

@@ -764,11 +764,14 @@ fn oino_restart_starts_a_task_again_and_prints_its_new_id() {
         "{entries}"
     );
     assert_eq!(state_of("t1").expect("t1").0, "killed", "{entries}");
-    let screen = server
-        .oino(&["logs", "napper"])
-        .output()
-        .expect("oino logs");
-    assert!(stdout(&screen).contains("nap"), "{screen:?}");
+    // The new run prints its line once it has started: waited for, not assumed.
+    wait_until_blocking("the new run's line", || {
+        let logs = server
+            .oino(&["logs", "napper"])
+            .output()
+            .expect("oino logs");
+        stdout(&logs).contains("nap")
+    });
     let killed = server
         .oino(&["kill", "napper", "--json"])
         .output()
@@ -779,4 +782,145 @@ fn oino_restart_starts_a_task_again_and_prints_its_new_id() {
         .output()
         .expect("oino restart");
     assert_eq!(missing.status.code(), Some(2), "{missing:?}");
+}
+
+/// Settings are read only from a regular file of at most 1 MiB: `/dev/zero` (endless) and a
+/// FIFO (which would wait forever) are refused at once, in words, with status 2.
+#[test]
+fn settings_that_are_no_regular_file_are_refused_at_once() {
+    let server = ServerGuard::new("settings-kinds");
+    let fifo = crate::support::temp_dir("settings-fifo").join("config.toml");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::S_IRWXU).expect("mkfifo");
+    let big = crate::support::temp_dir("settings-big").join("config.toml");
+    std::fs::write(&big, "# a comment\n".repeat(100_000)).expect("a big file");
+    for (settings, says) in [
+        (
+            std::path::PathBuf::from("/dev/zero"),
+            "not a regular file (a device)",
+        ),
+        (fifo, "not a regular file (a named pipe)"),
+        (big, "more than the 1048576"),
+    ] {
+        let output = crate::support::output_within(
+            "oino ls with odd settings",
+            server.oino(&["ls"]).env("OINO_CONFIG", &settings),
+        );
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{}: {stderr}",
+            settings.display()
+        );
+        assert!(stderr.contains(says), "{}: {stderr}", settings.display());
+    }
+}
+
+/// A project file with a byte that is not UTF-8 names its line and column.
+#[test]
+fn a_project_file_that_is_not_utf8_names_the_bad_byte() {
+    let dir = crate::support::temp_dir("project-latin1");
+    let file = dir.join("oino.toml");
+    std::fs::write(&file, b"[processes.web]\ncmd = \"echo caf\xe9\"\n").expect("oino.toml");
+    let server = ServerGuard::new("project-latin1");
+    let output = server
+        .oino(&["start", "--config", file.to_str().expect("utf-8"), "web"])
+        .output()
+        .expect("oino start");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "{}:2:16: the byte 0xe9 is not UTF-8",
+            file.display()
+        )),
+        "{stderr}"
+    );
+}
+
+/// Names that would mean something else are refused: folders (`.`, `..`) and digits other
+/// than 0-9, which read like an id's (`t٣` is t3 to a person).
+#[test]
+fn names_that_read_as_folders_or_ids_are_refused() {
+    let server = ServerGuard::new("odd-names");
+    for name in [".", "..", "t٣"] {
+        let output = server
+            .oino(&[
+                "run",
+                "--name",
+                name,
+                "--detach-after",
+                "0.01",
+                "--",
+                "true",
+            ])
+            .output()
+            .expect("oino run");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{name}: {stderr}");
+        assert!(stderr.contains("invalid task name"), "{name}: {stderr}");
+    }
+}
+
+/// Out of descriptors, oino says what ran out and what to do: never Rust's debug form of the
+/// error (`Os { code: 24, … }`).
+#[test]
+fn running_out_of_descriptors_is_said_in_words() {
+    let output = std::process::Command::new("bash")
+        .args(["-c", "ulimit -n 12; exec \"$0\" run --embedded -- true"])
+        .arg(env!("CARGO_BIN_EXE_oino"))
+        .env(
+            "XDG_STATE_HOME",
+            crate::support::temp_dir("few-descriptors"),
+        )
+        .output()
+        .expect("bash");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        !stderr.contains("Os {") && !stderr.contains("kind:"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("ulimit -n"), "{stderr}");
+}
+
+/// A command holding a title change and a clipboard write is shown, never carried out: `oino
+/// ls`, and the interface, print its control characters escaped.
+#[test]
+fn a_commands_escape_sequences_are_shown_not_carried_out() {
+    let server = ServerGuard::new("inert-ls");
+    let command = "sleep 600 # \u{1b}]0;PWNED\u{7} \u{1b}]52;c;aGk=\u{7} \u{9b}31m";
+    let started = server
+        .oino(&[
+            "run",
+            "--detach-after",
+            "0.01",
+            "--name",
+            "sneaky",
+            "--",
+            command,
+        ])
+        .output()
+        .expect("oino run");
+    assert!(started.status.success());
+    let listed = server.oino(&["ls"]).output().expect("oino ls");
+    let table = stdout(&listed);
+    assert!(!table.contains(['\u{1b}', '\u{7}', '\u{9b}']), "{table:?}");
+    assert!(
+        table.contains("sleep 600 # \\e]0;PWNED\\x07 \\e]52;c;aGk=\\x07 \\x9b31m"),
+        "{table}"
+    );
+    let kill = server
+        .oino(&["kill", "sneaky"])
+        .output()
+        .expect("oino kill");
+    assert!(kill.status.success());
+    // An error naming it is inert too.
+    let bad = "no\u{1b}]0;X\u{7}such";
+    let missing = server.oino(&["kill", bad]).output().expect("oino kill");
+    let said = String::from_utf8_lossy(&missing.stderr);
+    assert!(
+        !said.contains('\u{1b}') && said.contains("no\\e]0;X\\x07such"),
+        "{said:?}"
+    );
 }

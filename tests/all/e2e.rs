@@ -221,6 +221,15 @@ impl Terminal {
     /// is left.
     fn assert_restored_and_alone(&self, mark: &str) {
         self.wait_for_main_screen();
+        assert_eq!(
+            self.screen
+                .lock()
+                .expect("screen")
+                .screen()
+                .mouse_protocol_mode(),
+            vt100::MouseProtocolMode::None,
+            "mouse reports left on"
+        );
         let tty = self.master.tty_name().expect("the terminal's name");
         let slave = std::fs::OpenOptions::new()
             .read(true)
@@ -295,7 +304,8 @@ fn quit_less(tui: &mut Terminal) {
     tui.send(b"\r");
     tui.wait_for("typing into");
     tui.send(b"q");
-    tui.wait_for("less-ended");
+    // In the pane, not the bar (which names the command, with this word in it).
+    tui.wait_for("│less-ended");
     assert!(!tui.contents().contains("lines back"), "{}", tui.contents());
     tui.send(b"\x01");
 }
@@ -477,6 +487,60 @@ fn attach_puts_this_terminal_on_a_task_and_the_detach_key_leaves_it_running() {
             .any(|entry| entry.name.as_deref() == Some("shell") && entry.state.is_running()),
         "{entries:?}"
     );
+}
+
+/// Attached to a shell, oino asks the terminal for no mouse reports until the program does;
+/// killed with SIGINT or SIGQUIT (as `kill` sends them: Ctrl-C is a key in raw mode), it puts
+/// the terminal back: main screen, cooked mode, no mouse reports.
+#[test]
+fn attach_asks_for_the_mouse_only_for_a_program_that_does_and_a_signal_restores_the_terminal() {
+    for signal in [
+        nix::sys::signal::Signal::SIGINT,
+        nix::sys::signal::Signal::SIGQUIT,
+    ] {
+        let mark = unique_id("e2e-attach-signal");
+        let server = crate::support::ServerGuard::new("e2e-attach-signal");
+        let started = server
+            .oino(&[
+                "run",
+                "--detach-after",
+                "0.2",
+                "--name",
+                "shell",
+                "--",
+                "PS1='ready> ' bash --norc --noprofile -i",
+            ])
+            .output()
+            .expect("oino run");
+        assert!(started.status.success(), "{started:?}");
+        let env = [("OINO_SOCKET", server.socket.as_path())];
+        let mut tui = Terminal::start_with(&["attach", "shell"], &mark, &env);
+        tui.wait_for("ready>");
+        let asked = |tui: &Terminal, mode: &str| {
+            String::from_utf8_lossy(&tui.raw.lock().expect("raw"))
+                .contains(&format!("\x1b[?{mode}h"))
+        };
+        assert!(
+            !asked(&tui, "1003") && !asked(&tui, "1000"),
+            "a shell got mouse reports"
+        );
+        // The program asks for clicks: so does oino, of the terminal.
+        tui.send(b"printf '\\033[?1000h'; echo asked\r");
+        tui.wait_for("asked");
+        wait_until_blocking("oino to ask for the mouse", || asked(&tui, "1000"));
+        assert!(
+            !asked(&tui, "1003"),
+            "more mouse reports than the program asked for"
+        );
+        let pid = tui.child.process_id().expect("a pid");
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(i32::try_from(pid).expect("pid")),
+            signal,
+        )
+        .expect("kill");
+        tui.wait_exit();
+        tui.assert_restored_and_alone(&mark);
+    }
 }
 
 /// The texts oino put on the clipboard (OSC 52), in order.

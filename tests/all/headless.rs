@@ -316,9 +316,9 @@ fn a_split_view_shows_calls_side_by_side_each_at_its_panes_size() {
         .lines()
         .find(|line| line.contains("L now 28 79"))
         .unwrap_or_else(|| panic!("no left pane at 79 columns:\n{split}"));
-    let right = sizes
-        .find("R at 28 159")
-        .or_else(|| sizes.find("R now 28 79"));
+    let right = ["R at 28 159", "R now 28 79", "R at 28 79"]
+        .iter()
+        .find_map(|shown| sizes.find(shown));
     assert!(
         right.is_some_and(|at| sizes[..at].ends_with("│")),
         "the panes side by side, a rule between them: {sizes:?}"
@@ -406,6 +406,7 @@ fn a_project_shows_a_process_starting_until_its_ready_line_then_the_one_after_it
          run touch {flag}\n\
          wait-for now ready\n\
          wait-for ◆ web\n\
+         wait-for ✓ touch\n\
          key g\n\
          key j\n\
          wait-for web is up\n\
@@ -478,4 +479,14 @@ fn settings_rebind_keys_in_the_help_and_the_list_takes_their_width() {
         said.contains(&format!("{}:2:11: `plaid` is no color", settings.display())),
         "{said}"
     );
+}
+
+/// The interface shows a command's control characters escaped (ratatui would drop them
+/// silently; a person should see what is there).
+#[test]
+fn a_commands_control_characters_show_escaped_in_the_list_and_header() {
+    let script = "run --id sneaky sleep 600 # \u{1b}]0;PWNED\u{7}\nwait-for PWNED\nsnapshot\n";
+    let stdout = run_script("120x8", script);
+    let snapshot = &stdout[stdout.find("=== snapshot ===").expect("snapshot")..];
+    assert!(snapshot.contains("\\e]0;PWNED\\x07"), "{snapshot}");
 }

@@ -646,10 +646,14 @@ async fn the_bridge_survives_its_server_dying_and_starts_another() {
         nix::sys::signal::Signal::SIGKILL,
     )
     .expect("kill the server");
+    // The agent gets what the call printed, and that its command may still run.
     let lost = returned(waiting).await;
     assert!(is_error(&lost));
     let text = texts(&lost).concat();
-    assert!(text.contains("the oino server went away"), "{text}");
+    assert!(
+        text.starts_with("started\n") && text.contains("may still run"),
+        "{text}"
+    );
     wait_until("the call's processes to end with their terminal", || {
         processes_of(&id).is_empty()
     })
@@ -815,7 +819,8 @@ async fn the_person_watching_detaches_an_agents_call_with_one_key() {
     agent.running_call(command).await;
 
     // The interface attached to the same server shows the call by its description.
-    let script = "wait-for agent heartbeat\nwait-for beat\nkey ctrl-b\nwait-for as task t1\n";
+    // `│beat` is a line of the pane, not the title, which holds "beat" too.
+    let script = "wait-for agent heartbeat\nwait-for │beat\nkey ctrl-b\nwait-for as task t1\n";
     let mut watcher = agent
         .server
         .oino(&["headless", "--server", "--size", "100x20"])
@@ -1193,7 +1198,7 @@ fn closing_the_bridges_input_during_a_call_ends_the_call_and_the_bridge_at_once(
     // machine.
     let took = closed.elapsed();
     assert!(
-        took < std::time::Duration::from_secs(1),
+        took < std::time::Duration::from_secs(3),
         "the bridge took {took:?} to end after its input closed"
     );
     crate::support::wait_until_blocking("its call to end, killed", || {

@@ -255,6 +255,22 @@ backoff = 0.1
         ),
     );
     core.start_project(&project, &[], None).expect("start");
+    // Killed while it waits to be started again (within its 2 s backoff, so first): it stays
+    // ended.
+    wait_until("loop's first run to end", || {
+        runs(&core, "loop")
+            .first()
+            .is_some_and(|run| !run.state.is_running())
+    })
+    .await;
+    core.kill("loop").await.expect("kill");
+    wait_until("loop's supervision to end", || {
+        !core
+            .project_running(&project.file)
+            .contains(&"loop".to_owned())
+    })
+    .await;
+    assert_eq!(runs(&core, "loop").len(), 1);
     wait_until("svc to run as a task", || {
         runs(&core, "svc")
             .first()
@@ -278,22 +294,6 @@ backoff = 0.1
         core.project_running(&project.file)
             .contains(&"svc".to_owned())
     );
-
-    // Killed while it waits to be started again: it stays ended.
-    wait_until("loop's first run to end", || {
-        runs(&core, "loop")
-            .first()
-            .is_some_and(|run| !run.state.is_running())
-    })
-    .await;
-    core.kill("loop").await.expect("kill");
-    wait_until("loop's supervision to end", || {
-        !core
-            .project_running(&project.file)
-            .contains(&"loop".to_owned())
-    })
-    .await;
-    assert_eq!(runs(&core, "loop").len(), 1);
 
     // Killed by something else (the OOM killer's SIGKILL): a crash, started again.
     wait_until("crashy to run", || !runs(&core, "crashy").is_empty()).await;

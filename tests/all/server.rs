@@ -450,14 +450,7 @@ fn a_server_that_is_ending_takes_no_client_and_kill_server_waits_for_its_end() {
     wait_until_blocking("the server to start ending", || {
         std::fs::read_to_string(&log).is_ok_and(|log| log.contains("stopping"))
     });
-    let asked = std::time::Instant::now();
     let second = server.oino(&["kill-server"]).output().expect("kill-server");
-    // Not after the 2 s the server gives its task before SIGKILL.
-    assert!(
-        asked.elapsed() < std::time::Duration::from_secs(2),
-        "{:?}",
-        asked.elapsed()
-    );
     let said = String::from_utf8_lossy(&second.stderr);
     assert_eq!(second.status.code(), Some(1), "{said}");
     assert!(

@@ -316,7 +316,8 @@ fn an_unterminated_string_control_hides_nothing_a_terminal_shows() {
     }
     // The pane, and the log view scrolled back to the top.
     let script = r"run --id open printf '\e]0;t\n'; printf '\e[32mPASS\e[0m test_a\n'; seq 1 60; echo done
-wait-for done
+wait-exit open
+wait-for │done
 snapshot
 key pgup
 key pgup
@@ -770,7 +771,23 @@ fn a_follower_left_behind_by_the_cap_is_told_of_every_gap() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("oino logs -f");
-    let mut out = std::io::BufReader::new(follower.stdout.take().expect("stdout"));
+    // Lines pass through a channel of a few: while the test does not take them, the follower
+    // stops at a full pipe and falls behind.
+    let out = std::io::BufReader::new(follower.stdout.take().expect("stdout"));
+    let (lines_tx, lines_rx) = std::sync::mpsc::sync_channel::<String>(16);
+    let reader = std::thread::spawn(move || {
+        for line in std::io::BufRead::lines(out) {
+            let Ok(line) = line else { break };
+            if lines_tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    let next_line = || {
+        lines_rx
+            .recv_timeout(crate::support::DEADLINE)
+            .expect("the follower's next line, in time")
+    };
     // Raw bytes of the first burst: each number and a CRLF (the terminal's newline).
     let first_bytes: u64 = (1..=first).map(|n| n.to_string().len() as u64 + 2).sum();
     crate::support::wait_until_blocking("the first burst", || {
@@ -779,16 +796,11 @@ fn a_follower_left_behind_by_the_cap_is_told_of_every_gap() {
             .unwrap_or(0)
             >= first_bytes
     });
-    // The follower, stopped at a full pipe in the head, reads on past the first gap into the
-    // newest part, and stops there again.
+    // The follower, stopped in the head, reads on past the first gap into the newest part,
+    // and stops there again.
     let mut lines = Vec::new();
-    let read_line = |out: &mut std::io::BufReader<std::process::ChildStdout>| {
-        let mut line = String::new();
-        std::io::BufRead::read_line(out, &mut line).expect("a line");
-        line
-    };
     loop {
-        let line = read_line(&mut out);
+        let line = next_line();
         let gap = line.starts_with("[... ");
         lines.push(line);
         if gap {
@@ -796,21 +808,32 @@ fn a_follower_left_behind_by_the_cap_is_told_of_every_gap() {
         }
     }
     for _ in 0..2000 {
-        lines.push(read_line(&mut out));
+        lines.push(next_line());
     }
     std::fs::write(&go, "").expect("go");
     crate::support::wait_until_blocking("the second burst", || {
         entry_named(&server, "numbers")["state"] != "running"
     });
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut out, &mut rest).expect("the rest");
-    let status = follower.wait().expect("the follower ends with the task");
+    // The rest, to the follower's end with the task's.
+    while let Ok(line) = lines_rx.recv_timeout(crate::support::DEADLINE) {
+        lines.push(line);
+    }
+    reader.join().expect("the reader");
+    let status = crate::support::wait_for_exit("the follower", &mut follower);
     assert!(status.success(), "{status:?}");
-    lines.extend(rest.split_inclusive('\n').map(str::to_owned));
+    let gaps = check_numbers_and_gaps(&lines, last);
+    assert!(
+        gaps >= 2,
+        "{gaps} gaps: the follower never fell behind twice"
+    );
+}
+
+/// Checks lines of `seq 1 LAST` read through gaps: every number is whole, a jump comes only
+/// right after a notice of a gap, the line before a gap may be cut short; returns the gaps.
+fn check_numbers_and_gaps(lines: &[String], last: u64) -> usize {
     let mut previous: Option<u64> = None;
     let mut gaps = 0;
     for (at, line) in lines.iter().enumerate() {
-        let line = line.trim_end_matches('\n');
         if line.starts_with("[... ") {
             assert!(line.contains("bytes of output left out"), "{line}");
             gaps += 1;
@@ -826,7 +849,7 @@ fn a_follower_left_behind_by_the_cap_is_told_of_every_gap() {
         match previous {
             None => assert_eq!(number, 1),
             Some(previous) if after_gap => {
-                assert!(number > previous + 1, "{number} after {previous}")
+                assert!(number > previous + 1, "{number} after {previous}");
             }
             // The head's last line may be cut short by the cap.
             Some(previous) if next_is_gap => assert!(
@@ -838,8 +861,236 @@ fn a_follower_left_behind_by_the_cap_is_told_of_every_gap() {
         previous = Some(number);
     }
     assert_eq!(previous, Some(last));
+    gaps
+}
+
+/// Kills what carries these call ids when dropped: a test that fails leaves nothing running.
+struct KillTagged(Vec<String>);
+
+impl Drop for KillTagged {
+    fn drop(&mut self) {
+        for id in &self.0 {
+            for pid in crate::support::processes_of(id) {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+        }
+    }
+}
+
+/// `kill -9` of the server: what outlives it (a task that ignores SIGHUP, the `nohup` and
+/// `setsid` children of another, a waited call whose command ignores SIGHUP) is listed by the
+/// next server as orphaned and ended by `oino kill`; the waiter prints the output its call had
+/// and says that its command may still run, and how to see it.
+#[test]
+fn what_a_killed_server_leaves_running_is_found_listed_and_killed() {
+    let server = ServerGuard::new("killed-server");
+    for (name, command) in [
+        ("hupper", "trap '' HUP; echo task up; sleep 600"),
+        (
+            "parent",
+            "nohup sleep 601 >/dev/null 2>&1 & setsid sleep 602 & echo kids up; sleep 603",
+        ),
+    ] {
+        let started = server
+            .oino(&[
+                "run",
+                "--detach-after",
+                "0.01",
+                "--name",
+                name,
+                "--",
+                command,
+            ])
+            .output()
+            .expect("oino run");
+        assert!(started.status.success(), "{}", stderr(&started));
+    }
+    let mut waiter = server
+        .oino(&["run", "--", "trap '' HUP; echo waited up; sleep 604"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("oino run");
+    let waiter_call = format!("run-{}", waiter.id());
+    let ids: Vec<String> = ["hupper", "parent"]
+        .iter()
+        .map(|name| {
+            entry_named(&server, name)["id"]
+                .as_str()
+                .expect("id")
+                .to_owned()
+        })
+        .chain([waiter_call.clone()])
+        .collect();
+    let _cleanup = KillTagged(ids.clone());
+    crate::support::wait_until_blocking("every call's first line", || {
+        let listed = server.oino(&["ls", "--json"]).output().expect("oino ls");
+        let entries: Vec<serde_json::Value> =
+            serde_json::from_slice(&listed.stdout).expect("a JSON list");
+        ids.iter().all(|id| {
+            entries
+                .iter()
+                .any(|entry| entry["id"] == id.as_str() && entry["bytes"].as_u64() > Some(8))
+        }) && crate::support::processes_of(&ids[1]).len() >= 3
+    });
+    let pid = server_pid(&server.socket).expect("the server");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .expect("kill -9");
+
+    // The waiter: what its call printed, and what to do.
+    let status = crate::support::wait_for_exit("the waiter", &mut waiter);
+    let said = waiter.wait_with_output().expect("the waiter's output");
+    assert_eq!(status.code(), Some(1));
+    assert!(text(&said).contains("waited up"), "{}", text(&said));
     assert!(
-        gaps >= 2,
-        "{gaps} gaps: the follower never fell behind twice"
+        stderr(&said).contains("may still run")
+            && stderr(&said).contains(&format!("`{waiter_call}.left`")),
+        "{}",
+        stderr(&said)
     );
+
+    // The next server finds them all.
+    let listed = server.oino(&["ls", "--json"]).output().expect("oino ls");
+    let entries: Vec<serde_json::Value> =
+        serde_json::from_slice(&listed.stdout).expect("a JSON list");
+    for id in &ids {
+        let left = format!("{id}.left");
+        let entry = entries
+            .iter()
+            .find(|entry| entry["id"] == left.as_str())
+            .unwrap_or_else(|| panic!("{left} is not listed: {entries:?}"));
+        assert_eq!(entry["state"], "orphaned", "{entry}");
+        assert_eq!(entry["server_pid"], pid, "{entry}");
+    }
+    let table = text(&server.oino(&["ls"]).output().expect("oino ls"));
+    assert!(table.contains("orphaned"), "{table}");
+    let read = server
+        .oino(&["logs", &format!("{}.left", ids[0])])
+        .output()
+        .expect("oino logs");
+    assert_eq!(read.status.code(), Some(2));
+    assert!(stderr(&read).contains("oino kill"), "{}", stderr(&read));
+
+    // `oino kill` ends each, and nothing of theirs is left.
+    for id in &ids {
+        let killed = server
+            .oino(&["kill", &format!("{id}.left")])
+            .output()
+            .expect("oino kill");
+        assert!(killed.status.success(), "{}", stderr(&killed));
+        assert_eq!(
+            crate::support::processes_of(id),
+            Vec::<i32>::new(),
+            "{id} left processes"
+        );
+    }
+}
+
+/// A server that says hello and then goes away: every command that needs its answer fails with
+/// status 1 and says that the server went away (a broken socket is no closed standard output).
+#[test]
+fn a_server_that_goes_away_is_a_failure_for_every_command() {
+    let dir = crate::support::temp_dir("gone-server").join("sock");
+    std::fs::create_dir(&dir).expect("socket folder");
+    let socket = dir.join("gone.sock");
+    let mut fake = Command::new("perl")
+        .args([
+            "-MIO::Socket::UNIX",
+            "-e",
+            r#"my $server = IO::Socket::UNIX->new(Local => $ARGV[0], Listen => 8) or die "$!";
+               while (my $conn = $server->accept) {
+                   my $hello = <$conn>;
+                   syswrite $conn, qq({"ok":true,"result":{"version":3,"server_pid":1}}\n);
+                   close $conn;
+               }"#,
+        ])
+        .arg(&socket)
+        .spawn()
+        .expect("perl");
+    crate::support::wait_until_blocking("the fake server", || socket.exists());
+    for args in [
+        &["ls"][..],
+        &["kill", "c1"],
+        &["screen", "c1"],
+        &["send", "c1", "hi"],
+        &["restart", "c1"],
+        &["logs", "c1"],
+        &["wait", "c1"],
+        &["detach", "c1"],
+    ] {
+        let output = Command::new(env!("CARGO_BIN_EXE_oino"))
+            .args(args)
+            .env("OINO_SOCKET", &socket)
+            .output()
+            .expect("oino");
+        assert_eq!(
+            output.status.code(),
+            Some(1),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+        assert!(
+            stderr(&output).contains("went away"),
+            "{args:?}: {}",
+            stderr(&output)
+        );
+    }
+    let _ = fake.kill();
+    let _ = fake.wait();
+}
+
+/// A follower of a flood whose server is killed says so and fails; it never ends as if all
+/// had been read.
+#[test]
+fn a_follower_whose_server_dies_fails_and_says_so() {
+    let server = ServerGuard::new("follower-server-dies");
+    let started = server
+        .oino(&[
+            "run",
+            "--detach-after",
+            "0.01",
+            "--name",
+            "flood",
+            "--",
+            "yes flooding",
+        ])
+        .output()
+        .expect("oino run");
+    assert!(started.status.success(), "{}", stderr(&started));
+    let _cleanup = KillTagged(vec![
+        entry_named(&server, "flood")["id"]
+            .as_str()
+            .expect("id")
+            .to_owned(),
+    ]);
+    let mut follower = server
+        .oino(&["logs", "-f", "flood"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("oino logs -f");
+    let mut out = follower.stdout.take().expect("stdout");
+    // The follower reads on while the test drains what it prints.
+    let mut first = [0; 4096];
+    std::io::Read::read_exact(&mut out, &mut first).expect("followed output");
+    let drain = std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
+    let pid = server_pid(&server.socket).expect("the server");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .expect("kill -9");
+    let status = crate::support::wait_for_exit("the follower", &mut follower);
+    let _ = drain.join();
+    let mut said = String::new();
+    std::io::Read::read_to_string(&mut follower.stderr.take().expect("stderr"), &mut said)
+        .expect("stderr");
+    assert_eq!(status.code(), Some(1), "{said}");
+    assert!(said.contains("went away"), "{said}");
 }

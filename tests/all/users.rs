@@ -178,8 +178,9 @@ impl FakeServer {
             .stderr(Stdio::piped())
             .spawn()
             .expect("perl runs (the fake server is a Perl script)");
+        // It opens its socket to all once it listens: the condition, not the socket's name.
         wait_until_blocking("the fake server to listen", || {
-            std::fs::symlink_metadata(socket).is_ok()
+            std::fs::symlink_metadata(socket).is_ok_and(|meta| meta.mode() & 0o777 == 0o777)
         });
         Self { child }
     }
@@ -206,7 +207,7 @@ fn mode(path: &Path) -> u32 {
     std::fs::symlink_metadata(path).expect("meta").mode() & 0o7777
 }
 
-/// Without XDG_RUNTIME_DIR the default socket is under the shared temp folder, where another
+/// Without `XDG_RUNTIME_DIR` the default socket is under the shared temp folder, where another
 /// user can make `oino-UID/` first and listen: the client refuses before it sends a byte (its
 /// environment, with the agent's tokens, goes with `run`), names the owner, and exits 2.
 #[test]

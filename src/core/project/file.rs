@@ -97,13 +97,33 @@ impl FileError {
 
     /// A file that could not be read.
     #[must_use]
-    pub fn unreadable(file: &Path, err: &std::io::Error) -> Self {
+    pub fn unreadable(file: &Path, err: &impl std::fmt::Display) -> Self {
         Self {
             file: file.to_owned(),
             line: 1,
             column: 1,
             message: format!("cannot read it: {err}"),
         }
+    }
+
+    /// The text of a file of settings or processes: a regular file of at most
+    /// [`crate::paths::MAX_SETTINGS_BYTES`] (never a device or a FIFO, which could be endless or
+    /// wait forever), in UTF-8; a byte that is not names its line and column.
+    pub fn read_text(file: &Path) -> Result<String, Self> {
+        let bytes = crate::paths::read_regular_file(file, crate::paths::MAX_SETTINGS_BYTES)
+            .map_err(|err| Self::unreadable(file, &err))?;
+        String::from_utf8(bytes).map_err(|err| {
+            let valid = err.utf8_error().valid_up_to();
+            let bytes = err.as_bytes();
+            let text = String::from_utf8_lossy(&bytes[..valid]);
+            let bad = bytes[valid];
+            Self::at_offset(
+                file,
+                &text,
+                valid,
+                format!("the byte 0x{bad:02x} is not UTF-8: save the file as UTF-8"),
+            )
+        })
     }
 }
 
@@ -154,8 +174,7 @@ impl Project {
         let file = std::fs::canonicalize(file)
             .or_else(|_| std::path::absolute(file))
             .unwrap_or_else(|_| file.to_owned());
-        let text =
-            std::fs::read_to_string(&file).map_err(|err| FileError::unreadable(&file, &err))?;
+        let text = FileError::read_text(&file)?;
         let dir = file.parent().unwrap_or(Path::new("/")).to_owned();
         let processes = if file.file_name().is_some_and(|name| name == PROCFILE) {
             parse_procfile(&text, &dir).map_err(|(line, column, message)| ProjectError {

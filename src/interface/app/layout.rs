@@ -65,7 +65,9 @@ impl Section {
     pub fn of(entry: &EntryInfo) -> Self {
         match (entry.state, entry.kind) {
             (EntryState::Running, EntryKind::Call) => Self::Running,
-            (EntryState::Running, EntryKind::Task) => Self::Tasks,
+            (EntryState::Running, EntryKind::Task) | (EntryState::Orphaned { .. }, _) => {
+                Self::Tasks
+            }
             _ => Self::Finished,
         }
     }

@@ -174,15 +174,15 @@ impl Config {
     /// The user's settings; the defaults when there is no file.
     pub fn load() -> Result<Self, ConfigError> {
         match Self::path() {
-            Some(file) if file.exists() => Self::read(&file),
+            // A path that is there in any form (a FIFO, a device) is read, and refused in words.
+            Some(file) if std::fs::symlink_metadata(&file).is_ok() => Self::read(&file),
             _ => Ok(Self::default()),
         }
     }
 
     /// Reads and checks `file`.
     pub fn read(file: &Path) -> Result<Self, ConfigError> {
-        let text =
-            std::fs::read_to_string(file).map_err(|err| ConfigError::unreadable(file, &err))?;
+        let text = ConfigError::read_text(file)?;
         Self::parse(&text)
             .map_err(|(offset, message)| ConfigError::at_offset(file, &text, offset, message))
     }

@@ -37,7 +37,7 @@ pub(super) fn render_header(
         theme.dim(),
     )];
     if let (Some(prompt), true) = (&entry.waiting_for_input, entry.state.is_running()) {
-        let prompt: String = prompt.chars().take(40).collect();
+        let prompt: String = crate::inert::escaped(prompt).chars().take(40).collect();
         right.push(Span::styled(
             format!("  [waiting for input: {prompt}]"),
             theme.fg(Color::Yellow),
@@ -91,8 +91,9 @@ pub(super) fn render_header(
             theme.dim(),
         ));
     }
-    let mut label: String = entry.label().chars().take(label_width).collect();
-    if label.chars().count() < entry.label().chars().count() {
+    let full = crate::inert::escaped(entry.label());
+    let mut label: String = full.chars().take(label_width).collect();
+    if label.chars().count() < full.chars().count() {
         label.pop();
         label.push('…');
     }

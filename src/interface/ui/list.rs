@@ -42,6 +42,7 @@ pub(super) fn render_list(
                 let right = match entry.state {
                     EntryState::Exited { code } => format!("{elapsed} {code:>3}"),
                     EntryState::Killed { signal } => format!("{elapsed} s{signal:<2}"),
+                    EntryState::Orphaned { .. } => format!("{elapsed} left"),
                     EntryState::Running => match app.usage.get(&entry.id) {
                         Some(usage) if width >= USAGE_WIDTH => format!(
                             "{:>4} {:>4} {elapsed}",
@@ -52,7 +53,10 @@ pub(super) fn render_list(
                     },
                 };
                 let label_width = width.saturating_sub(right.chars().count() + 4);
-                let label: String = entry.label().chars().take(label_width).collect();
+                let label: String = crate::inert::escaped(entry.label())
+                    .chars()
+                    .take(label_width)
+                    .collect();
                 // `!`: its log could not be written; `~`: its log reached its cap (the header
                 // and a notice say more).
                 let mark = if entry.log_error.is_some() {

@@ -73,6 +73,8 @@ pub fn state_symbol(entry: &EntryInfo) -> &'static str {
         (EntryState::Exited { code: 0 }, _) => "✓",
         (EntryState::Exited { .. }, _) => "✗",
         (EntryState::Killed { .. }, _) => "■",
+        // A task nobody holds: left running by a server that died.
+        (EntryState::Orphaned { .. }, _) => "◇",
     }
 }
 

@@ -1,0 +1,278 @@
+//! What a server that died (`kill -9`, a crash) left running, found by the server that comes
+//! after it.
+//!
+//! Every call's processes carry the tag of the server that spawned them in their environment
+//! (`OINO_SERVER=KEY:PID:START`: its socket's key, its pid and its start time) beside their call
+//! id. A process that traps SIGHUP, a `nohup` or `setsid` child, outlives its server and the
+//! terminal that went with it; a server starting for the same socket finds such processes of
+//! this user whose server is gone, lists them as an entry per call in the state `orphaned`, and
+//! `oino kill` ends them (each checked by its start time before every signal: pids are reused).
+//! Their terminal died with their server: they cannot be read or typed into.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::types::{EntryInfo, EntryKind, EntryState};
+use crate::pty::proc_scan::{self, ProcessStat};
+use crate::pty::{CALL_ID_ENV, OWNER_ENV};
+
+/// How often a dying survivor is looked at during a kill.
+const KILL_POLL: Duration = Duration::from_millis(10);
+
+/// One process left behind: its pid and its start time, which prove it is the same.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Process {
+    pid: i32,
+    started: u64,
+}
+
+impl Process {
+    fn is_alive(self) -> bool {
+        proc_scan::stat(self.pid).is_some_and(|stat| stat.started == self.started)
+    }
+}
+
+/// A call's processes that its dead server left running.
+#[derive(Clone, Debug)]
+pub struct Survivor {
+    /// Its entry's id: the call's id and `.left` (a new call may get the old id).
+    pub id: String,
+    pub call_id: String,
+    /// The pid the server that died had.
+    pub server_pid: u32,
+    processes: Vec<Process>,
+    command: String,
+    cwd: PathBuf,
+    started_ms: u64,
+    /// `Orphaned` while any lives; once killed, how.
+    state: EntryState,
+    ended_ms: Option<u64>,
+}
+
+/// The tag a server (or an interface with processes of its own) puts in its calls'
+/// environment: `KEY:PID:START`.
+#[must_use]
+pub fn owner_tag(key: &str) -> String {
+    let pid = std::process::id();
+    let started = i32::try_from(pid)
+        .ok()
+        .and_then(proc_scan::stat)
+        .map_or(0, |stat| stat.started);
+    format!("{key}:{pid}:{started}")
+}
+
+/// The survivors of dead servers of the socket `key`: live processes of this user whose tag
+/// names that key and a server that is no longer running (this process is not one).
+#[must_use]
+pub fn find(key: &str) -> Vec<Survivor> {
+    let uid = nix::unistd::getuid().as_raw();
+    let mine = std::process::id();
+    let mut found: Vec<Survivor> = Vec::new();
+    for process in proc_scan::live_processes() {
+        if proc_owner(process.pid) != Some(uid) {
+            continue;
+        }
+        let Some((tag, call_id)) = tags(process.pid) else {
+            continue;
+        };
+        let Some((tag_key, server_pid, server_started)) = parse_tag(&tag) else {
+            continue;
+        };
+        if tag_key != key || server_pid == mine {
+            continue;
+        }
+        let server_alive = i32::try_from(server_pid)
+            .ok()
+            .and_then(proc_scan::stat)
+            .is_some_and(|stat| stat.started == server_started);
+        if server_alive {
+            continue;
+        }
+        let this = Process {
+            pid: process.pid,
+            started: process.started,
+        };
+        if let Some(survivor) = found
+            .iter_mut()
+            .find(|survivor| survivor.call_id == call_id && survivor.server_pid == server_pid)
+        {
+            // Described by its oldest process: the shell, when it lives.
+            if process.started < survivor.first().started {
+                survivor.describe(process);
+            }
+            survivor.processes.push(this);
+        } else {
+            let mut survivor = Survivor {
+                id: format!("{call_id}.left"),
+                call_id,
+                server_pid,
+                processes: vec![this],
+                command: String::new(),
+                cwd: PathBuf::new(),
+                started_ms: 0,
+                state: EntryState::Orphaned { server_pid },
+                ended_ms: None,
+            };
+            survivor.describe(process);
+            found.push(survivor);
+        }
+    }
+    found.sort_by_key(|survivor| survivor.started_ms);
+    found
+}
+
+impl Survivor {
+    fn first(&self) -> Process {
+        self.processes
+            .iter()
+            .copied()
+            .min_by_key(|process| process.started)
+            .unwrap_or(Process { pid: 0, started: 0 })
+    }
+
+    /// Its command, folder and start, from its oldest process.
+    fn describe(&mut self, process: ProcessStat) {
+        self.command = std::fs::read(format!("/proc/{}/cmdline", process.pid))
+            .map(|cmdline| command_of(&cmdline))
+            .unwrap_or_default();
+        self.cwd = std::fs::read_link(format!("/proc/{}/cwd", process.pid)).unwrap_or_default();
+        self.started_ms = started_ms(process.started);
+    }
+
+    /// Whether any of its processes still runs.
+    #[must_use]
+    pub fn is_alive(&self) -> bool {
+        self.processes.iter().any(|process| process.is_alive())
+    }
+
+    /// Its entry, as front ends list it.
+    #[must_use]
+    pub fn info(&self) -> EntryInfo {
+        let first = self.first();
+        EntryInfo {
+            id: self.id.clone(),
+            kind: EntryKind::Task,
+            task_id: None,
+            name: None,
+            title: None,
+            command: self.command.clone(),
+            cwd: self.cwd.clone(),
+            pid: u32::try_from(first.pid).unwrap_or(0),
+            started_ms: self.started_ms,
+            detached_ms: None,
+            ended_ms: self.ended_ms,
+            state: self.state,
+            timed_out: false,
+            bytes: 0,
+            detach_offset: 0,
+            log_path: PathBuf::new(),
+            log_error: None,
+            log_cut: None,
+            waiting_for_input: None,
+            ready: None,
+        }
+    }
+
+    /// Ends its processes: SIGTERM, `grace`, then SIGKILL to those still there; each one
+    /// checked by its start time before each signal. Returns how it ended.
+    pub async fn kill(&mut self, grace: Duration) -> EntryState {
+        if !matches!(self.state, EntryState::Orphaned { .. }) {
+            return self.state;
+        }
+        let signal_all = |processes: &[Process], signal| {
+            for process in processes {
+                if process.is_alive() {
+                    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(process.pid), signal);
+                }
+            }
+        };
+        signal_all(&self.processes, nix::sys::signal::Signal::SIGTERM);
+        let deadline = tokio::time::Instant::now() + grace;
+        let mut signal = nix::sys::signal::Signal::SIGTERM;
+        while self.is_alive() {
+            if tokio::time::Instant::now() >= deadline {
+                if signal == nix::sys::signal::Signal::SIGKILL {
+                    // SIGKILL is not refused: what is left is a zombie, or on its way out.
+                    break;
+                }
+                signal = nix::sys::signal::Signal::SIGKILL;
+                signal_all(&self.processes, signal);
+            }
+            tokio::time::sleep(KILL_POLL).await;
+        }
+        self.state = EntryState::Killed {
+            signal: signal as i32,
+        };
+        self.ended_ms = Some(crate::time::now_ms());
+        self.state
+    }
+}
+
+/// A survivor's tag and call id, from its environment.
+fn tags(pid: i32) -> Option<(String, String)> {
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    let value = |name: &str| {
+        let prefix = format!("{name}=");
+        environ
+            .split(|byte| *byte == 0)
+            .find_map(|entry| entry.strip_prefix(prefix.as_bytes()))
+            .map(|value| String::from_utf8_lossy(value).into_owned())
+    };
+    Some((value(OWNER_ENV)?, value(CALL_ID_ENV)?))
+}
+
+/// `KEY:PID:START`.
+fn parse_tag(tag: &str) -> Option<(&str, u32, u64)> {
+    let (rest, started) = tag.rsplit_once(':')?;
+    let (key, pid) = rest.rsplit_once(':')?;
+    Some((key, pid.parse().ok()?, started.parse().ok()?))
+}
+
+/// The uid a process runs as.
+fn proc_owner(pid: i32) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(format!("/proc/{pid}"))
+        .ok()
+        .map(|meta| meta.uid())
+}
+
+/// A command line as a person reads it: `bash -c COMMAND` is COMMAND.
+fn command_of(cmdline: &[u8]) -> String {
+    let args: Vec<String> = cmdline
+        .split(|byte| *byte == 0)
+        .filter(|arg| !arg.is_empty())
+        .map(|arg| String::from_utf8_lossy(arg).into_owned())
+        .collect();
+    match args.as_slice() {
+        [shell, flag, command, ..] if shell.ends_with("bash") && flag == "-c" => command.clone(),
+        _ => args.join(" "),
+    }
+}
+
+/// Milliseconds since the epoch of a start time in clock ticks since boot.
+fn started_ms(started: u64) -> u64 {
+    let Some(now_ticks) = proc_scan::now_ticks() else {
+        return crate::time::now_ms();
+    };
+    let ago_ms = now_ticks.saturating_sub(started) * 1000 / 100;
+    crate::time::now_ms().saturating_sub(ago_ms)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tags_and_commands_read_back() {
+        assert_eq!(
+            parse_tag("default-1a2b3c4d:4242:987654"),
+            Some(("default-1a2b3c4d", 4242, 987_654))
+        );
+        assert_eq!(parse_tag("no-tag"), None);
+        assert_eq!(command_of(b"/bin/bash\0-c\0sleep 600\0"), "sleep 600");
+        assert_eq!(command_of(b"sleep\x00600\x00"), "sleep 600");
+        let tag = owner_tag("k");
+        let (key, pid, _) = parse_tag(&tag).expect("a tag");
+        assert_eq!((key, pid), ("k", std::process::id()));
+    }
+}
