@@ -818,7 +818,7 @@ async fn run_call(
         let _ = followed.set(detached.task_id.clone());
     }
     if config.json {
-        print_text(&serde_json::to_string_pretty(&result)?)?;
+        print_text(&crate::inert::json(serde_json::to_string_pretty(&result)?))?;
     } else {
         print_text(&result.text)?;
     }
@@ -883,7 +883,7 @@ pub async fn follow(
         offset = Some(slice.next_offset);
         if moved {
             if json {
-                print_text(&serde_json::to_string(&slice)?)?;
+                print_text(&crate::inert::json(serde_json::to_string(&slice)?))?;
             } else {
                 print_raw(&slice.text)?;
             }

@@ -285,13 +285,36 @@ impl Core {
     fn new_sink(&self, id: &str, size: TermSize) -> OutputSink {
         // A log that cannot be made (a full disk) keeps the output in memory and says so: the
         // call still runs, to free space for one.
-        let log = RawLog::create(&self.inner.log_dir, id).capped(self.inner.config.log_cap);
+        let dir = &self.inner.log_dir;
+        let log = match self.log_dir_again() {
+            Ok(()) => RawLog::create(dir, id),
+            Err(why) => RawLog::in_memory(dir, id, why.to_string()),
+        }
+        .capped(self.inner.config.log_cap);
         let screen = Screen::new(size, self.inner.config.scrollback_rows);
         let events = self.inner.events.clone();
         let id = id.to_owned();
         OutputSink::new(log, screen, move || {
             let _ = events.send(CoreEvent::OutputChanged { id: id.clone() });
         })
+    }
+
+    /// The log folder, made again when it was removed meanwhile (a cleaner of /tmp) with the
+    /// same checks as at the start: oino's own folders private and the user's from the state
+    /// folder down (another user may have made the parent again first), a chosen one the
+    /// user's.
+    fn log_dir_again(&self) -> Result<(), crate::paths::UnsafePath> {
+        if self.inner.log_dir.is_dir() {
+            return Ok(());
+        }
+        match &self.inner.config.log_dir {
+            Some(dir) => crate::paths::checked_dir(
+                dir,
+                crate::paths::Folder::Chosen,
+                "choose a folder for logs that only you can write to",
+            ),
+            None => crate::output::log_dir().map(drop),
+        }
     }
 
     async fn supervise(

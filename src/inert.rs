@@ -27,6 +27,25 @@ pub fn escaped_lines(text: &str) -> Cow<'_, str> {
     escape(text, |c| c == '\n' || c == '\t')
 }
 
+/// JSON text with DEL and the C1 controls escaped as `\uXXXX` too (serde escapes only C0): the
+/// same JSON, inert on a terminal. Outside strings JSON holds only ASCII, so every such
+/// character is within a string.
+#[must_use]
+pub fn json(text: String) -> String {
+    if !text.chars().any(|c| matches!(c, '\x7f'..='\u{9f}')) {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if matches!(c, '\x7f'..='\u{9f}') {
+            let _ = write!(out, "\\u{:04x}", u32::from(c));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
 fn escape(text: &str, keep: impl Fn(char) -> bool) -> Cow<'_, str> {
     if !text.chars().any(|c| is_control(c) && !keep(c)) {
         return Cow::Borrowed(text);
@@ -65,5 +84,12 @@ mod tests {
         assert_eq!(escaped_lines("two\nlines\tand\r"), "two\nlines\tand\\r");
         assert!(matches!(escaped("plain é ✓"), Cow::Borrowed("plain é ✓")));
         assert_eq!(escaped("\u{a0}é"), "\u{a0}é");
+        let encoded = serde_json::to_string("a\u{9b}31m\u{7f}\u{1b}").expect("json");
+        let inert = json(encoded);
+        assert_eq!(inert, r#""a\u009b31m\u007f\u001b""#);
+        assert_eq!(
+            serde_json::from_str::<String>(&inert).expect("still JSON"),
+            "a\u{9b}31m\u{7f}\u{1b}"
+        );
     }
 }

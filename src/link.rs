@@ -125,39 +125,96 @@ pub struct ServerGone {
 
 impl ServerGone {
     /// The output the call had written, read back from its log (and the parts of a capped
-    /// one), cleaned and capped at `max_bytes` as a result is.
+    /// one, with a line where the cap left some out), cleaned and capped at `max_bytes` as a
+    /// result is.
     #[must_use]
     pub fn output_so_far(&self, max_bytes: usize) -> String {
-        use std::io::Read as _;
         /// Wide enough that no line is wrapped by a cursor move the text would not show.
         const WIDTH: u16 = 500;
-        let mut cleaner = crate::output::TextCleaner::new(WIDTH);
         let mut capped = crate::output::CappedText::new(max_bytes);
+        let mut cleaner = crate::output::TextCleaner::new(WIDTH);
         let mut text = String::new();
-        let parts = (2..).map(|number| self.log_path.with_extension(format!("{number}.log")));
-        let mut buffer = vec![0; 64 * 1024];
-        let mut missing_parts = 0;
-        for path in std::iter::once(self.log_path.clone()).chain(parts) {
-            let Ok(mut file) = crate::paths::open_for_reading(&path) else {
-                // Parts the cap removed leave holes in the numbers: a few, then none are left.
-                missing_parts += 1;
-                if missing_parts > 2 {
-                    break;
-                }
+        let mut previous = 1;
+        for (number, path) in std::iter::once((1, self.log_path.clone())).chain(self.parts()) {
+            let Ok(file) = crate::paths::open_for_reading(&path) else {
                 continue;
             };
-            while let Ok(count) = file.read(&mut buffer) {
-                if count == 0 {
-                    break;
+            // Parts the cap removed: what follows starts within a line, maybe a sequence.
+            let after_gap = number > previous + 1;
+            if after_gap {
+                cleaner.finish(&mut text);
+                if !text.is_empty() && !text.ends_with('\n') {
+                    text.push('\n');
                 }
-                cleaner.push(&buffer[..count], &mut text);
-                capped.push(&text);
-                text.clear();
+                text.push_str(
+                    "[... output left out: the log reached its cap (log_cap) and keeps its \
+                     first part and its newest ...]\n",
+                );
+                cleaner = crate::output::TextCleaner::new(WIDTH);
             }
+            previous = number;
+            Self::clean_file(file, after_gap, &mut cleaner, &mut capped, &mut text);
         }
         cleaner.finish(&mut text);
         capped.push(&text);
         capped.render(Some(&self.log_path))
+    }
+
+    /// The parts beside a capped log (`ID.N.log`), by number.
+    fn parts(&self) -> Vec<(u32, PathBuf)> {
+        let (Some(dir), Some(stem)) = (
+            self.log_path.parent(),
+            self.log_path.file_stem().and_then(|stem| stem.to_str()),
+        ) else {
+            return Vec::new();
+        };
+        let mut parts: Vec<(u32, PathBuf)> = std::fs::read_dir(dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|entry| {
+                let name = entry.file_name();
+                let number = name
+                    .to_str()?
+                    .strip_prefix(stem)?
+                    .strip_prefix('.')?
+                    .strip_suffix(".log")?
+                    .parse()
+                    .ok()?;
+                Some((number, entry.path()))
+            })
+            .collect();
+        parts.sort();
+        parts
+    }
+
+    /// Cleans a file's bytes into `capped` (through `text`); `from_a_line` skips to its first
+    /// line start.
+    fn clean_file(
+        mut file: std::fs::File,
+        mut from_a_line: bool,
+        cleaner: &mut crate::output::TextCleaner,
+        capped: &mut crate::output::CappedText,
+        text: &mut String,
+    ) {
+        use std::io::Read as _;
+        let mut buffer = vec![0; 64 * 1024];
+        while let Ok(count) = file.read(&mut buffer) {
+            if count == 0 {
+                break;
+            }
+            let mut bytes = &buffer[..count];
+            if from_a_line {
+                let Some(newline) = bytes.iter().position(|byte| *byte == b'\n') else {
+                    continue;
+                };
+                bytes = &bytes[newline + 1..];
+                from_a_line = false;
+            }
+            cleaner.push(bytes, text);
+            capped.push(text);
+            text.clear();
+        }
     }
 }
 
@@ -703,5 +760,32 @@ impl Remote {
             }
         });
         Ok(Events::Remote(receiver))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_waiter_whose_server_died_reads_the_head_a_gap_and_the_newest_part() {
+        let dir = std::env::temp_dir().join(format!("oino-gone-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("folder");
+        let head = dir.join("c1-1-0.log");
+        std::fs::write(&head, "one\r\ntwo\r\npar").expect("head");
+        std::fs::write(dir.join("c1-1-0.5.log"), "tial\r\n\x1b[1mnewest\x1b[0m\r\n").expect("part");
+        std::fs::write(dir.join("c1-1-0.6.log"), "last\r\n").expect("part");
+        std::fs::write(dir.join("c1-2-0.3.log"), "another call's\r\n").expect("other");
+        let gone = ServerGone {
+            id: "c1".into(),
+            log_path: head,
+        };
+        assert_eq!(
+            gone.output_so_far(30_000),
+            "one\ntwo\npar\n[... output left out: the log reached its cap (log_cap) and keeps its \
+             first part and its newest ...]\nnewest\nlast\n"
+        );
+        std::fs::remove_dir_all(dir).expect("clean");
     }
 }

@@ -103,6 +103,12 @@ pub fn checked_dir(dir: &Path, folder: Folder, remedy: &str) -> Result<(), Unsaf
                         .to_owned()
                 }
                 Ok(meta) if !meta.is_dir() => "it is not a folder".to_owned(),
+                // Closed to us (0700) by another user: theirs, and said so.
+                Ok(meta) if meta.uid() != my_uid() => format!(
+                    "it belongs to {}, not to you ({}), so another user controls what is in it",
+                    user_name(meta.uid()),
+                    user_name(my_uid())
+                ),
                 _ => return Err(unusable(format!("cannot open it: {}", describe(&err)))),
             }));
         }
@@ -192,11 +198,11 @@ pub fn create_new_file(path: &Path) -> std::io::Result<File> {
         .open(path)
 }
 
-/// Opens a file of oino's for reading, never through a symlink.
+/// Opens a file of oino's for reading, never through a symlink (nor waiting on a FIFO).
 pub fn open_for_reading(path: &Path) -> std::io::Result<File> {
     OpenOptions::new()
         .read(true)
-        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
         .open(path)
 }
 

@@ -25,7 +25,7 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use nix::errno::Errno;
-use nix::sys::signal::{Signal, kill, killpg};
+use nix::sys::signal::{Signal, killpg};
 use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid, waitpid};
 use nix::unistd::Pid;
 use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
@@ -56,7 +56,7 @@ pub const CALL_ID_ENV: &str = "OINO_CALL_ID";
 pub const OWNER_ENV: &str = "OINO_SERVER";
 /// Environment variable unique to one spawn, so that killing a tree never touches the processes
 /// of another oino that happens to use the same call id.
-const TREE_KEY_ENV: &str = "OINO_TREE";
+pub const TREE_KEY_ENV: &str = "OINO_TREE";
 
 /// A PTY library's error in words: it writes an OS error in Rust's debug form (`Os { code:
 /// 24, kind: …}`), which says nothing to a person; its errno is told as `describe` tells it.
@@ -746,35 +746,9 @@ impl ProcessControl {
         }
     }
 
-    /// Signals one process found by a tree search, if it still is that process and ours: the
-    /// pidfd pins it, then /proc is read again for the pinned process.
+    /// Signals one process found by a tree search, if it still is that process and ours.
     fn signal_member(&self, member: proc_scan::ProcessStat, signal: Signal) {
-        let Some(pid) = rustix::process::Pid::from_raw(member.pid) else {
-            return;
-        };
-        let pinned = match rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()) {
-            Ok(pinned) => Some(pinned),
-            // Gone since the search.
-            Err(rustix::io::Errno::SRCH) => return,
-            // A kernel without pidfds: the check below stays, the signal goes by pid.
-            Err(_) => None,
-        };
-        let still_ours = proc_scan::stat(member.pid)
-            .is_some_and(|now| now.started == member.started && self.is_member(&now));
-        if !still_ours {
-            return;
-        }
-        match (
-            pinned,
-            rustix::process::Signal::from_named_raw(signal as i32),
-        ) {
-            (Some(pinned), Some(rustix_signal)) => {
-                let _ = rustix::process::pidfd_send_signal(&pinned, rustix_signal);
-            }
-            _ => {
-                let _ = kill(Pid::from_raw(member.pid), signal);
-            }
-        }
+        proc_scan::signal_pinned(member, |now| self.is_member(now), signal);
     }
 
     /// Whether a process in the foreground of the call's terminal is blocked reading it (see
@@ -1001,6 +975,42 @@ pub mod proc_scan {
                 .split(|byte| *byte == 0)
                 .any(|e| e == entry.as_bytes())
         })
+    }
+
+    /// Signals `found` (a process a search found) if it still is that process (the same start
+    /// time) and `still` holds for it: a pidfd pins it first, so that its pid cannot be handed
+    /// to another process between the check and the signal.
+    pub fn signal_pinned(
+        found: ProcessStat,
+        still: impl Fn(&ProcessStat) -> bool,
+        signal: nix::sys::signal::Signal,
+    ) {
+        let Some(pid) = rustix::process::Pid::from_raw(found.pid) else {
+            return;
+        };
+        let pinned = match rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()) {
+            Ok(pinned) => Some(pinned),
+            // Gone since the search.
+            Err(rustix::io::Errno::SRCH) => return,
+            // A kernel without pidfds: the check below stays, the signal goes by pid.
+            Err(_) => None,
+        };
+        let still_it =
+            stat(found.pid).is_some_and(|now| now.started == found.started && still(&now));
+        if !still_it {
+            return;
+        }
+        match (
+            pinned,
+            rustix::process::Signal::from_named_raw(signal as i32),
+        ) {
+            (Some(pinned), Some(rustix_signal)) => {
+                let _ = rustix::process::pidfd_send_signal(&pinned, rustix_signal);
+            }
+            _ => {
+                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(found.pid), signal);
+            }
+        }
     }
 
     /// Live processes whose environment holds `name=value`.

@@ -184,7 +184,7 @@ pub async fn main(command: Command) -> ExitCode {
 }
 
 fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
-    let mut text = serde_json::to_string_pretty(value)?;
+    let mut text = crate::inert::json(serde_json::to_string_pretty(value)?);
     text.push('\n');
     Ok(print_raw(&text)?)
 }

@@ -18,6 +18,8 @@ use crate::pty::{CALL_ID_ENV, OWNER_ENV};
 
 /// How often a dying survivor is looked at during a kill.
 const KILL_POLL: Duration = Duration::from_millis(10);
+/// How long after its SIGKILL a process that does not go (stuck in the kernel) is waited for.
+const KILL_GIVE_UP: Duration = Duration::from_secs(5);
 
 /// One process left behind: its pid and its start time, which prove it is the same.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -40,6 +42,9 @@ pub struct Survivor {
     pub call_id: String,
     /// The pid the server that died had.
     pub server_pid: u32,
+    /// The tag its processes carry (`KEY:PID:START`): a kill looks for them by it again, so
+    /// that a child started since they were found goes too.
+    tag: String,
     processes: Vec<Process>,
     command: String,
     cwd: PathBuf,
@@ -65,20 +70,12 @@ pub fn owner_tag(key: &str) -> String {
 /// names that key and a server that is no longer running (this process is not one).
 #[must_use]
 pub fn find(key: &str) -> Vec<Survivor> {
-    let uid = nix::unistd::getuid().as_raw();
-    let mine = std::process::id();
     let mut found: Vec<Survivor> = Vec::new();
-    for process in proc_scan::live_processes() {
-        if proc_owner(process.pid) != Some(uid) {
-            continue;
-        }
-        let Some((tag, call_id)) = tags(process.pid) else {
-            continue;
-        };
+    for (process, tag, call_id) in tagged_processes() {
         let Some((tag_key, server_pid, server_started)) = parse_tag(&tag) else {
             continue;
         };
-        if tag_key != key || server_pid == mine {
+        if tag_key != key || server_pid == std::process::id() {
             continue;
         }
         let server_alive = i32::try_from(server_pid)
@@ -94,7 +91,7 @@ pub fn find(key: &str) -> Vec<Survivor> {
         };
         if let Some(survivor) = found
             .iter_mut()
-            .find(|survivor| survivor.call_id == call_id && survivor.server_pid == server_pid)
+            .find(|survivor| survivor.call_id == call_id && survivor.tag == tag)
         {
             // Described by its oldest process: the shell, when it lives.
             if process.started < survivor.first().started {
@@ -106,6 +103,7 @@ pub fn find(key: &str) -> Vec<Survivor> {
                 id: format!("{call_id}.left"),
                 call_id,
                 server_pid,
+                tag,
                 processes: vec![this],
                 command: String::new(),
                 cwd: PathBuf::new(),
@@ -119,6 +117,19 @@ pub fn find(key: &str) -> Vec<Survivor> {
     }
     found.sort_by_key(|survivor| survivor.started_ms);
     found
+}
+
+/// Live processes of this user (not this process) that carry an owner's tag and a call id, with
+/// both.
+fn tagged_processes() -> impl Iterator<Item = (ProcessStat, String, String)> {
+    let uid = nix::unistd::getuid().as_raw();
+    let mine = i32::try_from(std::process::id()).unwrap_or(-1);
+    proc_scan::live_processes()
+        .filter(move |process| process.pid != mine && proc_owner(process.pid) == Some(uid))
+        .filter_map(|process| {
+            let (tag, call_id) = tags(process.pid)?;
+            Some((process, tag, call_id))
+        })
 }
 
 impl Survivor {
@@ -137,12 +148,6 @@ impl Survivor {
             .unwrap_or_default();
         self.cwd = std::fs::read_link(format!("/proc/{}/cwd", process.pid)).unwrap_or_default();
         self.started_ms = started_ms(process.started);
-    }
-
-    /// Whether any of its processes still runs.
-    #[must_use]
-    pub fn is_alive(&self) -> bool {
-        self.processes.iter().any(|process| process.is_alive())
     }
 
     /// Its entry, as front ends list it.
@@ -173,30 +178,44 @@ impl Survivor {
         }
     }
 
-    /// Ends its processes: SIGTERM, `grace`, then SIGKILL to those still there; each one
-    /// checked by its start time before each signal. Returns how it ended.
+    /// Its processes now: those found, and any started since with its tag and call id.
+    fn members(&self) -> Vec<ProcessStat> {
+        tagged_processes()
+            .filter(|(_, tag, call_id)| *tag == self.tag && *call_id == self.call_id)
+            .map(|(process, _, _)| process)
+            .collect()
+    }
+
+    /// Ends its processes: SIGTERM, `grace`, then SIGKILL to those still there; looked for
+    /// again by their tags each time (a child started since goes too), each pinned and checked
+    /// by its start time before its signal. Returns how it ended.
     pub async fn kill(&mut self, grace: Duration) -> EntryState {
         if !matches!(self.state, EntryState::Orphaned { .. }) {
             return self.state;
         }
-        let signal_all = |processes: &[Process], signal| {
-            for process in processes {
-                if process.is_alive() {
-                    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(process.pid), signal);
-                }
-            }
+        let is_member = |process: &ProcessStat| {
+            tags(process.pid)
+                .is_some_and(|(tag, call_id)| tag == self.tag && call_id == self.call_id)
         };
-        signal_all(&self.processes, nix::sys::signal::Signal::SIGTERM);
-        let deadline = tokio::time::Instant::now() + grace;
+        let kill_at = tokio::time::Instant::now() + grace;
+        let give_up = kill_at + KILL_GIVE_UP;
         let mut signal = nix::sys::signal::Signal::SIGTERM;
-        while self.is_alive() {
-            if tokio::time::Instant::now() >= deadline {
-                if signal == nix::sys::signal::Signal::SIGKILL {
-                    // SIGKILL is not refused: what is left is a zombie, or on its way out.
-                    break;
-                }
+        // SIGTERM once to each (a newcomer too); after the grace SIGKILL each round.
+        let mut termed = std::collections::HashSet::new();
+        loop {
+            let members = self.members();
+            let now = tokio::time::Instant::now();
+            if members.is_empty() || now >= give_up {
+                break;
+            }
+            if now >= kill_at {
                 signal = nix::sys::signal::Signal::SIGKILL;
-                signal_all(&self.processes, signal);
+            }
+            for member in members {
+                let first = termed.insert((member.pid, member.started));
+                if first || signal == nix::sys::signal::Signal::SIGKILL {
+                    proc_scan::signal_pinned(member, is_member, signal);
+                }
             }
             tokio::time::sleep(KILL_POLL).await;
         }
@@ -205,6 +224,12 @@ impl Survivor {
         };
         self.ended_ms = Some(crate::time::now_ms());
         self.state
+    }
+
+    /// Whether any of its processes still runs (those found, or any with its tags).
+    #[must_use]
+    pub fn is_alive(&self) -> bool {
+        self.processes.iter().any(|process| process.is_alive()) || !self.members().is_empty()
     }
 }
 

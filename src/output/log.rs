@@ -243,22 +243,27 @@ impl RawLog {
     /// memory that says why, so that the call still runs (to free space, say).
     #[must_use]
     pub fn create(dir: &Path, call_id: &str) -> Self {
-        let created = create_log_file(dir, call_id).or_else(|err| {
-            // The folder was removed while oino ran: make it again, as private as before.
-            if err.kind() != std::io::ErrorKind::NotFound {
-                return Err(crate::paths::describe(&err));
-            }
-            checked_dir(dir, Folder::Chosen, "remove it, and oino makes its own")
-                .map_err(|err| err.to_string())?;
-            create_log_file(dir, call_id).map_err(|err| crate::paths::describe(&err))
-        });
-        match created {
+        match create_log_file(dir, call_id) {
             Ok((file, path)) => Self::over(file, path, MEMORY_TAIL_BYTES),
-            Err(err) => Self {
-                failure: Some(format!("creating a log in {}: {err}", dir.display())),
-                file: None,
-                ..Self::over_nothing(dir.join(format!("{call_id}.log")), MEMORY_TAIL_BYTES)
-            },
+            Err(err) => Self::in_memory(
+                dir,
+                call_id,
+                format!(
+                    "creating a log in {}: {}",
+                    dir.display(),
+                    crate::paths::describe(&err)
+                ),
+            ),
+        }
+    }
+
+    /// A log kept in memory only, for `why` no file could be made.
+    #[must_use]
+    pub fn in_memory(dir: &Path, call_id: &str, why: String) -> Self {
+        Self {
+            failure: Some(why),
+            file: None,
+            ..Self::over_nothing(dir.join(format!("{call_id}.log")), MEMORY_TAIL_BYTES)
         }
     }
 
@@ -821,15 +826,6 @@ mod tests {
         assert_eq!(prune_logs(&dir, std::time::Duration::ZERO), 1);
         assert!(!log.path().exists());
         assert!(other.exists());
-        std::fs::remove_dir_all(dir).unwrap();
-    }
-
-    #[test]
-    fn a_log_folder_removed_meanwhile_is_made_again() {
-        let dir = std::env::temp_dir().join(format!("oino-removed-{}", std::process::id()));
-        let log = RawLog::create(&dir.join("logs"), "again");
-        assert!(log.failure().is_none(), "{:?}", log.failure());
-        assert!(log.path().exists());
         std::fs::remove_dir_all(dir).unwrap();
     }
 

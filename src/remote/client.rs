@@ -263,6 +263,11 @@ fn start_server(socket: &Path) -> anyhow::Result<std::process::Child> {
         .context("opening the server's log")?;
     let exe = std::env::current_exe().context("finding the oino program")?;
     std::process::Command::new(exe)
+        // A client inside a call (an agent's `oino run`) starts a server that is not part of
+        // that call: killing the call, or finding what it left after a crash, spares the server.
+        .env_remove(crate::pty::CALL_ID_ENV)
+        .env_remove(crate::pty::TREE_KEY_ENV)
+        .env_remove(crate::pty::OWNER_ENV)
         .arg("server")
         .arg("--socket")
         .arg(socket)

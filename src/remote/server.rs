@@ -9,7 +9,7 @@
 use std::fs::File;
 use std::io::Write as _;
 use std::os::fd::AsFd;
-use std::os::unix::fs::MetadataExt;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -123,13 +123,31 @@ impl Listening {
     }
 
     /// Listens at the path afresh: anything there is stale, since the lock is ours. The socket
-    /// is 0600 from its birth (by the umask), not made so afterwards by its name.
+    /// is bound under a name of its own, made 0600 (the folder is checked: nobody else can
+    /// change a name in it), and only then moved to its path, so that it is never there with
+    /// another mode. (The umask would do it too, but it is the whole process's: a call spawned
+    /// meanwhile would inherit it.)
     fn listen(&mut self) -> anyhow::Result<()> {
         let _ = std::fs::remove_file(&self.socket);
-        let umask = nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o177));
-        let bound = UnixListener::bind(&self.socket);
-        nix::sys::stat::umask(umask);
-        let listener = bound.with_context(|| format!("listening on {}", self.socket.display()))?;
+        let fresh = self
+            .socket
+            .with_extension(format!("sock.{}", std::process::id()));
+        // One left by a server of this pid that died: a socket, never another kind of file.
+        if std::fs::symlink_metadata(&fresh)
+            .is_ok_and(|meta| std::os::unix::fs::FileTypeExt::is_socket(&meta.file_type()))
+        {
+            let _ = std::fs::remove_file(&fresh);
+        }
+        let listener = UnixListener::bind(&fresh)
+            .with_context(|| format!("listening on {}", self.socket.display()))?;
+        let placed = std::fs::set_permissions(&fresh, std::fs::Permissions::from_mode(0o600))
+            .and_then(|()| std::fs::rename(&fresh, &self.socket));
+        if let Err(err) = placed {
+            let _ = std::fs::remove_file(&fresh);
+            return Err(
+                anyhow::Error::new(err).context(format!("listening on {}", self.socket.display()))
+            );
+        }
         self.id = file_id(&self.socket);
         self.listener = Some(listener);
         Ok(())

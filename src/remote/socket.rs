@@ -24,17 +24,19 @@ pub fn session_socket(name: &str) -> PathBuf {
 }
 
 /// The socket a command uses: `--socket`, else the session `-s` names, else `OINO_SOCKET`, else
-/// the default session's. What is said on the command line wins over the environment.
+/// the default session's. What is said on the command line wins over the environment. A
+/// relative path is made absolute, so that its folder is known (and checked).
 #[must_use]
 pub fn choose_socket(socket: Option<PathBuf>, session: Option<&str>) -> PathBuf {
-    socket
+    let socket = socket
         .or_else(|| session.map(session_socket))
         .or_else(|| {
             std::env::var_os("OINO_SOCKET")
                 .filter(|value| !value.is_empty())
                 .map(PathBuf::from)
         })
-        .unwrap_or_else(|| session_socket("default"))
+        .unwrap_or_else(|| session_socket("default"));
+    std::path::absolute(&socket).unwrap_or(socket)
 }
 
 /// Makes the socket's folder, or checks an existing one: never a symlink, always the user's.

@@ -406,3 +406,31 @@ async fn a_kill_reaches_processes_that_left_the_group() {
     assert!(result.is_error);
     wait_until("nothing of the tree left", || processes_of(&id).is_empty()).await;
 }
+
+/// A log folder removed while the core runs (a cleaner of /tmp) is made again, private, for the
+/// next call, which logs as ever.
+#[tokio::test]
+async fn a_log_folder_removed_meanwhile_is_made_again() {
+    use std::os::unix::fs::PermissionsExt;
+    let core = test_core("log-folder-removed");
+    let dir = core.log_dir().to_owned();
+    std::fs::remove_dir_all(&dir).expect("remove the log folder");
+    let id = unique_id("after-removal");
+    let result = core
+        .start(request(&id, "echo logged"))
+        .expect("start")
+        .result()
+        .await;
+    assert_eq!(result.text, "logged\n");
+    assert_eq!(result.log_error, None);
+    let entry = core.entry(&id).expect("entry");
+    assert!(entry.log_path.starts_with(&dir) && entry.log_path.exists());
+    assert_eq!(
+        std::fs::metadata(&dir)
+            .expect("made again")
+            .permissions()
+            .mode()
+            & 0o777,
+        0o700
+    );
+}

@@ -176,6 +176,17 @@ pub fn server_pid(socket: &std::path::Path) -> Option<i32> {
     })
 }
 
+/// Kills the server of `socket` outright (`kill -9`), as a crash would; its pid.
+pub fn kill_server_outright(socket: &std::path::Path) -> i32 {
+    let pid = server_pid(socket).expect("the server's pid");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .expect("kill -9 the server");
+    pid
+}
+
 /// A process's peak resident memory, in KiB (`VmHWM`).
 pub fn peak_memory_kib(pid: i32) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))

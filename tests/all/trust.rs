@@ -888,7 +888,11 @@ impl Drop for KillTagged {
 fn what_a_killed_server_leaves_running_is_found_listed_and_killed() {
     let server = ServerGuard::new("killed-server");
     for (name, command) in [
-        ("hupper", "trap '' HUP; echo task up; sleep 600"),
+        // New children all the time: those started after the next server found it go too.
+        (
+            "hupper",
+            "trap '' HUP; echo task up; while :; do sleep 0.2; done",
+        ),
         (
             "parent",
             "nohup sleep 601 >/dev/null 2>&1 & setsid sleep 602 & echo kids up; sleep 603",
@@ -936,12 +940,7 @@ fn what_a_killed_server_leaves_running_is_found_listed_and_killed() {
                 .any(|entry| entry["id"] == id.as_str() && entry["bytes"].as_u64() > Some(8))
         }) && crate::support::processes_of(&ids[1]).len() >= 3
     });
-    let pid = server_pid(&server.socket).expect("the server");
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid),
-        nix::sys::signal::Signal::SIGKILL,
-    )
-    .expect("kill -9");
+    let pid = crate::support::kill_server_outright(&server.socket);
 
     // The waiter: what its call printed, and what to do.
     let status = crate::support::wait_for_exit("the waiter", &mut waiter);
@@ -1080,12 +1079,7 @@ fn a_follower_whose_server_dies_fails_and_says_so() {
     let mut first = [0; 4096];
     std::io::Read::read_exact(&mut out, &mut first).expect("followed output");
     let drain = std::thread::spawn(move || std::io::copy(&mut out, &mut std::io::sink()));
-    let pid = server_pid(&server.socket).expect("the server");
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(pid),
-        nix::sys::signal::Signal::SIGKILL,
-    )
-    .expect("kill -9");
+    crate::support::kill_server_outright(&server.socket);
     let status = crate::support::wait_for_exit("the follower", &mut follower);
     let _ = drain.join();
     let mut said = String::new();
@@ -1093,4 +1087,51 @@ fn a_follower_whose_server_dies_fails_and_says_so() {
         .expect("stderr");
     assert_eq!(status.code(), Some(1), "{said}");
     assert!(said.contains("went away"), "{said}");
+}
+
+/// A server started by a client inside a call (an agent's `oino ls` in its shell) is not part
+/// of that call: killing the call spares it.
+#[test]
+fn a_server_started_from_inside_a_call_is_not_killed_with_it() {
+    let server = ServerGuard::new("server-in-call");
+    let inner = crate::support::temp_dir("server-in-call-inner").join("sock/inner.sock");
+    let command = format!(
+        "{oino} ls --socket {inner} >/dev/null; echo inner up; sleep 600",
+        oino = env!("CARGO_BIN_EXE_oino"),
+        inner = inner.display()
+    );
+    let started = server
+        .oino(&[
+            "run",
+            "--detach-after",
+            "0.01",
+            "--name",
+            "outer",
+            "--",
+            &command,
+        ])
+        .output()
+        .expect("oino run");
+    assert!(started.status.success(), "{}", stderr(&started));
+    let _inner_server = ServerGuard {
+        socket: inner.clone(),
+        state: server.state.clone(),
+    };
+    crate::support::wait_until_blocking("the inner server", || {
+        text(
+            &server
+                .oino(&["logs", "--since", "0", "outer"])
+                .output()
+                .expect("logs"),
+        )
+        .contains("inner up")
+    });
+    let inner_pid = server_pid(&inner).expect("the inner server");
+    let killed = server.oino(&["kill", "outer"]).output().expect("oino kill");
+    assert!(killed.status.success(), "{}", stderr(&killed));
+    assert!(
+        std::path::Path::new(&format!("/proc/{inner_pid}")).exists()
+            && server_pid(&inner) == Some(inner_pid),
+        "the inner server was killed with the call"
+    );
 }

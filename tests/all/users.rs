@@ -203,6 +203,12 @@ fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
+/// The command was refused with status 2, saying `says`.
+fn assert_refused(output: &Output, says: &str) {
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(output));
+    assert!(stderr(output).contains(says), "{}", stderr(output));
+}
+
 fn mode(path: &Path) -> u32 {
     std::fs::symlink_metadata(path).expect("meta").mode() & 0o7777
 }
@@ -231,12 +237,7 @@ fn a_client_sends_nothing_to_a_server_another_user_set_up_at_its_default_socket(
     );
     let received = fake.received();
     assert_eq!(received, "received 0 bytes: \n");
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains(&stranger.name),
-        "the owner is named: {}",
-        stderr(&output)
-    );
+    assert_refused(&output, &stranger.name);
     assert!(!String::from_utf8_lossy(&output.stdout).contains("all tests passed"));
 }
 
@@ -312,12 +313,7 @@ fn a_planted_link_to_a_folder_is_refused_and_never_chmodded() {
         ),
     );
     assert_eq!(mode(&precious), 0o755, "{}", stderr(&output));
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("symbolic link"),
-        "{}",
-        stderr(&output)
-    );
+    assert_refused(&output, "symbolic link");
     assert_eq!(std::fs::read_dir(&precious).expect("list").count(), 0);
 }
 
@@ -350,12 +346,7 @@ fn a_planted_lock_link_is_never_followed() {
         "{}",
         stderr(&output)
     );
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains("other users may write in it"),
-        "{}",
-        stderr(&output)
-    );
+    assert_refused(&output, "other users may write in it");
 }
 
 /// With HOME unusable, logs go under the temp folder: another user who made `oino-UID/` there
@@ -415,12 +406,7 @@ fn a_fallback_log_folder_made_by_another_user_is_refused() {
         std::fs::read_to_string(victims.join("notes.txt")).expect("notes"),
         "mine\n"
     );
-    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
-    assert!(
-        stderr(&output).contains(&format!("belongs to {}", stranger.name)),
-        "{}",
-        stderr(&output)
-    );
+    assert_refused(&output, &format!("belongs to {}", stranger.name));
 }
 
 /// A process of another user whose command line reads `… server --foreground SOCKET` is not

@@ -174,8 +174,9 @@ impl Config {
     /// The user's settings; the defaults when there is no file.
     pub fn load() -> Result<Self, ConfigError> {
         match Self::path() {
-            // A path that is there in any form (a FIFO, a device) is read, and refused in words.
-            Some(file) if std::fs::symlink_metadata(&file).is_ok() => Self::read(&file),
+            // There in any form but a dangling link (a FIFO, a device): read, and refused in
+            // words when it is no regular file.
+            Some(file) if file.exists() => Self::read(&file),
             _ => Ok(Self::default()),
         }
     }
