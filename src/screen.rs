@@ -508,8 +508,10 @@ impl Backlog {
                 return;
             }
         }
-        if let Some(csi) = csi.filter(|csi| csi.action == b'r') {
-            // A scroll region set by a sequence with controls within is set all the same.
+        if let Some(csi) = csi.filter(|csi| csi.action == b'r' && !csi.private && !csi.intermediate)
+        {
+            // A scroll region set by a sequence with controls within is set all the same. A
+            // private `CSI ? r` (XTRESTORE elsewhere) sets no region, and resets none.
             self.scroll_region = csi.params().iter().any(|&n| n > 1);
         }
         match (start, csi) {
@@ -598,7 +600,10 @@ impl Backlog {
                 self.parse_until(end);
             }
             b'r' => {
-                self.scroll_region = params.iter().any(|&n| n > 1);
+                // DECSTBM; a private `CSI ? r` sets no region and resets none.
+                if !csi.private && !csi.intermediate {
+                    self.scroll_region = params.iter().any(|&n| n > 1);
+                }
                 self.parse_until(end);
             }
             // Tab stops outlast the rows they were set on.
@@ -1397,6 +1402,24 @@ mod tests {
         assert_eq!(screen.size(), TermSize::new(2, 2));
         screen.resize(TermSize { cols: 1, rows: 1 });
         assert_eq!(screen.snapshot(0).rows.len(), 2);
+    }
+
+    /// Found by the property below at length: a private `CSI ? r` after a scroll region was
+    /// taken for the region's reset, and a flood within the region was skipped.
+    #[test]
+    fn a_private_csi_r_keeps_the_scroll_region_for_a_skip() {
+        let flood: Vec<u8> = (0..1000)
+            .flat_map(|n| format!("flood line {n}\r\n").into_bytes())
+            .collect();
+        let stream = [&b"\x1b[3r\x1b[?r"[..], &flood, b"\x1b8", &flood].concat();
+        let size = TermSize::new(6, 4);
+        let mut lazy = Screen::new(size, 30);
+        for chunk in stream.chunks(65_536) {
+            lazy.feed(chunk);
+        }
+        let mut eager = Screen::new(size, 30);
+        eager.feed_eager(&stream);
+        assert_eq!(lazy.snapshot(0), eager.snapshot(0));
     }
 
     mod properties {
