@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use oino::core::{CallRequest, Core, CoreConfig};
 use oino::remote::client::Client;
-use oino::remote::protocol::Request;
+use oino::remote::protocol::requests::KillServer;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::transport::TokioChildProcess;
@@ -138,10 +138,7 @@ async fn main() -> anyhow::Result<()> {
     }
 
     agent.cancel().await?;
-    let _: String = Client::connect(&socket)
-        .await?
-        .request(&Request::KillServer {})
-        .await?;
+    Client::connect(&socket).await?.ask(KillServer {}).await?;
     let _ = std::fs::remove_dir_all(dir);
     Ok(())
 }

@@ -4,8 +4,9 @@
 use std::time::{Duration, Instant};
 
 use oino::core::{Core, CoreConfig, EntryInfo};
+use oino::link::Link;
 use oino::remote::client::Client;
-use oino::remote::protocol::Request;
+use oino::remote::protocol::requests::{KillServer, List};
 
 #[path = "support/percentiles.rs"]
 mod percentiles;
@@ -46,7 +47,7 @@ async fn main() -> anyhow::Result<()> {
     let mut remote = Vec::with_capacity(ROUNDS);
     for _ in 0..ROUNDS {
         let start = Instant::now();
-        let entries: Vec<EntryInfo> = client.request(&Request::List {}).await?;
+        let entries: Vec<EntryInfo> = client.ask(List {}).await?;
         remote.push(start.elapsed());
         assert!(entries.is_empty());
     }
@@ -63,9 +64,19 @@ async fn main() -> anyhow::Result<()> {
             elapsed
         })
         .collect();
+    // The same question through the request path a front end takes in process.
+    let link = Link::Local(core);
+    let mut linked = Vec::with_capacity(ROUNDS);
+    for _ in 0..ROUNDS {
+        let start = Instant::now();
+        let entries = link.entries().await?;
+        linked.push(start.elapsed());
+        assert!(entries.is_empty());
+    }
     report("list through the socket", remote);
     report("list in process", local);
-    let _: String = client.request(&Request::KillServer {}).await?;
+    report("list through a link in process", linked);
+    client.ask(KillServer {}).await?;
     serving.await??;
     let _ = std::fs::remove_dir_all(dir);
     Ok(())

@@ -175,14 +175,14 @@ impl Default for CallOptions {
 }
 
 /// The task a call was detached to.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DetachedTo {
     pub task_id: String,
     pub reason: String,
 }
 
 /// What a call returns to its waiter.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CallResult {
     pub text: String,
     pub is_error: bool,
@@ -193,10 +193,8 @@ pub struct CallResult {
     /// The complete output, when the text was cut.
     pub full_output_path: Option<PathBuf>,
     /// Why the log could not be written (the output is then kept in memory, its newest part).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_error: Option<String>,
     /// What the log's cap left out, once it did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_cut: Option<crate::output::LogCut>,
 }
 

@@ -818,7 +818,8 @@ async fn run_call(
         let _ = followed.set(detached.task_id.clone());
     }
     if config.json {
-        print_text(&crate::inert::json(serde_json::to_string_pretty(&result)?))?;
+        let wire = crate::remote::protocol::Travel::to_wire(result.clone());
+        print_text(&crate::inert::json(serde_json::to_string_pretty(&wire)?))?;
     } else {
         print_text(&result.text)?;
     }
@@ -883,7 +884,8 @@ pub async fn follow(
         offset = Some(slice.next_offset);
         if moved {
             if json {
-                print_text(&crate::inert::json(serde_json::to_string(&slice)?))?;
+                let wire = crate::remote::protocol::Travel::to_wire(slice.clone());
+                print_text(&crate::inert::json(serde_json::to_string(&wire)?))?;
             } else {
                 print_raw(&slice.text)?;
             }

@@ -11,7 +11,6 @@ use std::time::Duration;
 
 use anyhow::Context;
 
-use serde::de::DeserializeOwned;
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::{Mutex, broadcast, mpsc};
 
@@ -23,7 +22,9 @@ use crate::core::{
 use crate::output::OutputSlice;
 use crate::pty::TermSize;
 use crate::remote::client::{Client, Refused};
-use crate::remote::protocol::{Hello, PROTOCOL_VERSION, Request};
+use crate::remote::dispatch::Handle;
+use crate::remote::protocol::requests as ask;
+use crate::remote::protocol::{Ask, PROTOCOL_VERSION, Request, Travel};
 use crate::screen::ScreenSnapshot;
 
 pub mod lines;
@@ -274,17 +275,20 @@ impl Link {
         }))
     }
 
-    pub async fn entry(&self, key: &str) -> anyhow::Result<EntryInfo> {
+    /// Asks the core: in this process through the request's handler, or the server through its
+    /// socket (a request that may take a while on a connection of its own).
+    pub async fn ask<A: Handle>(&self, request: A) -> anyhow::Result<A::Reply> {
         match self {
-            Self::Local(core) => Ok(core.entry(key)?),
-            Self::Remote(remote) => {
-                remote
-                    .ask(&Request::Entry {
-                        key: key.to_owned(),
-                    })
-                    .await
-            }
+            Self::Local(core) => Ok(request.handle(core).await?),
+            Self::Remote(remote) => remote.ask(request).await,
         }
+    }
+
+    pub async fn entry(&self, key: &str) -> anyhow::Result<EntryInfo> {
+        self.ask(ask::Entry {
+            key: key.to_owned(),
+        })
+        .await
     }
 
     /// Clean output from raw offset `since` (default: the start, or a task's own start).
@@ -294,18 +298,12 @@ impl Link {
         since: Option<u64>,
         max_bytes: usize,
     ) -> anyhow::Result<OutputSlice> {
-        match self {
-            Self::Local(core) => Ok(core.output(key, since, max_bytes)?),
-            Self::Remote(remote) => {
-                remote
-                    .ask(&Request::Output {
-                        key: key.to_owned(),
-                        since,
-                        max_bytes: Some(max_bytes),
-                    })
-                    .await
-            }
-        }
+        self.ask(ask::Output {
+            key: key.to_owned(),
+            since,
+            max_bytes: Some(max_bytes),
+        })
+        .await
     }
 
     /// Waits until there is output past `offset` or the entry ended, at most `timeout`.
@@ -315,18 +313,12 @@ impl Link {
         offset: u64,
         timeout: Duration,
     ) -> anyhow::Result<bool> {
-        match self {
-            Self::Local(core) => Ok(core.wait_output(key, offset, timeout).await?),
-            Self::Remote(remote) => {
-                remote
-                    .ask_apart(&Request::WaitOutput {
-                        key: key.to_owned(),
-                        offset,
-                        timeout_ms: millis(timeout),
-                    })
-                    .await
-            }
-        }
+        self.ask(ask::WaitOutput {
+            key: key.to_owned(),
+            offset,
+            timeout_ms: millis(timeout),
+        })
+        .await
     }
 
     /// Where the processes live, for the interface to say.
@@ -343,10 +335,7 @@ impl Link {
     }
 
     pub async fn entries(&self) -> anyhow::Result<Vec<EntryInfo>> {
-        match self {
-            Self::Local(core) => Ok(core.entries()),
-            Self::Remote(remote) => remote.ask(&Request::List {}).await,
-        }
+        self.ask(ask::List {}).await
     }
 
     /// The entry's screen at `size`, its PTY resized to it.
@@ -355,17 +344,11 @@ impl Link {
         key: &str,
         size: Option<TermSize>,
     ) -> anyhow::Result<ScreenSnapshot> {
-        match self {
-            Self::Local(core) => Ok(core.snapshot(key, size, 0)?),
-            Self::Remote(remote) => {
-                remote
-                    .ask(&Request::Snapshot {
-                        key: key.to_owned(),
-                        size,
-                    })
-                    .await
-            }
-        }
+        self.ask(ask::Snapshot {
+            key: key.to_owned(),
+            size: size.to_wire(),
+        })
+        .await
     }
 
     pub async fn history_page(
@@ -374,18 +357,12 @@ impl Link {
         lines_back: u64,
         rows: usize,
     ) -> anyhow::Result<HistoryPage> {
-        match self {
-            Self::Local(core) => Ok(core.history_page(key, lines_back, rows)?),
-            Self::Remote(remote) => {
-                remote
-                    .ask(&Request::HistoryPage {
-                        key: key.to_owned(),
-                        lines_back,
-                        rows,
-                    })
-                    .await
-            }
-        }
+        self.ask(ask::HistoryPage {
+            key: key.to_owned(),
+            lines_back,
+            rows,
+        })
+        .await
     }
 
     pub async fn find_line(
@@ -395,40 +372,20 @@ impl Link {
         newer: bool,
         query: &str,
     ) -> anyhow::Result<Option<u64>> {
-        match self {
-            Self::Local(core) => Ok(core.find_line(key, from, newer, |line| {
-                crate::output::matches_query(line, query)
-            })?),
-            Self::Remote(remote) => {
-                remote
-                    .ask(&Request::FindLine {
-                        key: key.to_owned(),
-                        from,
-                        newer,
-                        query: query.to_owned(),
-                    })
-                    .await
-            }
-        }
+        self.ask(ask::FindLine {
+            key: key.to_owned(),
+            from,
+            newer,
+            query: query.to_owned(),
+        })
+        .await
     }
 
     /// Starts a call whose waiter is the interface (its result is its pane): a person's call.
     pub async fn start(&self, request: CallRequest) -> anyhow::Result<()> {
         check_command(&request)?;
-        match self {
-            Self::Local(core) => {
-                let handle = core.start(CallRequest {
-                    waiter: crate::pty::Waiter::Person,
-                    ..request
-                })?;
-                tokio::spawn(handle.result());
-                Ok(())
-            }
-            Self::Remote(remote) => {
-                let _: EntryInfo = remote.ask(&Request::start(request)).await?;
-                Ok(())
-            }
-        }
+        self.ask(ask::Start::from_call(request)).await?;
+        Ok(())
     }
 
     pub async fn detach(
@@ -437,31 +394,19 @@ impl Link {
         name: Option<&str>,
         reason: &str,
     ) -> anyhow::Result<EntryInfo> {
-        match self {
-            Self::Local(core) => Ok(core.detach(key, name, reason).await?),
-            Self::Remote(remote) => {
-                remote
-                    .ask_apart(&Request::Detach {
-                        key: key.to_owned(),
-                        name: name.map(str::to_owned),
-                        reason: Some(reason.to_owned()),
-                    })
-                    .await
-            }
-        }
+        self.ask(ask::Detach {
+            key: key.to_owned(),
+            name: name.map(str::to_owned),
+            reason: Some(reason.to_owned()),
+        })
+        .await
     }
 
     pub async fn kill(&self, key: &str) -> anyhow::Result<EntryState> {
-        match self {
-            Self::Local(core) => Ok(core.kill(key).await?),
-            Self::Remote(remote) => {
-                remote
-                    .ask_apart(&Request::Kill {
-                        key: key.to_owned(),
-                    })
-                    .await
-            }
-        }
+        self.ask(ask::Kill {
+            key: key.to_owned(),
+        })
+        .await
     }
 
     /// Starts the processes of `project` that do not run yet (or only `only`).
@@ -471,70 +416,35 @@ impl Link {
         env: Vec<(String, String)>,
         only: Option<&str>,
     ) -> anyhow::Result<crate::core::project::ProjectStarted> {
-        match self {
-            Self::Local(core) => Ok(core.start_project(project, &env, only)?),
-            Self::Remote(remote) => {
-                remote
-                    .ask(&Request::Project {
-                        project: project.clone(),
-                        env,
-                        only: only.map(str::to_owned),
-                    })
-                    .await
-            }
-        }
+        self.ask(ask::Project {
+            project: project.clone().to_wire(),
+            env,
+            only: only.map(str::to_owned),
+        })
+        .await
     }
 
     /// Starts `key`'s command again as a new call; the new entry.
     pub async fn restart(&self, key: &str, size: Option<TermSize>) -> anyhow::Result<EntryInfo> {
-        match self {
-            Self::Local(core) => Ok(core.restart(key, size).await?),
-            Self::Remote(remote) => {
-                remote
-                    .ask_apart(&Request::Restart {
-                        key: key.to_owned(),
-                        size,
-                    })
-                    .await
-            }
-        }
+        self.ask(ask::Restart {
+            key: key.to_owned(),
+            size: size.to_wire(),
+        })
+        .await
     }
 
     pub async fn write(&self, key: &str, bytes: Vec<u8>) -> anyhow::Result<()> {
-        match self {
-            Self::Local(core) => Ok(core.write(key, bytes).await?),
-            Self::Remote(remote) => {
-                // Text as text (what a server of protocol 1 before `bytes` reads too); anything
-                // else as bytes, unchanged.
-                let (text, bytes) = match String::from_utf8(bytes) {
-                    Ok(text) => (text, Vec::new()),
-                    Err(err) => (String::new(), err.into_bytes()),
-                };
-                let _: String = remote
-                    .ask(&Request::Send {
-                        key: key.to_owned(),
-                        text,
-                        bytes,
-                    })
-                    .await?;
-                Ok(())
-            }
-        }
+        self.ask(ask::Send::bytes(key, bytes)).await?;
+        Ok(())
     }
 
     pub async fn resize(&self, key: &str, size: TermSize) -> anyhow::Result<()> {
-        match self {
-            Self::Local(core) => Ok(core.resize(key, size)?),
-            Self::Remote(remote) => {
-                let _: String = remote
-                    .ask(&Request::Resize {
-                        key: key.to_owned(),
-                        size,
-                    })
-                    .await?;
-                Ok(())
-            }
-        }
+        self.ask(ask::Resize {
+            key: key.to_owned(),
+            size: size.to_wire(),
+        })
+        .await?;
+        Ok(())
     }
 
     /// Runs a call whose waiter is the caller: its id once it exists, its result when it ends
@@ -549,21 +459,25 @@ impl Link {
             }
             Self::Remote(remote) => {
                 let mut client = Client::connect(&remote.socket).await.context(NotSent)?;
-                let run = Request::run(request, true);
+                let run = Request::Run(ask::Run::from_call(request, true));
                 // The first reply says the call exists; the second comes at its end.
-                let entry: EntryInfo = client.request(&run).await?;
+                let entry = EntryInfo::from_wire(client.request(&run).await?);
                 let gone = ServerGone {
                     id: entry.id.clone(),
                     log_path: entry.log_path,
                 };
                 let result = tokio::spawn(async move {
-                    client.reply().await.map_err(|err| {
-                        if connection_lost(&err) {
-                            anyhow::Error::new(gone)
-                        } else {
-                            err
-                        }
-                    })
+                    client
+                        .reply()
+                        .await
+                        .map(CallResult::from_wire)
+                        .map_err(|err| {
+                            if connection_lost(&err) {
+                                anyhow::Error::new(gone)
+                            } else {
+                                err
+                            }
+                        })
                 });
                 Ok((entry.id, result))
             }
@@ -693,8 +607,8 @@ impl Link {
         match self {
             Self::Local(_) => Ok(()),
             Self::Remote(remote) => {
-                let _: Hello = remote
-                    .ask(&Request::Hello {
+                remote
+                    .ask(ask::Hello {
                         version: PROTOCOL_VERSION,
                     })
                     .await?;
@@ -705,17 +619,11 @@ impl Link {
 
     /// Waits until the entry ends, at most `timeout`; its state then.
     pub async fn wait(&self, key: &str, timeout: Duration) -> anyhow::Result<EntryState> {
-        match self {
-            Self::Local(core) => Ok(core.wait(key, Some(timeout)).await?),
-            Self::Remote(remote) => {
-                remote
-                    .ask_apart(&Request::Wait {
-                        key: key.to_owned(),
-                        timeout_ms: Some(millis(timeout)),
-                    })
-                    .await
-            }
-        }
+        self.ask(ask::Wait {
+            key: key.to_owned(),
+            timeout_ms: Some(millis(timeout)),
+        })
+        .await
     }
 
     /// When the interface quits: a local core ends its processes; a server keeps them.
@@ -731,14 +639,14 @@ fn millis(duration: Duration) -> u64 {
 }
 
 impl Remote {
-    /// A quick question, on the shared connection.
-    async fn ask<T: DeserializeOwned>(&self, request: &Request) -> anyhow::Result<T> {
-        self.queries.lock().await.request(request).await
-    }
-
-    /// A request that may take a while, on a connection of its own.
-    async fn ask_apart<T: DeserializeOwned>(&self, request: &Request) -> anyhow::Result<T> {
-        Client::connect(&self.socket).await?.request(request).await
+    /// A quick question on the shared connection; one that may take a while, on a connection of
+    /// its own.
+    async fn ask<A: Ask>(&self, request: A) -> anyhow::Result<A::Reply> {
+        if A::APART {
+            Client::connect(&self.socket).await?.ask(request).await
+        } else {
+            self.queries.lock().await.ask(request).await
+        }
     }
 
     async fn events(&self) -> anyhow::Result<Events> {
@@ -751,7 +659,9 @@ impl Remote {
                 line.clear();
                 let event = match lines.read_line(&mut line).await {
                     Ok(0) | Err(_) => LinkEvent::Closed,
-                    Ok(_) => serde_json::from_str(&line).map_or(LinkEvent::Lagged, LinkEvent::Core),
+                    Ok(_) => serde_json::from_str(&line).map_or(LinkEvent::Lagged, |event| {
+                        LinkEvent::Core(CoreEvent::from_wire(event))
+                    }),
                 };
                 let closed = event == LinkEvent::Closed;
                 if events.send(event).await.is_err() || closed {

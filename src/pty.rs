@@ -153,8 +153,7 @@ pub struct SpawnSpec {
 }
 
 /// How a process ended.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ProcessExit {
     /// Exited with this code.
     Code(i32),

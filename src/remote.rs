@@ -2,6 +2,7 @@
 //! the [`server`] and the [`client`].
 
 pub mod client;
+pub mod dispatch;
 pub mod protocol;
 pub mod server;
 pub mod socket;

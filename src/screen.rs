@@ -103,7 +103,7 @@ pub struct CursorPos {
 }
 
 /// An owned picture of a screen, as a front end draws it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScreenSnapshot {
     pub size: TermSize,
     /// `size.rows` rows of `size.cols` cells.
@@ -121,7 +121,6 @@ pub struct ScreenSnapshot {
     /// Whether pasted text should be wrapped in bracketed-paste markers.
     pub bracketed_paste: bool,
     /// The mouse events the program asked for, and how it wants them written.
-    #[serde(default, skip_serializing_if = "is_default")]
     pub mouse: MouseReporting,
 }
 

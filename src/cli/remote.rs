@@ -9,11 +9,10 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{ServerChoice, exit_byte, print_raw};
-use crate::core::{EntryInfo, EntryState};
 use crate::inert::escaped;
 use crate::link::Link;
 use crate::remote::client::Client;
-use crate::remote::protocol::Request;
+use crate::remote::protocol::{Travel, requests as ask};
 
 #[derive(Debug, Args)]
 #[command(
@@ -224,9 +223,9 @@ async fn server(args: &ServerArgs) -> anyhow::Result<ExitCode> {
 
 async fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
     let mut client = Client::connect_or_start(&args.server.path()).await?;
-    let entries: Vec<EntryInfo> = client.request(&Request::List {}).await?;
+    let entries = client.ask(ask::List {}).await?;
     if args.json {
-        print_json(&entries)?;
+        print_json(&entries.to_wire())?;
         return Ok(ExitCode::SUCCESS);
     }
     let now = crate::time::now_ms();
@@ -289,15 +288,15 @@ async fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
 
 async fn detach(args: DetachArgs) -> anyhow::Result<ExitCode> {
     let mut client = Client::connect(&args.server.path()).await?;
-    let task: EntryInfo = client
-        .request(&Request::Detach {
+    let task = client
+        .ask(ask::Detach {
             key: args.id,
             name: args.name,
             reason: args.reason,
         })
         .await?;
     if args.json {
-        print_json(&task)?;
+        print_json(&task.clone().to_wire())?;
     } else {
         print_raw(&format!(
             "{} {}\n",
@@ -345,7 +344,7 @@ async fn screen(args: &ScreenArgs) -> anyhow::Result<ExitCode> {
     let snapshot = link.snapshot(&args.id, None).await?;
     let view = snapshot.view();
     if args.json {
-        print_json(&view)?;
+        print_json(&view.clone().to_wire())?;
     } else if args.ansi {
         let shown = view.shown_lines().len();
         let ansi: String = snapshot.ansi().split_inclusive('\n').take(shown).collect();
@@ -367,14 +366,14 @@ async fn wait(args: WaitArgs) -> anyhow::Result<ExitCode> {
         .transpose()?
         .map(|timeout| u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX));
     let mut client = Client::connect(&args.server.path()).await?;
-    let state: EntryState = client
-        .request(&Request::Wait {
+    let state = client
+        .ask(ask::Wait {
             key: args.id,
             timeout_ms,
         })
         .await?;
     if args.json {
-        print_json(&state)?;
+        print_json(&state.to_wire())?;
     }
     Ok(if state.is_running() {
         ExitCode::from(124)
@@ -385,23 +384,23 @@ async fn wait(args: WaitArgs) -> anyhow::Result<ExitCode> {
 
 async fn kill(args: EntryArgs) -> anyhow::Result<ExitCode> {
     let mut client = Client::connect(&args.server.path()).await?;
-    let state: EntryState = client.request(&Request::Kill { key: args.id }).await?;
+    let state = client.ask(ask::Kill { key: args.id }).await?;
     if args.json {
-        print_json(&state)?;
+        print_json(&state.to_wire())?;
     }
     Ok(ExitCode::SUCCESS)
 }
 
 async fn restart(args: EntryArgs) -> anyhow::Result<ExitCode> {
     let mut client = Client::connect(&args.server.path()).await?;
-    let entry: EntryInfo = client
-        .request(&Request::Restart {
+    let entry = client
+        .ask(ask::Restart {
             key: args.id,
             size: None,
         })
         .await?;
     if args.json {
-        print_json(&entry)?;
+        print_json(&entry.clone().to_wire())?;
     } else {
         print_raw(&format!(
             "{}\n",
@@ -417,8 +416,8 @@ async fn send(args: SendArgs) -> anyhow::Result<ExitCode> {
     if args.enter {
         text.push('\r');
     }
-    let _: String = client
-        .request(&Request::Send {
+    client
+        .ask(ask::Send {
             key: args.id,
             text,
             bytes: Vec::new(),
@@ -455,7 +454,7 @@ async fn kill_server(args: &KillServerArgs) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::FAILURE);
     };
     let server = crate::remote::socket::lock_holder(&socket);
-    let stopping: String = client.request(&Request::KillServer {}).await?;
+    let stopping = client.ask(ask::KillServer {}).await?;
     if args.json {
         print_json(&stopping)?;
     }

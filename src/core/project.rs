@@ -16,7 +16,6 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -25,7 +24,7 @@ use super::{CallRequest, Core, CoreError, CoreEvent, EntryState};
 use crate::pty::Waiter;
 
 /// How a project's start went.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ProjectStarted {
     /// Processes started now (in start order; those waiting for others start when they are ready).
     pub started: Vec<String>,

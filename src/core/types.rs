@@ -4,8 +4,6 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
 use super::error::CoreError;
 use crate::call::CallOptions;
 use crate::pty::{self, ProcessExit, TermSize};
@@ -135,16 +133,14 @@ pub fn variables_not_utf8() -> Vec<String> {
 }
 
 /// Whether an entry is still a call (someone waits for it) or a background task.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EntryKind {
     Call,
     Task,
 }
 
 /// Where an entry's process stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "state")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EntryState {
     Running,
     Exited {
@@ -215,7 +211,7 @@ impl From<ProcessExit> for EntryState {
 }
 
 /// One call or task, as front ends list it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EntryInfo {
     /// The call id.
     pub id: String,
@@ -230,7 +226,6 @@ pub struct EntryInfo {
     pub started_ms: u64,
     pub detached_ms: Option<u64>,
     pub ended_ms: Option<u64>,
-    #[serde(flatten)]
     pub state: EntryState,
     pub timed_out: bool,
     /// Raw bytes of output readable so far: a boundary, never within a character or a sequence.
@@ -241,13 +236,10 @@ pub struct EntryInfo {
     /// Why the log could not be written, if it could not.
     pub log_error: Option<String>,
     /// What the log's cap left out, once it did.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_cut: Option<crate::output::LogCut>,
     /// While it waits for someone to type: the line it prompts with.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waiting_for_input: Option<String>,
     /// A project's process with a ready pattern: whether a line of its output matched it yet.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready: Option<bool>,
 }
 
@@ -263,7 +255,7 @@ impl EntryInfo {
 }
 
 /// A page of an entry's whole output, as a person saw it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HistoryPage {
     /// Each line's text, its colors and attributes as SGR sequences (no other control).
     pub lines: Vec<String>,
@@ -275,8 +267,7 @@ pub struct HistoryPage {
 }
 
 /// What the core reports.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case", tag = "event")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CoreEvent {
     Started {
         id: String,

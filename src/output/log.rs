@@ -175,7 +175,7 @@ impl Part {
 }
 
 /// How much of a capped log was kept and left out.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LogCut {
     pub cap: u64,
     /// Bytes kept from the start.

@@ -19,7 +19,7 @@ const READ_BLOCK_BYTES: usize = 64 * 1024;
 pub const MAX_LINE_CHARS: usize = 4096;
 
 /// A piece of output read back from a log: clean text of raw bytes `[from, next_offset)`.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OutputSlice {
     pub text: String,
     /// Raw offset where this slice started (a boundary).

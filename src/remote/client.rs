@@ -11,7 +11,9 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
-use crate::remote::protocol::{ErrorCode, Hello, PROTOCOL_VERSION, ReplyOf, Request};
+use crate::remote::protocol::{
+    Ask, ErrorCode, PROTOCOL_VERSION, ReplyOf, Request, Travel, requests,
+};
 
 /// How long a client waits for a server it started to answer.
 const START_DEADLINE: Duration = Duration::from_secs(10);
@@ -50,8 +52,8 @@ impl Client {
             writer,
             socket: socket.to_owned(),
         };
-        let _: Hello = client
-            .request(&Request::Hello {
+        client
+            .ask(requests::Hello {
                 version: PROTOCOL_VERSION,
             })
             .await?;
@@ -99,7 +101,13 @@ impl Client {
         &self.socket
     }
 
-    /// Sends a request and reads its reply.
+    /// Asks a request of any kind, and reads its reply.
+    pub async fn ask<A: Ask>(&mut self, request: A) -> anyhow::Result<A::Reply> {
+        let wire = self.request(&request.into()).await?;
+        Ok(Travel::from_wire(wire))
+    }
+
+    /// Sends a request and reads its reply in its wire form.
     pub async fn request<T: DeserializeOwned>(&mut self, request: &Request) -> anyhow::Result<T> {
         let mut line = serde_json::to_vec(request)?;
         line.push(b'\n');
@@ -156,7 +164,7 @@ impl Client {
 impl Client {
     /// Turns this connection into the server's stream of events, one JSON object a line.
     pub async fn subscribe(mut self) -> anyhow::Result<BufReader<OwnedReadHalf>> {
-        let _: String = self.request(&Request::Subscribe {}).await?;
+        self.ask(requests::Subscribe {}).await?;
         Ok(self.reader)
     }
 }

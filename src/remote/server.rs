@@ -22,16 +22,16 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Interes
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::watch;
 
-use crate::core::{CallRequest, Core, CoreConfig, CoreEvent};
+use crate::core::{Core, CoreConfig, CoreEvent};
+use crate::remote::dispatch;
+use crate::remote::protocol::requests::Run;
 use crate::remote::protocol::{
-    ErrorCode, Hello, Line, MAX_REQUEST_BYTES, PROTOCOL_VERSION, Reply, Request, read_line,
+    ErrorCode, Line, MAX_REQUEST_BYTES, Reply, Request, Travel, read_line,
 };
 use crate::remote::socket::{elder_server, lock_holder, lock_path, prepare_dir};
 
 /// How long an idle server (no process, no client) stays.
 pub const DEFAULT_IDLE_EXIT: Duration = Duration::from_secs(60);
-/// Raw bytes an `output` request returns unless it says otherwise.
-const DEFAULT_OUTPUT_BYTES: usize = 64 * 1024;
 
 /// Closes every descriptor but standard input, output and error, so that a server started by a
 /// client holds none of the client's (a pipe a harness waits on, make's jobserver, bats' fd 3).
@@ -508,13 +508,27 @@ async fn serve_connection(
                 return Ok(());
             }
         }
-        let reply = match serde_json::from_slice::<Request>(&line) {
-            Ok(Request::KillServer {}) => {
+        let request = match serde_json::from_slice::<Request>(&line) {
+            Ok(request) => request,
+            Err(err) => {
+                let bad = Reply::failure(
+                    ErrorCode::BadRequest,
+                    format!(
+                        "not a request: {err}; send one JSON object a line, see docs/protocol.md"
+                    ),
+                );
+                send(&mut write, &bad).await?;
+                continue;
+            }
+        };
+        let reply = match request {
+            Request::Hello(hello) => dispatch::hello(&hello),
+            Request::KillServer(_) => {
                 send(&mut write, &Reply::success("stopping")).await?;
                 stop.send_replace(true);
                 return Ok(());
             }
-            Ok(Request::Subscribe {}) => {
+            Request::Subscribe(_) => {
                 let client = match ClientEnd::watch(reader.get_ref().as_ref()) {
                     Ok(client) => client,
                     Err(refusal) => {
@@ -526,17 +540,14 @@ async fn serve_connection(
                 send(&mut write, &Reply::success("subscribed")).await?;
                 return stream_events(events, &client, &mut write).await;
             }
-            Ok(request @ Request::Run { .. }) => {
-                match run(core, request, &reader, &mut write).await? {
-                    Some(reply) => reply,
-                    None => return Ok(()),
-                }
-            }
-            Ok(request) => handle(core, request).await,
-            Err(err) => Reply::failure(
-                ErrorCode::BadRequest,
-                format!("not a request: {err}; send one JSON object a line, see docs/protocol.md"),
-            ),
+            Request::Run(request) => match run(core, request, &reader, &mut write).await? {
+                Some(reply) => reply,
+                None => return Ok(()),
+            },
+            request => match dispatch::answer(core, request).await {
+                Some(reply) => reply,
+                None => Reply::failure(ErrorCode::BadRequest, "not a request of the core"),
+            },
         };
         send(&mut write, &reply).await?;
     }
@@ -556,7 +567,7 @@ async fn stream_events(
             () = client.gone() => return Ok(()),
         };
         let line = match event {
-            Ok(event) => serde_json::to_vec(&event)?,
+            Ok(event) => serde_json::to_vec(&event.to_wire())?,
             Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
                 br#"{"event":"lagged"}"#.to_vec()
             }
@@ -593,22 +604,17 @@ async fn answer_first_request(stream: UnixStream, reply: &Reply) -> std::io::Res
 /// writing half still reads, and gets the result.
 async fn run(
     core: &Core,
-    request: Request,
+    request: Run,
     reader: &BufReader<tokio::net::unix::OwnedReadHalf>,
     write: &mut tokio::net::unix::OwnedWriteHalf,
 ) -> anyhow::Result<Option<Reply>> {
     let failed = |err: crate::core::CoreError| Reply::from_error(&err);
-    let Some((request, started)) = request.into_call() else {
-        return Ok(Some(Reply::failure(
-            ErrorCode::BadRequest,
-            "not a run request",
-        )));
-    };
+    let started = request.started;
     let client = match ClientEnd::watch(reader.get_ref().as_ref()) {
         Ok(client) => client,
         Err(refusal) => return Ok(Some(refusal)),
     };
-    let handle = match core.start(request) {
+    let handle = match core.start(request.into_call()) {
         Ok(handle) => handle,
         Err(err) => return Ok(Some(failed(err))),
     };
@@ -616,7 +622,9 @@ async fn run(
     let result = handle.result();
     tokio::pin!(result);
     let acknowledged = if started {
-        let entry = core.entry(&id).map_or_else(failed, Reply::success);
+        let entry = core
+            .entry(&id)
+            .map_or_else(failed, |entry| Reply::success(entry.to_wire()));
         send(write, &entry).await.is_ok()
     } else {
         true
@@ -624,7 +632,7 @@ async fn run(
     if acknowledged {
         tokio::select! {
             biased;
-            result = &mut result => return Ok(Some(Reply::success(result))),
+            result = &mut result => return Ok(Some(Reply::success(result.to_wire()))),
             () = client.gone() => {}
         }
     }
@@ -674,116 +682,5 @@ impl ClientEnd {
                 _ => return,
             }
         }
-    }
-}
-
-/// Starts a call whose waiter is the server (an interface watches its pane); answers its entry.
-fn start(core: &Core, request: CallRequest) -> Reply {
-    match core.start(request) {
-        Ok(handle) => {
-            let entry = core.entry(&handle.id);
-            tokio::spawn(handle.result());
-            entry.map_or_else(|err| Reply::from_error(&err), Reply::success)
-        }
-        Err(err) => Reply::from_error(&err),
-    }
-}
-
-/// Answers one request.
-async fn handle(core: &Core, request: Request) -> Reply {
-    let failed = |err: crate::core::CoreError| Reply::from_error(&err);
-    match request {
-        Request::Hello { version } if version == PROTOCOL_VERSION => Reply::success(Hello {
-            version: PROTOCOL_VERSION,
-            server_pid: std::process::id(),
-        }),
-        Request::Hello { version } => Reply::failure(
-            ErrorCode::Version,
-            format!(
-                "this server speaks protocol {PROTOCOL_VERSION}, not {version}: use an oino of the \
-             same version, or `oino kill-server` and start again"
-            ),
-        ),
-        Request::List {} => Reply::success(core.entries()),
-        Request::Entry { key } => core.entry(&key).map_or_else(failed, Reply::success),
-        Request::Detach { key, name, reason } => core
-            .detach(
-                &key,
-                name.as_deref(),
-                reason.as_deref().unwrap_or("detached by `oino detach`"),
-            )
-            .await
-            .map_or_else(failed, Reply::success),
-        Request::Output {
-            key,
-            since,
-            max_bytes,
-        } => core
-            .output(&key, since, max_bytes.unwrap_or(DEFAULT_OUTPUT_BYTES))
-            .map_or_else(failed, Reply::success),
-        Request::WaitOutput {
-            key,
-            offset,
-            timeout_ms,
-        } => core
-            .wait_output(&key, offset, Duration::from_millis(timeout_ms))
-            .await
-            .map_or_else(failed, Reply::success),
-        Request::Wait { key, timeout_ms } => core
-            .wait(&key, timeout_ms.map(Duration::from_millis))
-            .await
-            .map_or_else(failed, Reply::success),
-        Request::Kill { key } => core.kill(&key).await.map_or_else(failed, Reply::success),
-        Request::Project { project, env, only } => core
-            .start_project(&project, &env, only.as_deref())
-            .map_or_else(failed, Reply::success),
-        Request::Restart { key, size } => core
-            .restart(&key, size)
-            .await
-            .map_or_else(failed, Reply::success),
-        Request::Send {
-            key,
-            text,
-            mut bytes,
-        } => core
-            .write(&key, {
-                bytes.splice(0..0, text.into_bytes());
-                bytes
-            })
-            .await
-            .map_or_else(failed, |()| Reply::success("sent")),
-        request @ Request::Start { .. } => match request.into_call() {
-            Some((call, _)) => start(core, call),
-            None => Reply::failure(ErrorCode::BadRequest, "not a start request"),
-        },
-        Request::Snapshot { key, size } => core
-            .snapshot(&key, size, 0)
-            .map_or_else(failed, Reply::success),
-        Request::Resize { key, size } => core
-            .resize(&key, size)
-            .map_or_else(failed, |()| Reply::success("resized")),
-        Request::HistoryPage {
-            key,
-            lines_back,
-            rows,
-        } => core
-            .history_page(&key, lines_back, rows)
-            .map_or_else(failed, Reply::success),
-        Request::FindLine {
-            key,
-            from,
-            newer,
-            query,
-        } => core
-            .find_line(&key, from, newer, |line| {
-                crate::output::matches_query(line, &query)
-            })
-            .map_or_else(failed, Reply::success),
-        // Answered by the connection itself.
-        Request::Run { .. } => {
-            Reply::failure(ErrorCode::BadRequest, "a run is answered by its connection")
-        }
-        Request::KillServer {} => Reply::success("stopping"),
-        Request::Subscribe {} => Reply::success("subscribed"),
     }
 }

@@ -3,12 +3,10 @@
 
 use std::fmt::Write as _;
 
-use serde::{Deserialize, Serialize};
-
 use super::{Cell, CellAttrs, CellColor, CursorPos, ScreenSnapshot};
 
 /// What a screen shows, as lines of text.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScreenView {
     pub cols: u16,
     pub rows: u16,

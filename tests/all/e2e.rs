@@ -480,11 +480,13 @@ fn attach_puts_this_terminal_on_a_task_and_the_detach_key_leaves_it_running() {
     tui.wait_for("detached from `shell`: it keeps running");
     tui.assert_restored_and_alone(&mark);
     let listed = server.oino(&["ls", "--json"]).output().expect("oino ls");
-    let entries: Vec<oino::core::EntryInfo> = serde_json::from_slice(&listed.stdout).expect("JSON");
+    let entries: Vec<oino::remote::protocol::wire::Entry> =
+        serde_json::from_slice(&listed.stdout).expect("JSON");
     assert!(
         entries
             .iter()
-            .any(|entry| entry.name.as_deref() == Some("shell") && entry.state.is_running()),
+            .any(|entry| entry.name.as_deref() == Some("shell")
+                && entry.state == oino::remote::protocol::wire::State::Running),
         "{entries:?}"
     );
 }

@@ -23,7 +23,7 @@ const LAYERS: &[(&str, u8)] = &[
 
 /// Within a layer, the same rule between its parts: the interface's state does not know its
 /// drawing, the loop or the terminal; the server and its clients share only the protocol and the
-/// socket's helpers.
+/// socket's helpers (the dispatcher answers requests for the server and for a link in process).
 const PARTS: &[(&str, &[(&str, u8)])] = &[
     (
         "interface",
@@ -37,7 +37,13 @@ const PARTS: &[(&str, &[(&str, u8)])] = &[
     ),
     (
         "remote",
-        &[("protocol", 0), ("socket", 0), ("client", 1), ("server", 1)],
+        &[
+            ("protocol", 0),
+            ("socket", 0),
+            ("dispatch", 1),
+            ("client", 1),
+            ("server", 2),
+        ],
     ),
 ];
 

@@ -187,7 +187,10 @@ fn a_second_oino_in_the_folder_finds_the_project_running() {
         assert!(output.status.success(), "{output:?}");
     }
     let listed = server.oino(&["ls", "--json"]).output().expect("oino ls");
-    let entries: Vec<EntryInfo> = serde_json::from_slice(&listed.stdout).expect("JSON");
+    let entries: Vec<EntryInfo> = oino::remote::protocol::Travel::from_wire(
+        serde_json::from_slice::<Vec<oino::remote::protocol::wire::Entry>>(&listed.stdout)
+            .expect("JSON"),
+    );
     let sleepers: Vec<&EntryInfo> = entries
         .iter()
         .filter(|entry| entry.name.as_deref() == Some("sleeper"))

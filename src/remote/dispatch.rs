@@ -1,0 +1,178 @@
+//! The core's one door: each request's handler, used by the server for its clients and by a
+//! front end's link to a core in its own process, so that a request means the same either way
+//! and is written once.
+
+use std::future::Future;
+use std::time::Duration;
+
+use crate::core::{Core, CoreError};
+use crate::remote::protocol::requests::{self, Ask, Request};
+use crate::remote::protocol::{ErrorCode, Reply, Travel};
+
+/// Raw bytes an `output` request returns unless it says otherwise.
+const DEFAULT_OUTPUT_BYTES: usize = 64 * 1024;
+
+/// A request the core answers by itself (not one its connection answers: `hello`, `run`,
+/// `subscribe`, `kill_server`).
+pub trait Handle: Ask + Send {
+    fn handle(self, core: &Core) -> impl Future<Output = Result<Self::Reply, CoreError>> + Send;
+}
+
+/// The reply line to a request the core answers; `None` for those its connection answers.
+pub async fn answer(core: &Core, request: Request) -> Option<Reply> {
+    Some(match request {
+        Request::List(request) => reply(core, request).await,
+        Request::Entry(request) => reply(core, request).await,
+        Request::Detach(request) => reply(core, request).await,
+        Request::Output(request) => reply(core, request).await,
+        Request::WaitOutput(request) => reply(core, request).await,
+        Request::Wait(request) => reply(core, request).await,
+        Request::Kill(request) => reply(core, request).await,
+        Request::Project(request) => reply(core, request).await,
+        Request::Restart(request) => reply(core, request).await,
+        Request::Send(request) => reply(core, request).await,
+        Request::Start(request) => reply(core, request).await,
+        Request::Snapshot(request) => reply(core, request).await,
+        Request::Resize(request) => reply(core, request).await,
+        Request::HistoryPage(request) => reply(core, request).await,
+        Request::FindLine(request) => reply(core, request).await,
+        Request::Hello(_) | Request::Run(_) | Request::Subscribe(_) | Request::KillServer(_) => {
+            return None;
+        }
+    })
+}
+
+async fn reply<A: Handle>(core: &Core, request: A) -> Reply {
+    match request.handle(core).await {
+        Ok(reply) => Reply::success(reply.to_wire()),
+        Err(err) => Reply::from_error(&err),
+    }
+}
+
+/// The answer to `hello`: this server's version and pid, or why the client's version will not do.
+#[must_use]
+pub fn hello(request: &requests::Hello) -> Reply {
+    use crate::remote::protocol::PROTOCOL_VERSION;
+    if request.version == PROTOCOL_VERSION {
+        return Reply::success(crate::remote::protocol::wire::Hello {
+            version: PROTOCOL_VERSION,
+            server_pid: std::process::id(),
+        });
+    }
+    Reply::failure(
+        ErrorCode::Version,
+        format!(
+            "this server speaks protocol {PROTOCOL_VERSION}, not {}: use an oino of the same \
+             version, or `oino kill-server` and start again",
+            request.version
+        ),
+    )
+}
+
+impl Handle for requests::List {
+    async fn handle(self, core: &Core) -> Result<Self::Reply, CoreError> {
+        Ok(core.entries())
+    }
+}
+
+impl Handle for requests::Entry {
+    async fn handle(self, core: &Core) -> Result<Self::Reply, CoreError> {
+        core.entry(&self.key)
+    }
+}
+
+impl Handle for requests::Detach {
+    async fn handle(self, core: &Core) -> Result<Self::Reply, CoreError> {
+        let reason = self
+            .reason
+            .as_deref()
+            .unwrap_or("detached by `oino detach`");
+        core.detach(&self.key, self.name.as_deref(), reason).await
+    }
+}
+
+impl Handle for requests::Output {
+    async fn handle(self, core: &Core) -> Result<Self::Reply, CoreError> {
+        let max_bytes = self.max_bytes.unwrap_or(DEFAULT_OUTPUT_BYTES);
+        core.output(&self.key, self.since, max_bytes)
+    }
+}
+
+impl Handle for requests::WaitOutput {
+    async fn handle(self, core: &Core) -> Result<Self::Reply, CoreError> {
+        let timeout = Duration::from_millis(self.timeout_ms);
+        core.wait_output(&self.key, self.offset, timeout).await
+    }
+}
+
+impl Handle for requests::Wait {
+    async fn handle(self, core: &Core) -> Result<Self::Reply, CoreError> {
+        core.wait(&self.key, self.timeout_ms.map(Duration::from_millis))
+            .await
+    }
+}
+
+impl Handle for requests::Kill {
+    async fn handle(self, core: &Core) -> Result<Self::Reply, CoreError> {
+        core.kill(&self.key).await
+    }
+}
+
+impl Handle for requests::Project {
+    async fn handle(self, core: &Core) -> Result<Self::Reply, CoreError> {
+        let project = Travel::from_wire(self.project);
+        core.start_project(&project, &self.env, self.only.as_deref())
+    }
+}
+
+impl Handle for requests::Restart {
+    async fn handle(self, core: &Core) -> Result<Self::Reply, CoreError> {
+        core.restart(&self.key, Travel::from_wire(self.size)).await
+    }
+}
+
+impl Handle for requests::Send {
+    async fn handle(self, core: &Core) -> Result<Self::Reply, CoreError> {
+        let key = self.key.clone();
+        core.write(&key, self.into_bytes()).await?;
+        Ok("sent".to_owned())
+    }
+}
+
+impl Handle for requests::Start {
+    /// A call whose waiter is the core itself: an interface watches its pane.
+    async fn handle(self, core: &Core) -> Result<Self::Reply, CoreError> {
+        let handle = core.start(self.into_call())?;
+        let entry = core.entry(&handle.id);
+        tokio::spawn(handle.result());
+        entry
+    }
+}
+
+impl Handle for requests::Snapshot {
+    async fn handle(self, core: &Core) -> Result<Self::Reply, CoreError> {
+        core.snapshot(&self.key, Travel::from_wire(self.size), 0)
+    }
+}
+
+impl Handle for requests::Resize {
+    async fn handle(self, core: &Core) -> Result<Self::Reply, CoreError> {
+        core.resize(&self.key, Travel::from_wire(self.size))?;
+        Ok("resized".to_owned())
+    }
+}
+
+impl Handle for requests::HistoryPage {
+    async fn handle(self, core: &Core) -> Result<Self::Reply, CoreError> {
+        core.history_page(&self.key, self.lines_back, self.rows)
+    }
+}
+
+impl Handle for requests::FindLine {
+    async fn handle(self, core: &Core) -> Result<Self::Reply, CoreError> {
+        let query = self.query;
+        core.find_line(&self.key, self.from, self.newer, |line| {
+            crate::output::matches_query(line, &query)
+        })
+    }
+}

@@ -1,0 +1,840 @@
+//! Every request a client may send, each a struct of its own paired with its reply in one table
+//! ([`requests!`] below): a caller asks with a request and gets its reply's type, and a new kind
+//! does not compile until it has a reply, a place in [`Request`] and a golden example (the tests
+//! at the end of this file; `cargo insta` shows the lines they pin).
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use super::wire::{self, Size, Travel};
+use crate::call::{CallOptions, CallResult, InputPolicy, TimeoutPolicy};
+use crate::core::project::ProjectStarted;
+use crate::core::{CallRequest, EntryInfo, EntryState, HistoryPage as Page};
+use crate::output::{DEFAULT_MAX_RESULT_BYTES, OutputSlice};
+use crate::pty::Waiter;
+use crate::screen::ScreenSnapshot;
+
+/// A request of one kind, and what it is answered with.
+pub trait Ask: Into<Request> {
+    /// The reply, as the core gives it ([`Travel`] says how it goes over the wire).
+    type Reply: Travel;
+    /// Whether it may take a while (a wait, a kill): a client asks it on a connection of its own
+    /// rather than on the one it shares for quick questions.
+    const APART: bool;
+}
+
+/// The table of requests: each kind, its reply, and `apart` when it may take a while.
+macro_rules! requests {
+    (@apart apart) => { true };
+    (@apart) => { false };
+    ($($kind:ident -> $reply:ty $(, $apart:ident)?;)*) => {
+        /// What a client asks: a JSON object whose `op` names the kind (in snake case).
+        #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+        #[serde(tag = "op", rename_all = "snake_case")]
+        pub enum Request {
+            $($kind($kind),)*
+        }
+
+        $(
+            impl Ask for $kind {
+                type Reply = $reply;
+                const APART: bool = requests!(@apart $($apart)?);
+            }
+
+            impl From<$kind> for Request {
+                fn from(request: $kind) -> Self {
+                    Self::$kind(request)
+                }
+            }
+        )*
+
+        /// Each kind's golden example, in the table's order: its name, the request's line and
+        /// the reply's line, each checked to read back as the value it was written from.
+        #[cfg(test)]
+        pub(crate) fn golden_lines() -> Vec<(&'static str, String, String)> {
+            vec![$({
+                let (request, reply) = <$kind as tests::Example>::example();
+                let request = Request::from(request);
+                let request_line = serde_json::to_string(&request).expect("a request encodes");
+                assert_eq!(
+                    serde_json::from_str::<Request>(&request_line).expect("it decodes"),
+                    request,
+                    "{request_line}"
+                );
+                let reply_line = serde_json::to_string(&reply.clone().to_wire())
+                    .expect("a reply encodes");
+                let read: <$reply as Travel>::Wire =
+                    serde_json::from_str(&reply_line).expect("it decodes");
+                assert_eq!(<$reply as Travel>::from_wire(read), reply, "{reply_line}");
+                (stringify!($kind), request_line, reply_line)
+            },)*]
+        }
+    };
+}
+
+requests! {
+    Hello -> wire::Hello;
+    Run -> CallResult;
+    List -> Vec<EntryInfo>;
+    Entry -> EntryInfo;
+    Detach -> EntryInfo, apart;
+    Output -> OutputSlice;
+    WaitOutput -> bool, apart;
+    Wait -> EntryState, apart;
+    Kill -> EntryState, apart;
+    Project -> ProjectStarted;
+    Restart -> EntryInfo, apart;
+    Send -> String;
+    KillServer -> String;
+    Start -> EntryInfo;
+    Snapshot -> ScreenSnapshot;
+    Resize -> String;
+    HistoryPage -> Page;
+    FindLine -> Option<u64>;
+    Subscribe -> String;
+}
+
+/// Checks that both sides speak the same protocol (the first request of every connection).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Hello {
+    pub version: u32,
+}
+
+/// Runs a call; the reply is its result (with `started`, its entry comes first).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Run {
+    pub command: String,
+    #[serde(default)]
+    pub id: Option<String>,
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// `"kill"` (default) or `"detach"`.
+    #[serde(default)]
+    pub on_timeout: Option<TimeoutPolicy>,
+    #[serde(default)]
+    pub max_bytes: Option<usize>,
+    #[serde(default)]
+    pub title: Option<String>,
+    /// The call's whole environment (a client sends its own, so that the command runs as it
+    /// would in the client's shell); empty, the server's.
+    #[serde(default)]
+    pub env: Vec<(String, String)>,
+    /// The terminal size the call runs at (the client's terminal); 80x24 when left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<Size>,
+    /// The name of the task it becomes when its timeout detaches it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// What happens when it waits for someone to type: `"wait"` (default), `"detach"` or
+    /// `"kill"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub on_input: Option<InputPolicy>,
+    /// Answer twice: the new entry as soon as the call exists (or why it could not start),
+    /// then its result. A client that detaches, kills or writes to it waits for the first.
+    #[serde(default)]
+    pub started: bool,
+}
+
+impl Run {
+    /// The request for `call` (a program waits for it).
+    #[must_use]
+    pub fn from_call(call: CallRequest, started: bool) -> Self {
+        let options = call.options;
+        Self {
+            command: call.command,
+            id: call.id,
+            cwd: call.cwd,
+            // Less than a millisecond is one, not none.
+            timeout_ms: options
+                .timeout
+                .map(|timeout| u64::try_from(timeout.as_millis().max(1)).unwrap_or(u64::MAX)),
+            on_timeout: Some(options.on_timeout),
+            max_bytes: Some(options.max_result_bytes),
+            title: call.title,
+            env: call.env,
+            size: call.size.to_wire(),
+            name: call.task_name,
+            on_input: (options.on_input != InputPolicy::Wait).then_some(options.on_input),
+            started,
+        }
+    }
+
+    /// The call it asks for.
+    #[must_use]
+    pub fn into_call(self) -> CallRequest {
+        CallRequest {
+            id: self.id,
+            cwd: self.cwd,
+            env: self.env,
+            size: Travel::from_wire(self.size),
+            title: self.title,
+            task_name: self.name,
+            options: CallOptions {
+                timeout: self.timeout_ms.map(std::time::Duration::from_millis),
+                on_timeout: self.on_timeout.unwrap_or_default(),
+                on_input: self.on_input.unwrap_or_default(),
+                max_result_bytes: self.max_bytes.unwrap_or(DEFAULT_MAX_RESULT_BYTES),
+                ..CallOptions::default()
+            },
+            waiter: Waiter::Program,
+            ..CallRequest::new(self.command)
+        }
+    }
+}
+
+/// Every entry.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct List {}
+
+/// One entry, by call id, task id or name.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    pub key: String,
+}
+
+/// Makes a running call a task (named `name`, else after its command).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Detach {
+    pub key: String,
+    #[serde(default)]
+    pub name: Option<String>,
+    #[serde(default)]
+    pub reason: Option<String>,
+}
+
+/// Clean output from raw offset `since` (default: the start, or a task's own start), at most
+/// `max_bytes` raw bytes of it (default 64 KiB).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Output {
+    pub key: String,
+    #[serde(default)]
+    pub since: Option<u64>,
+    #[serde(default)]
+    pub max_bytes: Option<usize>,
+}
+
+/// Waits until `key` has more than `offset` bytes of output or has ended: whether it has more.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WaitOutput {
+    pub key: String,
+    pub offset: u64,
+    pub timeout_ms: u64,
+}
+
+/// Waits until the entry ends, at most `timeout_ms` (no limit without it): its state then.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Wait {
+    pub key: String,
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+}
+
+/// Ends the entry's process (and what it started): its state after.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Kill {
+    pub key: String,
+}
+
+/// Starts the processes of a project file that do not run yet (or only `only`), each a task
+/// named after it, from the caller's environment `env`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Project {
+    pub project: wire::Project,
+    #[serde(default)]
+    pub env: Vec<(String, String)>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub only: Option<String>,
+}
+
+/// Starts `key`'s command again as a new call (ending it first if it still runs): the new entry.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Restart {
+    pub key: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<Size>,
+}
+
+/// Types `text`, then `bytes` (any bytes, such as keys a terminal sends), into the process.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Send {
+    pub key: String,
+    #[serde(default)]
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub bytes: Vec<u8>,
+}
+
+impl Send {
+    /// Text as text (what a server of protocol 1 before `bytes` reads too); anything else as
+    /// bytes, unchanged.
+    #[must_use]
+    pub fn bytes(key: &str, bytes: Vec<u8>) -> Self {
+        let (text, bytes) = match String::from_utf8(bytes) {
+            Ok(text) => (text, Vec::new()),
+            Err(err) => (String::new(), err.into_bytes()),
+        };
+        Self {
+            key: key.to_owned(),
+            text,
+            bytes,
+        }
+    }
+
+    /// What it types, in order.
+    #[must_use]
+    pub fn into_bytes(self) -> Vec<u8> {
+        let mut bytes = self.bytes;
+        bytes.splice(0..0, self.text.into_bytes());
+        bytes
+    }
+}
+
+/// Ends the server: its processes, then itself.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct KillServer {}
+
+/// Starts a call and answers at once with its entry (an interface is its own waiter).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Start {
+    pub command: String,
+    #[serde(default)]
+    pub cwd: Option<PathBuf>,
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub env: Vec<(String, String)>,
+    #[serde(default)]
+    pub size: Option<Size>,
+}
+
+impl Start {
+    /// The request for `call` (a person waits for it, in an interface).
+    #[must_use]
+    pub fn from_call(call: CallRequest) -> Self {
+        Self {
+            command: call.command,
+            cwd: call.cwd,
+            title: call.title,
+            env: call.env,
+            size: call.size.to_wire(),
+        }
+    }
+
+    /// The call it asks for.
+    #[must_use]
+    pub fn into_call(self) -> CallRequest {
+        CallRequest {
+            cwd: self.cwd,
+            env: self.env,
+            size: Travel::from_wire(self.size),
+            title: self.title,
+            waiter: Waiter::Person,
+            ..CallRequest::new(self.command)
+        }
+    }
+}
+
+/// The entry's screen at `size`, its PTY resized to it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Snapshot {
+    pub key: String,
+    #[serde(default)]
+    pub size: Option<Size>,
+}
+
+/// Resizes the entry's PTY.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Resize {
+    pub key: String,
+    pub size: Size,
+}
+
+/// Clean lines of the whole output: `rows` of them, ending `lines_back` before the last.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryPage {
+    pub key: String,
+    pub lines_back: u64,
+    pub rows: usize,
+}
+
+/// The nearest line before `from` (after it when `newer`) that contains `query` (smart case).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FindLine {
+    pub key: String,
+    pub from: u64,
+    pub newer: bool,
+    pub query: String,
+}
+
+/// Turns the connection into a stream of events ([`wire::Event`]), one a line, after its reply.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Subscribe {}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use std::fmt::Write as _;
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::call::DetachedTo;
+    use crate::core::{CoreEvent, EntryKind};
+    use crate::output::LogCut;
+    use crate::pty::{ProcessExit, TermSize};
+    use crate::screen::{Cell, CellAttrs, CellColor, CursorPos, MouseReporting};
+
+    /// A request of a kind with every field set that can be, and a reply it may get.
+    pub(crate) trait Example: Ask {
+        fn example() -> (Self, Self::Reply);
+    }
+
+    fn key() -> String {
+        "t1".to_owned()
+    }
+
+    const SIZE: Option<Size> = Some(Size { cols: 80, rows: 24 });
+
+    /// An entry with every field set.
+    fn entry() -> EntryInfo {
+        EntryInfo {
+            id: "c7".into(),
+            kind: EntryKind::Task,
+            task_id: Some("t1".into()),
+            name: Some("web".into()),
+            title: Some("server".into()),
+            command: "npm run dev".into(),
+            cwd: "/src".into(),
+            pid: 4242,
+            started_ms: 1_700_000_000_000,
+            detached_ms: Some(1_700_000_001_000),
+            ended_ms: Some(1_700_000_002_000),
+            state: EntryState::Killed { signal: 15 },
+            timed_out: true,
+            bytes: 1234,
+            detach_offset: 56,
+            log_path: "/run/oino/logs/c7.log".into(),
+            log_error: Some("No space left on device".into()),
+            log_cut: Some(LogCut {
+                cap: 1 << 20,
+                head: 1 << 18,
+                left_out: 99,
+                newest: 700,
+            }),
+            waiting_for_input: Some("Password: ".into()),
+            ready: Some(true),
+        }
+    }
+
+    impl Example for Hello {
+        fn example() -> (Self, wire::Hello) {
+            let hello = wire::Hello {
+                version: 3,
+                server_pid: 99,
+            };
+            (Self { version: 3 }, hello)
+        }
+    }
+
+    impl Example for Run {
+        fn example() -> (Self, CallResult) {
+            let run = Self {
+                command: "make test".into(),
+                id: Some("run-1".into()),
+                cwd: Some("/src".into()),
+                timeout_ms: Some(5000),
+                on_timeout: Some(TimeoutPolicy::Detach),
+                max_bytes: Some(1000),
+                title: Some("tests".into()),
+                env: vec![("A".into(), "b".into())],
+                size: SIZE,
+                name: Some("tests".into()),
+                on_input: Some(InputPolicy::Detach),
+                started: true,
+            };
+            let result = CallResult {
+                text: "ok\n\n[Detached to background task t1: slow]".into(),
+                is_error: false,
+                exit: Some(ProcessExit::Signal(9)),
+                timed_out: true,
+                detached: Some(DetachedTo {
+                    task_id: "t1".into(),
+                    reason: "slow".into(),
+                }),
+                full_output_path: Some("/run/oino/logs/run-1.log".into()),
+                log_error: Some("gone".into()),
+                log_cut: Some(LogCut {
+                    cap: 4,
+                    head: 1,
+                    left_out: 2,
+                    newest: 3,
+                }),
+            };
+            (run, result)
+        }
+    }
+
+    impl Example for List {
+        fn example() -> (Self, Vec<EntryInfo>) {
+            let running = EntryInfo {
+                kind: EntryKind::Call,
+                task_id: None,
+                name: None,
+                title: None,
+                detached_ms: None,
+                ended_ms: None,
+                state: EntryState::Running,
+                log_error: None,
+                log_cut: None,
+                waiting_for_input: None,
+                ready: None,
+                ..entry()
+            };
+            let orphaned = EntryInfo {
+                state: EntryState::Orphaned { server_pid: 77 },
+                ..running.clone()
+            };
+            (Self {}, vec![running, orphaned])
+        }
+    }
+
+    impl Example for Entry {
+        fn example() -> (Self, EntryInfo) {
+            (Self { key: key() }, entry())
+        }
+    }
+
+    impl Example for Detach {
+        fn example() -> (Self, EntryInfo) {
+            let detach = Self {
+                key: key(),
+                name: Some("web".into()),
+                reason: Some("slow".into()),
+            };
+            (detach, entry())
+        }
+    }
+
+    impl Example for Output {
+        fn example() -> (Self, OutputSlice) {
+            let output = Self {
+                key: key(),
+                since: Some(7),
+                max_bytes: Some(10),
+            };
+            let slice = OutputSlice {
+                text: "one\ntwo\n".into(),
+                from: 7,
+                next_offset: 17,
+            };
+            (output, slice)
+        }
+    }
+
+    impl Example for WaitOutput {
+        fn example() -> (Self, bool) {
+            let wait = Self {
+                key: key(),
+                offset: 7,
+                timeout_ms: 100,
+            };
+            (wait, true)
+        }
+    }
+
+    impl Example for Wait {
+        fn example() -> (Self, EntryState) {
+            let wait = Self {
+                key: key(),
+                timeout_ms: Some(100),
+            };
+            (wait, EntryState::Exited { code: 3 })
+        }
+    }
+
+    impl Example for Kill {
+        fn example() -> (Self, EntryState) {
+            (Self { key: key() }, EntryState::Killed { signal: 15 })
+        }
+    }
+
+    impl Example for Project {
+        fn example() -> (Self, ProjectStarted) {
+            let project = Self {
+                project: wire::Project {
+                    file: "/src/oino.toml".into(),
+                    processes: vec![wire::Process {
+                        name: "web".into(),
+                        cmd: "npm run dev".into(),
+                        cwd: "/src/web".into(),
+                        env: vec![("PORT".into(), "3000".into())],
+                        autostart: true,
+                        restart: wire::Restart::OnFailure,
+                        restart_limit: 5,
+                        backoff_ms: 1000,
+                        ready: Some("listening on".into()),
+                        after: vec!["db".into()],
+                    }],
+                },
+                env: vec![("A".into(), "b".into())],
+                only: Some("web".into()),
+            };
+            let started = ProjectStarted {
+                started: vec!["db".into(), "web".into()],
+                running: vec!["watch".into()],
+                not_started: vec!["seed".into()],
+            };
+            (project, started)
+        }
+    }
+
+    impl Example for Restart {
+        fn example() -> (Self, EntryInfo) {
+            (
+                Self {
+                    key: key(),
+                    size: SIZE,
+                },
+                entry(),
+            )
+        }
+    }
+
+    impl Example for Send {
+        fn example() -> (Self, String) {
+            let send = Self {
+                key: key(),
+                text: "y\r".into(),
+                bytes: vec![0x1b, b'[', b'A', 0xff],
+            };
+            (send, "sent".into())
+        }
+    }
+
+    impl Example for KillServer {
+        fn example() -> (Self, String) {
+            (Self {}, "stopping".into())
+        }
+    }
+
+    impl Example for Start {
+        fn example() -> (Self, EntryInfo) {
+            let start = Self {
+                command: "vim".into(),
+                cwd: Some("/src".into()),
+                title: Some("editor".into()),
+                env: vec![("TERM".into(), "xterm-256color".into())],
+                size: SIZE,
+            };
+            (start, entry())
+        }
+    }
+
+    impl Example for Snapshot {
+        fn example() -> (Self, ScreenSnapshot) {
+            let cell = |text: &str| Cell {
+                text: text.into(),
+                ..Cell::default()
+            };
+            let styled = Cell {
+                text: "世".into(),
+                fg: CellColor::Indexed(1),
+                bg: CellColor::Rgb(1, 2, 3),
+                attrs: CellAttrs {
+                    bold: true,
+                    dim: true,
+                    italic: true,
+                    underline: true,
+                    inverse: true,
+                    blink: true,
+                    strikethrough: true,
+                },
+                wide: true,
+            };
+            let snapshot = ScreenSnapshot {
+                size: TermSize { cols: 3, rows: 2 },
+                rows: vec![
+                    vec![styled, Cell::default(), cell("a")],
+                    vec![cell("b"), Cell::default(), Cell::default()],
+                ],
+                cursor: Some(CursorPos { row: 1, col: 1 }),
+                scroll_offset: 2,
+                scrollback_rows: 5,
+                alternate_screen: true,
+                application_cursor: true,
+                bracketed_paste: true,
+                mouse: MouseReporting {
+                    events: crate::screen::MouseEvents::ButtonMotion,
+                    encoding: crate::screen::MouseEncoding::Sgr,
+                },
+            };
+            (
+                Self {
+                    key: key(),
+                    size: SIZE,
+                },
+                snapshot,
+            )
+        }
+    }
+
+    impl Example for Resize {
+        fn example() -> (Self, String) {
+            let size = Size {
+                cols: 120,
+                rows: 40,
+            };
+            (Self { key: key(), size }, "resized".into())
+        }
+    }
+
+    impl Example for HistoryPage {
+        fn example() -> (Self, Page) {
+            let request = Self {
+                key: key(),
+                lines_back: 3,
+                rows: 2,
+            };
+            let page = Page {
+                lines: vec!["\u{1b}[1mbold\u{1b}[0m".into(), "plain".into()],
+                first_line: 10,
+                lines_back: 3,
+                total_lines: 15,
+            };
+            (request, page)
+        }
+    }
+
+    impl Example for FindLine {
+        fn example() -> (Self, Option<u64>) {
+            let find = Self {
+                key: key(),
+                from: 9,
+                newer: true,
+                query: "error".into(),
+            };
+            (find, Some(12))
+        }
+    }
+
+    impl Example for Subscribe {
+        fn example() -> (Self, String) {
+            (Self {}, "subscribed".into())
+        }
+    }
+
+    /// One event of each kind.
+    fn events() -> Vec<CoreEvent> {
+        let id = || "c1".to_owned();
+        vec![
+            CoreEvent::Started { id: id() },
+            CoreEvent::OutputChanged { id: id() },
+            CoreEvent::Detached {
+                id: id(),
+                task_id: "t1".into(),
+                name: "web".into(),
+            },
+            CoreEvent::Ended {
+                id: id(),
+                state: EntryState::Exited { code: 0 },
+            },
+            CoreEvent::Waiting {
+                id: id(),
+                prompt: Some("[Y/n] ".into()),
+            },
+            CoreEvent::Ready {
+                id: id(),
+                ready: Some(true),
+            },
+        ]
+    }
+
+    /// Each event kind's place in [`events`]: a new kind does not compile until it has one.
+    fn event_kind(event: &CoreEvent) -> usize {
+        match event {
+            CoreEvent::Started { .. } => 0,
+            CoreEvent::OutputChanged { .. } => 1,
+            CoreEvent::Detached { .. } => 2,
+            CoreEvent::Ended { .. } => 3,
+            CoreEvent::Waiting { .. } => 4,
+            CoreEvent::Ready { .. } => 5,
+        }
+    }
+
+    #[test]
+    fn every_request_reply_and_event_reads_and_writes_as_pinned() {
+        // Wire API: a changed line here is a changed protocol (and `--json` output). Change
+        // PROTOCOL_VERSION when an old client or server would misread it.
+        let mut golden = String::new();
+        for (kind, request, reply) in golden_lines() {
+            let _ = write!(golden, "{kind}\n> {request}\n< {reply}\n");
+        }
+        let events = events();
+        assert_eq!(
+            events.iter().map(event_kind).collect::<Vec<_>>(),
+            (0..events.len()).collect::<Vec<_>>(),
+            "one event of each kind, in order"
+        );
+        golden.push_str("events\n");
+        for event in events {
+            let line = serde_json::to_string(&event.clone().to_wire()).expect("encode");
+            let read: wire::Event = serde_json::from_str(&line).expect("decode");
+            assert_eq!(CoreEvent::from_wire(read), event, "{line}");
+            let _ = writeln!(golden, "< {line}");
+        }
+        insta::assert_snapshot!(golden);
+    }
+
+    #[test]
+    fn short_forms_fill_in_their_defaults() {
+        let short: Request =
+            serde_json::from_str(r#"{"op":"run","command":"ls"}"#).expect("short run");
+        let Request::Run(run) = short else {
+            panic!("a run request: {short:?}");
+        };
+        assert!(!run.started);
+        let call = run.into_call();
+        assert_eq!(call.command, "ls");
+        assert_eq!(call.options.on_timeout, TimeoutPolicy::Kill);
+        assert_eq!(call.options.max_result_bytes, DEFAULT_MAX_RESULT_BYTES);
+        assert_eq!(call.waiter, Waiter::Program);
+        let start: Request =
+            serde_json::from_str(r#"{"op":"start","command":"vim"}"#).expect("short start");
+        let Request::Start(start) = start else {
+            panic!("a start request: {start:?}");
+        };
+        assert_eq!(start.into_call().waiter, Waiter::Person);
+        // What `run` gives back is what was asked for.
+        let (example, _) = Run::example();
+        let again = Run::from_call(example.clone().into_call(), true);
+        assert_eq!(again, example);
+        let cwd: Option<PathBuf> = again.cwd;
+        assert_eq!(cwd.as_deref(), Some(std::path::Path::new("/src")));
+        // Anything typed goes as text when it is text, else as bytes, in order.
+        for bytes in [b"yes\r".to_vec(), vec![0x1b, b'[', 0xff]] {
+            let send = Send::bytes("t1", bytes.clone());
+            assert_eq!(send.into_bytes(), bytes);
+        }
+        assert_eq!(Send::bytes("t1", b"q".to_vec()).text, "q");
+    }
+}
