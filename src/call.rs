@@ -138,7 +138,7 @@ pub enum TimeoutPolicy {
 }
 
 /// What the waiter of a call does when the call waits for someone to type.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum InputPolicy {
     /// Keep waiting: someone answers in the interface, or with `oino send`.

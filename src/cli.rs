@@ -211,6 +211,27 @@ pub enum OnTimeout {
     Detach,
 }
 
+/// What the waiter of a call does when the call waits for someone to type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum OnInput {
+    /// Keep waiting: someone answers in the interface, or with `oino send`.
+    Wait,
+    /// Detach it into a task and return with the output so far (its prompt last).
+    Detach,
+    /// Kill it.
+    Kill,
+}
+
+impl OnInput {
+    fn policy(self) -> crate::call::InputPolicy {
+        match self {
+            Self::Wait => crate::call::InputPolicy::Wait,
+            Self::Detach => crate::call::InputPolicy::Detach,
+            Self::Kill => crate::call::InputPolicy::Kill,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Stop waiting after SECS seconds (see --on-timeout).
@@ -223,7 +244,7 @@ pub struct RunArgs {
     /// it into a task and print what it showed, keep waiting (answer with `oino send`, or in
     /// `oino`), or kill it.
     #[arg(long, value_enum, default_value = "detach", value_name = "POLICY")]
-    pub on_input: crate::call::InputPolicy,
+    pub on_input: OnInput,
     /// Directory to run in (default: the current one).
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
@@ -350,7 +371,7 @@ impl RunArgs {
                         OnTimeout::Detach => TimeoutPolicy::Detach,
                     },
                     max_result_bytes: self.max_bytes,
-                    on_input: self.on_input,
+                    on_input: self.on_input.policy(),
                     ..CallOptions::default()
                 },
                 task_name: self.name.clone(),
@@ -370,8 +391,7 @@ fn terminal_size() -> Option<TermSize> {
     if !std::io::stdout().is_terminal() {
         return None;
     }
-    let (cols, rows) = crossterm::terminal::size().ok()?;
-    Some(TermSize::new(cols, rows))
+    crate::interface::terminal::size()
 }
 
 /// The program: parse, run, exit status.

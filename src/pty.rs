@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, watch};
 
 pub mod exec;
+pub mod procfs;
 mod spawn;
 pub mod waiting;
 

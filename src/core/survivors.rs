@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use super::types::{EntryInfo, EntryKind, EntryState};
 use crate::pty::proc_scan::{self, ProcessStat};
-use crate::pty::{CALL_ID_ENV, OWNER_ENV};
+use crate::pty::{CALL_ID_ENV, OWNER_ENV, procfs};
 
 /// How often a dying survivor is looked at during a kill.
 const KILL_POLL: Duration = Duration::from_millis(10);
@@ -143,10 +143,10 @@ impl Survivor {
 
     /// Its command, folder and start, from its oldest process.
     fn describe(&mut self, process: ProcessStat) {
-        self.command = std::fs::read(format!("/proc/{}/cmdline", process.pid))
+        self.command = procfs::cmdline(process.pid)
             .map(|cmdline| command_of(&cmdline))
             .unwrap_or_default();
-        self.cwd = std::fs::read_link(format!("/proc/{}/cwd", process.pid)).unwrap_or_default();
+        self.cwd = procfs::cwd(process.pid).unwrap_or_default();
         self.started_ms = started_ms(process.started);
     }
 
@@ -235,7 +235,7 @@ impl Survivor {
 
 /// A survivor's tag and call id, from its environment.
 fn tags(pid: i32) -> Option<(String, String)> {
-    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    let environ = procfs::environ(pid)?;
     let value = |name: &str| {
         let prefix = format!("{name}=");
         environ
@@ -255,10 +255,7 @@ fn parse_tag(tag: &str) -> Option<(&str, u32, u64)> {
 
 /// The uid a process runs as.
 fn proc_owner(pid: i32) -> Option<u32> {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::metadata(format!("/proc/{pid}"))
-        .ok()
-        .map(|meta| meta.uid())
+    procfs::owner(pid)
 }
 
 /// A command line as a person reads it: `bash -c COMMAND` is COMMAND.

@@ -168,6 +168,13 @@ pub async fn run(
     run_app(link, &mut app).await
 }
 
+/// The size of the terminal on standard output, if it has one.
+#[must_use]
+pub fn size() -> Option<crate::pty::TermSize> {
+    let (cols, rows) = crossterm::terminal::size().ok()?;
+    Some(crate::pty::TermSize::new(cols, rows))
+}
+
 /// Draws `app` on this terminal until it quits; then the terminal is as it was.
 async fn run_app(link: Link, app: &mut App) -> anyhow::Result<()> {
     let guard = TerminalGuard::enter(app.wants_mouse() != crate::screen::MouseEvents::None)?;

@@ -37,13 +37,8 @@ pub const DEFAULT_IDLE_EXIT: Duration = Duration::from_secs(60);
 /// client holds none of the client's (a pipe a harness waits on, make's jobserver, bats' fd 3).
 /// Called first thing, before anything of the server's own is open.
 pub fn close_inherited_descriptors() {
-    let inherited: Vec<i32> = std::fs::read_dir("/proc/self/fd")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
-        .filter(|fd| *fd > 2)
-        .collect();
+    let inherited = crate::pty::procfs::own_descriptors();
+    let inherited = inherited.into_iter().filter(|fd| *fd > 2);
     // The listing's own descriptor is closed by now: closing its number again does nothing.
     for fd in inherited {
         let _ = nix::unistd::close(fd);

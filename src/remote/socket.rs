@@ -118,10 +118,8 @@ fn server_of(socket: &Path, counts: impl Fn(u32) -> bool) -> Option<u32> {
         .and_then(|_| text.trim().parse::<u32>().ok())
         .filter(|pid| serves(*pid, socket));
     named.or_else(|| {
-        std::fs::read_dir("/proc")
-            .ok()?
-            .flatten()
-            .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        crate::pty::procfs::pids()
+            .into_iter()
             .find(|pid| serves(*pid, socket) && counts(*pid))
     })
 }
@@ -133,7 +131,10 @@ fn serves(pid: u32, socket: &Path) -> bool {
     if pid == std::process::id() || !is_mine(pid) {
         return false;
     }
-    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+    let Some(cmdline) = i32::try_from(pid)
+        .ok()
+        .and_then(crate::pty::procfs::cmdline)
+    else {
         return false;
     };
     let args: Vec<&[u8]> = cmdline.split(|byte| *byte == 0).collect();
@@ -144,13 +145,8 @@ fn serves(pid: u32, socket: &Path) -> bool {
 
 /// Whether process `pid` runs as this user (its real and effective uid).
 fn is_mine(pid: u32) -> bool {
-    let uid = nix::unistd::getuid().as_raw().to_string();
-    std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|status| {
-        status
-            .lines()
-            .find_map(|line| line.strip_prefix("Uid:"))
-            .is_some_and(|ids| ids.split_whitespace().take(2).all(|id| id == uid))
-    })
+    let uid = nix::unistd::getuid().as_raw();
+    i32::try_from(pid).ok().and_then(crate::pty::procfs::uids) == Some((uid, uid))
 }
 
 /// The name of the server of `socket`: the socket's name and a hash of its whole path

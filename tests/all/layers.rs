@@ -1,7 +1,12 @@
 //! Imports only go down: a layer names the layers below it, never one above or beside it.
-//! Reads every file under `src/`; a new module must be given its place here.
+//! Reads every file under `src/` as Rust tokens (every path through `crate::`, `self::` and
+//! `super::`, in code and macros, each leaf of nested braces); a new module must be given its
+//! place here. Some crates belong to one layer (clap to the command line, crossterm and ratatui
+//! to the interface, rmcp to the bridge), and only the PTY layer reads `/proc`.
 
 use std::path::{Path, PathBuf};
+
+use proc_macro2::TokenTree;
 
 /// The layers, bottom up. A module may name modules of lower rank only (and itself).
 const LAYERS: &[(&str, u8)] = &[
@@ -63,35 +68,165 @@ fn module_of(relative: &Path) -> Vec<String> {
         .collect()
 }
 
-/// The module paths a source names through `crate::`, each as its first two segments.
-fn named_modules(source: &str) -> Vec<Vec<String>> {
-    let mut named = Vec::new();
-    for (at, _) in source.match_indices("crate::") {
-        let rest = &source[at + "crate::".len()..];
-        if let Some(group) = rest.strip_prefix('{') {
-            // `crate::{a::b, c}`: each item's path.
-            let group = &group[..group.find('}').unwrap_or(group.len())];
-            named.extend(group.split(',').map(path_segments));
-        } else {
-            named.push(path_segments(rest));
-        }
-    }
-    named.retain(|path| !path.is_empty());
+/// Crates that only one layer may name: the command line, the terminal, the agent's protocol.
+const CRATE_TIES: &[(&str, &str)] = &[
+    ("clap", "cli"),
+    ("clap_complete", "cli"),
+    ("clap_mangen", "cli"),
+    ("crossterm", "interface"),
+    ("ratatui", "interface"),
+    ("rmcp", "mcp"),
+];
+
+/// The only layer that reads the kernel's process tables.
+const PROC_LAYER: &str = "pty";
+
+/// What a source file names: the crate's modules it reaches (each path resolved from the file's
+/// module, `super::` and `self::` included, every leaf of nested braces), the tied crates it
+/// uses, and whether it reads `/proc`.
+#[derive(Debug, Default, PartialEq)]
+struct Named {
+    modules: Vec<Vec<String>>,
+    crates: Vec<String>,
+    reads_proc: bool,
+}
+
+/// Reads `source` as Rust tokens (comments dropped, doc comments skipped) from module `module`.
+fn named_in(source: &str, module: &[String]) -> Named {
+    let tokens: proc_macro2::TokenStream = source.parse().expect("a source file that lexes");
+    let mut named = Named::default();
+    scan(&tokens.into_iter().collect::<Vec<_>>(), module, &mut named);
+    named.modules.retain(|path| !path.is_empty());
     named
 }
 
-fn path_segments(text: &str) -> Vec<String> {
-    text.trim_start()
-        .split("::")
-        .map(|segment| {
-            segment
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
-                .collect::<String>()
-        })
-        .take_while(|segment| !segment.is_empty())
-        .take(2)
-        .collect()
+fn is_punct(token: Option<&TokenTree>, ch: char) -> bool {
+    matches!(token, Some(TokenTree::Punct(punct)) if punct.as_char() == ch)
+}
+
+/// Whether `tokens[at..]` starts with `::`.
+fn path_sep(tokens: &[TokenTree], at: usize) -> bool {
+    is_punct(tokens.get(at), ':') && is_punct(tokens.get(at + 1), ':')
+}
+
+fn ident(token: Option<&TokenTree>) -> Option<String> {
+    match token {
+        Some(TokenTree::Ident(ident)) => Some(ident.to_string()),
+        _ => None,
+    }
+}
+
+fn scan(tokens: &[TokenTree], module: &[String], named: &mut Named) {
+    let mut at = 0;
+    while at < tokens.len() {
+        // `#[doc = "..."]` (a doc comment): words, not code.
+        if is_punct(tokens.get(at), '#') {
+            let group = match tokens.get(at + 1) {
+                Some(TokenTree::Group(group)) => Some(group),
+                _ => tokens.get(at + 2).and_then(|token| match token {
+                    TokenTree::Group(group) if is_punct(tokens.get(at + 1), '!') => Some(group),
+                    _ => None,
+                }),
+            };
+            if let Some(group) = group {
+                if ident(group.stream().into_iter().next().as_ref()).as_deref() == Some("doc") {
+                    at += if is_punct(tokens.get(at + 1), '!') {
+                        3
+                    } else {
+                        2
+                    };
+                    continue;
+                }
+            }
+        }
+        match &tokens[at] {
+            TokenTree::Group(group) => {
+                scan(
+                    &group.stream().into_iter().collect::<Vec<_>>(),
+                    module,
+                    named,
+                );
+            }
+            TokenTree::Literal(literal) => {
+                if literal.to_string().contains("/proc") {
+                    named.reads_proc = true;
+                }
+            }
+            TokenTree::Ident(word) => {
+                let word = word.to_string();
+                let starts_a_path = !(at >= 2 && path_sep(tokens, at - 2));
+                // `mod name { ... }`: what is inside is in module `name`.
+                if word == "mod" {
+                    if let (Some(name), Some(TokenTree::Group(body))) =
+                        (ident(tokens.get(at + 1)), tokens.get(at + 2))
+                    {
+                        let inner: Vec<String> = module
+                            .iter()
+                            .cloned()
+                            .chain(std::iter::once(name))
+                            .collect();
+                        scan(
+                            &body.stream().into_iter().collect::<Vec<_>>(),
+                            &inner,
+                            named,
+                        );
+                        at += 3;
+                        continue;
+                    }
+                }
+                if starts_a_path && path_sep(tokens, at + 1) {
+                    let root = match word.as_str() {
+                        "crate" => Some(Vec::new()),
+                        "self" | "super" => Some(module.to_vec()),
+                        _ => None,
+                    };
+                    if let Some(root) = root {
+                        at = path(tokens, at, root, named);
+                        continue;
+                    }
+                    if CRATE_TIES.iter().any(|(tied, _)| *tied == word) {
+                        named.crates.push(word);
+                    }
+                }
+            }
+            TokenTree::Punct(_) => {}
+        }
+        at += 1;
+    }
+}
+
+/// Reads the path starting at `tokens[at]` (`crate`, `self` or `super`) from `prefix`, each of
+/// its leaves into `named`; the index after it.
+fn path(tokens: &[TokenTree], mut at: usize, mut prefix: Vec<String>, named: &mut Named) -> usize {
+    loop {
+        match ident(tokens.get(at)).as_deref() {
+            Some("super") => {
+                prefix.pop();
+            }
+            Some("crate" | "self") => {}
+            Some(segment) => prefix.push(segment.to_owned()),
+            None => {
+                // `a::{b, c::{d}}`: each item is a path of its own from here.
+                if let Some(TokenTree::Group(group)) = tokens.get(at) {
+                    let items: Vec<TokenTree> = group.stream().into_iter().collect();
+                    for item in items.split(|token| is_punct(Some(token), ',')) {
+                        if !item.is_empty() {
+                            path(item, 0, prefix.clone(), named);
+                        }
+                    }
+                    return at + 1;
+                }
+                break;
+            }
+        }
+        if !path_sep(tokens, at + 1) {
+            at += 1;
+            break;
+        }
+        at += 3;
+    }
+    named.modules.push(prefix.into_iter().take(2).collect());
+    at
 }
 
 /// Why `module` may not name `named`, if it may not.
@@ -117,6 +252,27 @@ fn upward(module: &[String], named: &[String]) -> Option<String> {
         return None;
     };
     (to_rank >= from_rank).then(|| format!("{from}::{from_part} names {to}::{to_part}"))
+}
+
+/// Everything `module` names that it may not.
+fn breaks_of(module: &[String], named: &Named) -> Vec<String> {
+    let mut breaks: Vec<String> = named
+        .modules
+        .iter()
+        .filter_map(|path| upward(module, path))
+        .collect();
+    let layer = module[0].as_str();
+    for tied in &named.crates {
+        if let Some((_, owner)) = CRATE_TIES.iter().find(|(name, _)| name == tied) {
+            if *owner != layer {
+                breaks.push(format!("{layer} uses {tied}, which only {owner} may"));
+            }
+        }
+    }
+    if named.reads_proc && layer != PROC_LAYER {
+        breaks.push(format!("{layer} reads /proc, which only {PROC_LAYER} may"));
+    }
+    breaks
 }
 
 fn source_files(dir: &Path, found: &mut Vec<PathBuf>) {
@@ -159,10 +315,8 @@ fn imports_only_go_down() {
             }
         }
         let source = std::fs::read_to_string(file).expect("reading a source file");
-        for named in named_modules(&source) {
-            if let Some(why) = upward(&module, &named) {
-                breaks.push(format!("{}: {why}", relative.display()));
-            }
+        for why in breaks_of(&module, &named_in(&source, &module)) {
+            breaks.push(format!("{}: {why}", relative.display()));
         }
     }
     breaks.sort();
@@ -179,16 +333,18 @@ fn imports_only_go_down() {
     );
 }
 
+fn breaks_in(file: &str, source: &str) -> Vec<String> {
+    let module = module_of(Path::new(file));
+    breaks_of(&module, &named_in(source, &module))
+}
+
 #[test]
 fn the_layer_check_sees_an_upward_import() {
-    let module = module_of(Path::new("core/tasks.rs"));
-    let named = named_modules("use crate::interface::app::App;\nuse crate::{pty::TermSize, link};");
-    let breaks: Vec<String> = named
-        .iter()
-        .filter_map(|named| upward(&module, named))
-        .collect();
     assert_eq!(
-        breaks,
+        breaks_in(
+            "core/tasks.rs",
+            "use crate::interface::app::App;\nuse crate::{pty::TermSize, link};"
+        ),
         [
             "core (layer 6) names interface (layer 9)",
             "core (layer 6) names link (layer 8)"
@@ -200,4 +356,81 @@ fn the_layer_check_sees_an_upward_import() {
         Some("interface::app names interface::ui")
     );
     assert_eq!(upward(&state, &["screen".into(), "Cell".into()]), None);
+}
+
+#[test]
+fn the_layer_check_sees_the_second_name_in_nested_braces() {
+    assert_eq!(
+        breaks_in(
+            "core/tasks.rs",
+            "use crate::{pty::{TermSize, Waiter}, link::Link, screen};"
+        ),
+        ["core (layer 6) names link (layer 8)"]
+    );
+    assert_eq!(
+        breaks_in(
+            "core/tasks.rs",
+            "use crate::{screen::{Cell, Screen}, output::{a, b::{c}}, mcp};"
+        ),
+        ["core (layer 6) names mcp (layer 9)"]
+    );
+}
+
+#[test]
+fn the_layer_check_follows_super_where_it_climbs() {
+    // From `interface::app::keymap`, `super::super::ui` is `interface::ui`.
+    assert_eq!(
+        breaks_in("interface/app/keymap.rs", "use super::super::ui::Theme;"),
+        ["interface::app names interface::ui"]
+    );
+    // Inside an inline module, `super` is the file's own module first.
+    assert_eq!(
+        breaks_in(
+            "core/tasks.rs",
+            "mod tests { use super::*; fn f() { super::super::super::link::Link::x(); } }"
+        ),
+        ["core (layer 6) names link (layer 8)"]
+    );
+    assert!(breaks_in("interface/app/keymap.rs", "use super::Layout;").is_empty());
+    // In code and in macros, not only in `use`.
+    assert_eq!(
+        breaks_in("output/read.rs", "fn f() { assert!(crate::core::x()); }"),
+        ["output (layer 3) names core (layer 6)"]
+    );
+    // Words are not code.
+    assert!(
+        breaks_in(
+            "output/read.rs",
+            "/// See crate::core::Core.\n// crate::link\nfn f() {}"
+        )
+        .is_empty()
+    );
+}
+
+#[test]
+fn the_layer_check_sees_crates_outside_their_layer() {
+    assert_eq!(
+        breaks_in(
+            "call.rs",
+            "#[derive(clap::ValueEnum)]\nenum Policy { Kill }"
+        ),
+        ["call uses clap, which only cli may"]
+    );
+    assert_eq!(
+        breaks_in("cli.rs", "fn f() { crossterm::terminal::size(); }"),
+        ["cli uses crossterm, which only interface may"]
+    );
+    assert_eq!(
+        breaks_in("core.rs", "use rmcp::model::Tool;"),
+        ["core uses rmcp, which only mcp may"]
+    );
+    assert_eq!(
+        breaks_in(
+            "interface/app/usage.rs",
+            r#"fn f() { std::fs::read("/proc/self/stat"); }"#
+        ),
+        ["interface reads /proc, which only pty may"]
+    );
+    assert!(breaks_in("cli.rs", "use clap::Parser;").is_empty());
+    assert!(breaks_in("pty.rs", r#"const P: &str = "/proc";"#).is_empty());
 }
