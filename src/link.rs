@@ -381,7 +381,9 @@ impl Link {
         .await
     }
 
-    /// Starts a call whose waiter is the interface (its result is its pane): a person's call.
+    /// Starts a call whose waiter is the interface (its result is its pane): a person's call. It
+    /// carries the request's command, folder, title, environment and size (as `start` does on
+    /// the wire); an id, a task name or call options are for [`Link::run`].
     pub async fn start(&self, request: CallRequest) -> anyhow::Result<()> {
         check_command(&request)?;
         self.ask(ask::Start::from_call(request)).await?;

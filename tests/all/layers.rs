@@ -28,7 +28,8 @@ const LAYERS: &[(&str, u8)] = &[
 
 /// Within a layer, the same rule between its parts: the interface's state does not know its
 /// drawing, the loop or the terminal; the server and its clients share only the protocol and the
-/// socket's helpers (the dispatcher answers requests for the server and for a link in process).
+/// socket's helpers (the dispatcher answers requests for the server and for a link in process;
+/// neither the server nor a client names the other).
 const PARTS: &[(&str, &[(&str, u8)])] = &[
     (
         "interface",
@@ -46,7 +47,7 @@ const PARTS: &[(&str, &[(&str, u8)])] = &[
             ("protocol", 0),
             ("socket", 0),
             ("dispatch", 1),
-            ("client", 1),
+            ("client", 2),
             ("server", 2),
         ],
     ),
@@ -87,6 +88,8 @@ const PROC_LAYER: &str = "pty";
 #[derive(Debug, Default, PartialEq)]
 struct Named {
     modules: Vec<Vec<String>>,
+    /// Modules whose every name is brought in (`use super::*`), resolved.
+    globs: Vec<Vec<String>>,
     crates: Vec<String>,
     reads_proc: bool,
 }
@@ -148,8 +151,27 @@ fn scan(tokens: &[TokenTree], module: &[String], named: &mut Named) {
                 );
             }
             TokenTree::Literal(literal) => {
-                if literal.to_string().contains("/proc") {
+                let text = literal.to_string();
+                let content = text
+                    .trim_start_matches(['r', '#', 'b'])
+                    .trim_start_matches('"');
+                if content.starts_with("/proc") {
                     named.reads_proc = true;
+                }
+                // Paths written in strings (`#[serde(with = "crate::x")]`) are code too.
+                for (at, _) in text.match_indices("crate::") {
+                    let path: Vec<String> = text[at + "crate::".len()..]
+                        .split("::")
+                        .map(|segment| {
+                            segment
+                                .chars()
+                                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                                .collect::<String>()
+                        })
+                        .take_while(|segment| !segment.is_empty())
+                        .take(2)
+                        .collect();
+                    named.modules.push(path);
                 }
             }
             TokenTree::Ident(word) => {
@@ -174,6 +196,10 @@ fn scan(tokens: &[TokenTree], module: &[String], named: &mut Named) {
                         continue;
                     }
                 }
+                // A tied crate named anywhere: `clap::`, `::clap::`, `use clap as c`.
+                if CRATE_TIES.iter().any(|(tied, _)| *tied == word) {
+                    named.crates.push(word.clone());
+                }
                 if starts_a_path && path_sep(tokens, at + 1) {
                     let root = match word.as_str() {
                         "crate" => Some(Vec::new()),
@@ -183,9 +209,6 @@ fn scan(tokens: &[TokenTree], module: &[String], named: &mut Named) {
                     if let Some(root) = root {
                         at = path(tokens, at, root, named);
                         continue;
-                    }
-                    if CRATE_TIES.iter().any(|(tied, _)| *tied == word) {
-                        named.crates.push(word);
                     }
                 }
             }
@@ -205,6 +228,12 @@ fn path(tokens: &[TokenTree], mut at: usize, mut prefix: Vec<String>, named: &mu
             }
             Some("crate" | "self") => {}
             Some(segment) => prefix.push(segment.to_owned()),
+            None if is_punct(tokens.get(at), '*') => {
+                // A glob brings in every name of a module: one that holds layers or parts of
+                // other ranks hides what it reaches.
+                named.globs.push(prefix);
+                return at + 1;
+            }
             None => {
                 // `a::{b, c::{d}}`: each item is a path of its own from here.
                 if let Some(TokenTree::Group(group)) = tokens.get(at) {
@@ -262,6 +291,19 @@ fn breaks_of(module: &[String], named: &Named) -> Vec<String> {
         .filter_map(|path| upward(module, path))
         .collect();
     let layer = module[0].as_str();
+    for glob in &named.globs {
+        let holds_parts = match glob.as_slice() {
+            [] => true,
+            [layer] => PARTS.iter().any(|(parted, _)| parted == layer),
+            _ => false,
+        };
+        if holds_parts {
+            let what = glob.first().map_or("the crate's root", String::as_str);
+            breaks.push(format!(
+                "{layer} takes every name of {what} (a glob): name each"
+            ));
+        }
+    }
     for tied in &named.crates {
         if let Some((_, owner)) = CRATE_TIES.iter().find(|(name, _)| name == tied) {
             if *owner != layer {
@@ -431,6 +473,30 @@ fn the_layer_check_sees_crates_outside_their_layer() {
         ),
         ["interface reads /proc, which only pty may"]
     );
+    assert_eq!(
+        breaks_in("call.rs", "use ::clap::ValueEnum;\nextern crate clap as c;"),
+        [
+            "call uses clap, which only cli may",
+            "call uses clap, which only cli may"
+        ]
+    );
+    assert_eq!(
+        breaks_in("remote/client.rs", "use super::*;"),
+        ["remote takes every name of remote (a glob): name each"]
+    );
+    assert_eq!(
+        breaks_in("core/tasks.rs", "use crate::*;"),
+        ["core takes every name of the crate's root (a glob): name each"]
+    );
+    assert!(breaks_in("core/tasks.rs", "mod tests { use super::*; }").is_empty());
+    assert_eq!(
+        breaks_in(
+            "core/tasks.rs",
+            r#"#[serde(with = "crate::link::as_text")] struct S;"#
+        ),
+        ["core (layer 6) names link (layer 8)"]
+    );
+    assert!(breaks_in("core.rs", r#"const DOC: &str = "docs/processes.md";"#).is_empty());
     assert!(breaks_in("cli.rs", "use clap::Parser;").is_empty());
     assert!(breaks_in("pty.rs", r#"const P: &str = "/proc";"#).is_empty());
 }

@@ -19,8 +19,9 @@ use crate::screen::ScreenSnapshot;
 pub trait Ask: Into<Request> {
     /// The reply, as the core gives it ([`Travel`] says how it goes over the wire).
     type Reply: Travel;
-    /// Whether it may take a while (a wait, a kill): a client asks it on a connection of its own
-    /// rather than on the one it shares for quick questions.
+    /// Whether it may take a while (a wait, a kill) or holds its connection (`run`, `subscribe`:
+    /// these are read by their own code, not with one reply): a client asks it on a connection
+    /// of its own rather than on the one it shares for quick questions.
     const APART: bool;
 }
 
@@ -75,7 +76,7 @@ macro_rules! requests {
 
 requests! {
     Hello -> wire::Hello;
-    Run -> CallResult;
+    Run -> CallResult, apart;
     List -> Vec<EntryInfo>;
     Entry -> EntryInfo;
     Detach -> EntryInfo, apart;
@@ -92,7 +93,7 @@ requests! {
     Resize -> String;
     HistoryPage -> Page;
     FindLine -> Option<u64>;
-    Subscribe -> String;
+    Subscribe -> String, apart;
 }
 
 /// Checks that both sides speak the same protocol (the first request of every connection).
