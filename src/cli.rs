@@ -897,27 +897,25 @@ pub async fn follow(
     until_end: bool,
     json: bool,
 ) -> anyhow::Result<crate::core::EntryState> {
-    let mut offset = since;
-    loop {
-        let slice = link.output(key, offset, FOLLOW_READ_BYTES).await?;
-        let moved = slice.next_offset > slice.from;
-        offset = Some(slice.next_offset);
-        if moved {
-            if json {
-                let wire = crate::remote::protocol::Travel::to_wire(slice.clone());
-                print_text(&crate::inert::json(serde_json::to_string(&wire)?))?;
-            } else {
-                print_raw(&slice.text)?;
-            }
-            continue;
+    let from = match since {
+        Some(since) => since,
+        // A task's own output, or a call's whole.
+        None => link.entry(key).await?.detach_offset,
+    };
+    let mut follower = link.follow(key, from);
+    // Without `until_end`, what is there now.
+    let until = (!until_end).then(tokio::time::Instant::now);
+    while let crate::output::Followed::Output(slice) =
+        follower.next(FOLLOW_READ_BYTES, until).await?
+    {
+        if json {
+            let wire = crate::remote::protocol::Travel::to_wire(slice);
+            print_text(&crate::inert::json(serde_json::to_string(&wire)?))?;
+        } else {
+            print_raw(&slice.text)?;
         }
-        let entry = link.entry(key).await?;
-        if !until_end || (!entry.state.is_running() && slice.next_offset >= entry.bytes) {
-            return Ok(entry.state);
-        }
-        link.wait_output(key, slice.next_offset, Duration::from_secs(1))
-            .await?;
     }
+    Ok(link.entry(key).await?.state)
 }
 
 /// Writing to this command's own standard output failed: its reader left (`oino logs | head`),

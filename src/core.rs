@@ -37,7 +37,7 @@ use std::time::{Duration, SystemTime};
 use tokio::sync::{broadcast, oneshot, watch};
 
 use crate::call::{CallEnd, CallResult, CallRunner, DetachedTo, detach_marker};
-use crate::output::{OutputSink, OutputSlice, RawLog};
+use crate::output::{Follower, OutputSink, OutputSlice, OutputSource, RawLog};
 use crate::pty::{self, ProcessExit, PtyError, SpawnSpec, TermSize};
 use crate::registry::BashDetachRegistry;
 use crate::screen::{Screen, ScreenSnapshot};
@@ -666,6 +666,16 @@ impl Core {
             })
     }
 
+    /// Follows the output of entry `key` from raw offset `from`.
+    #[must_use]
+    pub fn follow(&self, key: &str, from: u64) -> Follower<CoreOutput> {
+        let source = CoreOutput {
+            core: self.clone(),
+            key: key.to_owned(),
+        };
+        Follower::new(source, from)
+    }
+
     /// Waits until the entry has more than `offset` raw bytes of output or has ended, or until
     /// `timeout`. Returns whether there is more output.
     pub async fn wait_output(
@@ -862,5 +872,27 @@ impl Core {
     #[must_use]
     pub fn log_dir(&self) -> &Path {
         &self.inner.log_dir
+    }
+}
+
+/// One entry's output as a follower reads it in this process.
+pub struct CoreOutput {
+    core: Core,
+    key: String,
+}
+
+impl OutputSource for CoreOutput {
+    type Error = CoreError;
+
+    async fn read(&self, from: u64, max_bytes: usize) -> Result<OutputSlice, CoreError> {
+        self.core.output(&self.key, Some(from), max_bytes)
+    }
+
+    async fn wait(&self, offset: u64, timeout: Duration) -> Result<bool, CoreError> {
+        self.core.wait_output(&self.key, offset, timeout).await
+    }
+
+    async fn running(&self) -> Result<bool, CoreError> {
+        Ok(self.core.entry(&self.key)?.state.is_running())
     }
 }

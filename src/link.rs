@@ -19,15 +19,13 @@ use crate::core::{
     CallRequest, Core, CoreConfig, CoreError, CoreEvent, EntryInfo, EntryState, ErrorCode,
     HistoryPage,
 };
-use crate::output::OutputSlice;
+use crate::output::{Followed, Follower, LineMatcher, OutputSlice, OutputSource};
 use crate::pty::TermSize;
 use crate::remote::client::{Client, Refused};
 use crate::remote::dispatch::Handle;
 use crate::remote::protocol::requests as ask;
 use crate::remote::protocol::{Ask, PROTOCOL_VERSION, Request, Travel};
 use crate::screen::ScreenSnapshot;
-
-pub mod lines;
 
 /// When a run becomes a task if it still runs: after `after` (at once if zero), or the moment a
 /// line of its clean text matches `on_line`; named `name` (else the name it asked for at its
@@ -582,26 +580,24 @@ impl Link {
         pattern: &regex::Regex,
     ) -> anyhow::Result<Option<String>> {
         const PIECE: usize = 64 * 1024;
-        let mut lines = lines::LineMatcher::new(pattern.clone());
-        let mut offset = 0;
+        let mut lines = LineMatcher::new(pattern.clone());
+        let mut follower = self.follow(id, 0);
         loop {
-            let slice = self.output(id, Some(offset), PIECE).await?;
-            if slice.next_offset > offset {
-                offset = slice.next_offset;
-                if let Some(line) = lines.feed(&slice.text) {
-                    return Ok(Some(line));
+            match follower.next(PIECE, None).await? {
+                Followed::Output(slice) => {
+                    if let Some(line) = lines.feed(&slice.text) {
+                        return Ok(Some(line));
+                    }
                 }
-                continue;
-            }
-            // In slices: a wait left behind (the call detached or ended meanwhile) ends soon on
-            // the server too.
-            let more = self
-                .wait_output(id, offset, Duration::from_secs(30))
-                .await?;
-            if !more && !self.entry(id).await?.state.is_running() {
-                return Ok(None);
+                Followed::Ended | Followed::TimedOut => return Ok(None),
             }
         }
+    }
+
+    /// Follows the output of entry `key` from raw offset `from`.
+    #[must_use]
+    pub fn follow<'a>(&'a self, key: &'a str, from: u64) -> Follower<LinkOutput<'a>> {
+        Follower::new(LinkOutput { link: self, key }, from)
     }
 
     /// Whether the core still answers (a server may have been stopped or restarted).
@@ -638,6 +634,28 @@ impl Link {
 
 fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// One entry's output as a follower reads it through a link.
+pub struct LinkOutput<'a> {
+    link: &'a Link,
+    key: &'a str,
+}
+
+impl OutputSource for LinkOutput<'_> {
+    type Error = anyhow::Error;
+
+    async fn read(&self, from: u64, max_bytes: usize) -> anyhow::Result<OutputSlice> {
+        self.link.output(self.key, Some(from), max_bytes).await
+    }
+
+    async fn wait(&self, offset: u64, timeout: Duration) -> anyhow::Result<bool> {
+        self.link.wait_output(self.key, offset, timeout).await
+    }
+
+    async fn running(&self) -> anyhow::Result<bool> {
+        Ok(self.link.entry(self.key).await?.state.is_running())
+    }
 }
 
 impl Remote {

@@ -30,8 +30,8 @@ use serde::de::DeserializeOwned;
 
 use crate::call::{CallOptions, CallResult, InputPolicy};
 use crate::core::{CallRequest, CoreEvent, EntryInfo, EntryKind, ErrorCode};
-use crate::link::lines::LineMatcher;
 use crate::link::{DetachWhen, Link, LinkEvent, RunResult};
+use crate::output::{Followed, LineMatcher};
 
 /// A bash call's timeout when the agent gives none.
 const DEFAULT_TIMEOUT_MS: u64 = 10 * 60 * 1000;
@@ -529,6 +529,7 @@ impl Bridge {
         let mut reader = OutputReader::new(since, max_bytes, pattern);
         let read = |err: anyhow::Error| Self::failure("reading the output failed", &err);
         let mut last_output = tokio::time::Instant::now();
+        let mut follower = link.follow(&entry.id, since);
         let reading = async {
             loop {
                 // In order, max_bytes at most; looking for a pattern, all of it in large pieces,
@@ -538,68 +539,36 @@ impl Bridge {
                 } else {
                     max_bytes - reader.kept_bytes.min(max_bytes)
                 };
-                let slice = match link
-                    .output(&entry.id, Some(reader.next_offset), room.max(1))
-                    .await
-                {
-                    Ok(slice) => slice,
+                let until = idle.map_or(deadline, |idle| deadline.min(last_output + idle));
+                // Output there already is read at once, whatever the time.
+                match follower.next(room, Some(until)).await {
                     Err(err) => break Err(read(err)),
-                };
-                let moved = slice.next_offset > slice.from;
-                if let Some(line) = reader.push(slice) {
-                    break Ok(Waited::Matched(line));
-                }
-                let now = tokio::time::Instant::now();
-                if moved {
-                    last_output = now;
-                    // Full: a request for less than a character's bytes could only return one
-                    // whole, past the limit.
-                    if !reader.looks_for_a_line() && reader.kept_bytes + 4 > max_bytes {
-                        break Ok(Waited::Full);
+                    Ok(Followed::Output(slice)) => {
+                        if let Some(line) = reader.push(slice) {
+                            break Ok(Waited::Matched(line));
+                        }
+                        last_output = tokio::time::Instant::now();
+                        // Full: a request for less than a character's bytes could only return
+                        // one whole, past the limit.
+                        if !reader.looks_for_a_line() && reader.kept_bytes + 4 > max_bytes {
+                            break Ok(Waited::Full);
+                        }
+                        // Looking for a pattern in a flood: until the time is up.
+                        if reader.looks_for_a_line() && last_output >= deadline {
+                            break Ok(reader.at_the_end(Waited::TimedOut));
+                        }
                     }
-                    // More may be there already: read it before waiting (in order, up to
-                    // max_bytes; looking for a pattern in a flood, until the time is up).
-                    if !reader.looks_for_a_line() || now < deadline {
-                        continue;
+                    Ok(Followed::TimedOut) => {
+                        let now = tokio::time::Instant::now();
+                        if now >= deadline {
+                            break Ok(reader.at_the_end(Waited::TimedOut));
+                        }
+                        if let Some(idle) = idle.filter(|idle| now >= last_output + *idle) {
+                            break Ok(reader.at_the_end(Waited::Idle(idle)));
+                        }
                     }
-                }
-                if now >= deadline {
-                    break Ok(reader.at_the_end(Waited::TimedOut));
-                }
-                let mut until = deadline;
-                if let Some(idle) = idle {
-                    if now >= last_output + idle {
-                        break Ok(reader.at_the_end(Waited::Idle(idle)));
-                    }
-                    until = until.min(last_output + idle);
-                }
-                let more = match link
-                    .wait_output(&entry.id, reader.next_offset, until - now)
-                    .await
-                {
-                    Ok(more) => more,
-                    Err(err) => break Err(read(err)),
-                };
-                if more {
-                    continue;
-                }
-                let ended = match link.entry(&entry.id).await {
-                    Ok(now) => !now.state.is_running(),
-                    Err(err) => break Err(read(err)),
-                };
-                if ended {
-                    // Whatever it wrote last is read before saying it ended.
-                    let last = match link
-                        .output(&entry.id, Some(reader.next_offset), room.max(1))
-                        .await
-                    {
-                        Ok(last) => last,
-                        Err(err) => break Err(read(err)),
-                    };
-                    if let Some(line) = reader.push(last) {
-                        break Ok(Waited::Matched(line));
-                    }
-                    break Ok(reader.at_the_end(Waited::Ended));
+                    // Whatever it wrote last was read before.
+                    Ok(Followed::Ended) => break Ok(reader.at_the_end(Waited::Ended)),
                 }
             }
         };

@@ -3,12 +3,15 @@
 //!
 //! Raw PTY bytes reach an [`OutputSink`]: the [`log`] keeps every byte, the [`index`] follows
 //! them with the decoder every reader uses ([`crate::screen::decode`]), so that the offsets it
-//! hands out are boundaries, and the screen gets them too. A call's waiter gets [`clean`] text capped by [`cap`]; followers,
-//! pages of history and searches [`read`] the log back from a boundary.
+//! hands out are boundaries, and the screen gets them too. A call's waiter gets [`clean`] text capped by [`cap`]; pages of
+//! history and searches [`read`] the log back from a boundary, and whoever follows a call's output
+//! until it ends does it with a [`follow::Follower`] (matching [`lines`] as they come).
 
 pub mod cap;
 pub mod clean;
+pub mod follow;
 pub mod index;
+pub mod lines;
 pub mod log;
 pub mod read;
 pub mod search;
@@ -16,6 +19,8 @@ pub mod sink;
 
 pub use cap::{CappedText, DEFAULT_MAX_RESULT_BYTES};
 pub use clean::{TextCleaner, clean_text};
+pub use follow::{Followed, Follower, OutputSource};
+pub use lines::LineMatcher;
 pub use log::{DEFAULT_LOG_CAP, LOG_RETENTION, LogCut, MIN_LOG_CAP, RawLog, log_dir, prune_logs};
 pub use read::OutputSlice;
 pub use search::{match_ranges, matches_query};

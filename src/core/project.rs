@@ -21,6 +21,7 @@ use tokio::time::Instant;
 
 use super::entries::{Ending, Entry, Succession};
 use super::{CallRequest, Core, CoreError, CoreEvent, EntryState};
+use crate::output::{Followed, LineMatcher};
 use crate::pty::Waiter;
 
 /// How a project's start went.
@@ -301,32 +302,13 @@ impl Core {
         let pattern = pattern.clone();
         let ready = ready.clone();
         Some(tokio::spawn(async move {
-            let mut offset = 0;
-            let mut line = String::new();
-            loop {
-                let Ok(more) = core
-                    .wait_output(&id, offset, Duration::from_secs(3600))
-                    .await
-                else {
-                    return;
-                };
-                let Ok(slice) = core.output(&id, Some(offset), 64 * 1024) else {
-                    return;
-                };
-                offset = slice.next_offset;
-                for piece in slice.text.split_inclusive('\n') {
-                    line.push_str(piece);
-                    let whole = line.ends_with('\n');
-                    if pattern.is_match(line.trim_end_matches('\n')) {
-                        core.set_ready(&id, Some(true));
-                        let _ = ready.send(true);
-                        return;
-                    }
-                    if whole || line.len() > 64 * 1024 {
-                        line.clear();
-                    }
-                }
-                if !more && !core.entry(&id).is_ok_and(|entry| entry.state.is_running()) {
+            let mut lines = LineMatcher::new(pattern);
+            let mut follower = core.follow(&id, 0);
+            // A ready line counts as soon as it is written, ended or not.
+            while let Ok(Followed::Output(slice)) = follower.next(64 * 1024, None).await {
+                if lines.feed(&slice.text).is_some() || lines.open_line_match().is_some() {
+                    core.set_ready(&id, Some(true));
+                    let _ = ready.send(true);
                     return;
                 }
             }

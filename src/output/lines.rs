@@ -1,5 +1,5 @@
 //! Lines of a call's clean text as they come, matched against a pattern: what a detach on a
-//! ready line and an agent's wait for a line both look for.
+//! ready line, a project's ready pattern and an agent's wait for a line all look for.
 
 use regex::Regex;
 
