@@ -550,8 +550,10 @@ async fn start_process(args: StartArgs) -> ExitCode {
     };
     let started = async {
         let link = Link::open(Some(&args.server.path())).await?;
-        link.start_project(&project, here_env(), Some(&args.name))
-            .await
+        Ok::<_, anyhow::Error>(
+            link.start_project(&project, here_env(), Some(&args.name))
+                .await?,
+        )
     };
     match started.await {
         Ok(started) if started.running.is_empty() => {
@@ -826,8 +828,8 @@ async fn run_call(
         Ok(result) => result,
         Err(err) => {
             // The server died while this waited: what the call wrote is in its log.
-            let Some(gone) = err.downcast_ref::<crate::link::ServerGone>() else {
-                return Err(err);
+            let crate::link::LinkError::ServerGone(gone) = err else {
+                return Err(err.into());
             };
             print_text(&gone.output_so_far(max_bytes))?;
             say!("oino run: {gone}");
@@ -967,8 +969,20 @@ pub(crate) fn report(command: &str, err: &anyhow::Error) -> ExitCode {
     if output_closed(err) {
         return ExitCode::SUCCESS;
     }
-    say!("{command}: {err:#}");
+    say!("{command}: {err:#}{}", advice(err));
     failure_status(err)
+}
+
+/// What to do about a refusal, in this command line's words (the core says what is wrong).
+fn advice(err: &anyhow::Error) -> String {
+    match crate::link::refusal(err) {
+        Some((crate::core::ErrorCode::NoSuchEntry, _)) => ": list them with `oino ls`".to_owned(),
+        Some((_, data)) if data.left_by_server.is_some() => {
+            let key = data.key.as_deref().unwrap_or("ID");
+            format!("; `oino kill {}` ends it", crate::inert::escaped(key))
+        }
+        _ => String::new(),
+    }
 }
 
 #[cfg(test)]

@@ -20,7 +20,7 @@ pub mod survivors;
 pub mod tasks;
 pub mod types;
 
-pub use error::{CoreError, ErrorCode};
+pub use error::{CoreError, ErrorCode, ErrorData};
 pub use types::{
     CallRequest, CoreConfig, CoreEvent, DEFAULT_MAX_FINISHED, DEFAULT_MAX_FINISHED_TASKS,
     EntryInfo, EntryKind, EntryState, HistoryPage, MAX_COMMAND_BYTES, MAX_ID_CHARS,

@@ -9,8 +9,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
-
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::{Mutex, broadcast, mpsc};
 
@@ -21,11 +19,15 @@ use crate::core::{
 };
 use crate::output::{Followed, Follower, LineMatcher, OutputSlice, OutputSource};
 use crate::pty::TermSize;
-use crate::remote::client::{Client, Refused};
+use crate::remote::client::Client;
 use crate::remote::dispatch::Handle;
 use crate::remote::protocol::requests as ask;
 use crate::remote::protocol::{Ask, PROTOCOL_VERSION, Request, Travel};
 use crate::screen::ScreenSnapshot;
+
+mod error;
+
+pub use error::{LinkError, ServerGone, error_code, refusal};
 
 /// When a run becomes a task if it still runs: after `after` (at once if zero), or the moment a
 /// line of its clean text matches `on_line`; named `name` (else the name it asked for at its
@@ -44,7 +46,7 @@ impl DetachWhen<'_> {
 }
 
 /// A run's result, to come.
-pub type RunResult = tokio::task::JoinHandle<anyhow::Result<CallResult>>;
+pub type RunResult = tokio::task::JoinHandle<Result<CallResult, LinkError>>;
 
 /// Events buffered from a remote server.
 const REMOTE_EVENTS: usize = 1024;
@@ -89,37 +91,6 @@ impl Events {
             Self::Remote(events) => events.recv().await.unwrap_or(LinkEvent::Closed),
         }
     }
-}
-
-/// The kind of failure an error of a link is, wherever it came from: the core of this process,
-/// or a server's refusal. `None` for anything else (a server gone, an I/O error).
-#[must_use]
-pub fn error_code(err: &anyhow::Error) -> Option<ErrorCode> {
-    err.chain().find_map(|cause| {
-        cause
-            .downcast_ref::<CoreError>()
-            .map(CoreError::code)
-            .or_else(|| cause.downcast_ref::<Refused>().map(|refused| refused.code))
-    })
-}
-
-/// The server could not be reached, so the request was never sent: trying it again on another
-/// server cannot run anything twice.
-#[derive(Debug, thiserror::Error)]
-#[error("the request was not sent")]
-pub struct NotSent;
-
-/// The server went away (killed, crashed) while a client waited for a call's result: its
-/// command may run on, and the output it wrote is in its log.
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "the oino server ended before `{id}` finished (it was killed, or crashed): its command may \
-     still run. A new server lists what it left running as `{id}.left` (`oino ls`), and `oino \
-     kill {id}.left` ends it"
-)]
-pub struct ServerGone {
-    pub id: String,
-    pub log_path: PathBuf,
 }
 
 impl ServerGone {
@@ -275,14 +246,14 @@ impl Link {
 
     /// Asks the core: in this process through the request's handler, or the server through its
     /// socket (a request that may take a while on a connection of its own).
-    pub async fn ask<A: Handle>(&self, request: A) -> anyhow::Result<A::Reply> {
+    pub async fn ask<A: Handle>(&self, request: A) -> Result<A::Reply, LinkError> {
         match self {
             Self::Local(core) => Ok(request.handle(core).await?),
-            Self::Remote(remote) => remote.ask(request).await,
+            Self::Remote(remote) => remote.ask(request).await.map_err(LinkError::from_client),
         }
     }
 
-    pub async fn entry(&self, key: &str) -> anyhow::Result<EntryInfo> {
+    pub async fn entry(&self, key: &str) -> Result<EntryInfo, LinkError> {
         self.ask(ask::Entry {
             key: key.to_owned(),
         })
@@ -295,7 +266,7 @@ impl Link {
         key: &str,
         since: Option<u64>,
         max_bytes: usize,
-    ) -> anyhow::Result<OutputSlice> {
+    ) -> Result<OutputSlice, LinkError> {
         self.ask(ask::Output {
             key: key.to_owned(),
             since,
@@ -310,7 +281,7 @@ impl Link {
         key: &str,
         offset: u64,
         timeout: Duration,
-    ) -> anyhow::Result<bool> {
+    ) -> Result<bool, LinkError> {
         self.ask(ask::WaitOutput {
             key: key.to_owned(),
             offset,
@@ -332,7 +303,7 @@ impl Link {
         }
     }
 
-    pub async fn entries(&self) -> anyhow::Result<Vec<EntryInfo>> {
+    pub async fn entries(&self) -> Result<Vec<EntryInfo>, LinkError> {
         self.ask(ask::List {}).await
     }
 
@@ -341,7 +312,7 @@ impl Link {
         &self,
         key: &str,
         size: Option<TermSize>,
-    ) -> anyhow::Result<ScreenSnapshot> {
+    ) -> Result<ScreenSnapshot, LinkError> {
         self.ask(ask::Snapshot {
             key: key.to_owned(),
             size: size.to_wire(),
@@ -354,7 +325,7 @@ impl Link {
         key: &str,
         lines_back: u64,
         rows: usize,
-    ) -> anyhow::Result<HistoryPage> {
+    ) -> Result<HistoryPage, LinkError> {
         self.ask(ask::HistoryPage {
             key: key.to_owned(),
             lines_back,
@@ -369,7 +340,7 @@ impl Link {
         from: u64,
         newer: bool,
         query: &str,
-    ) -> anyhow::Result<Option<u64>> {
+    ) -> Result<Option<u64>, LinkError> {
         self.ask(ask::FindLine {
             key: key.to_owned(),
             from,
@@ -382,7 +353,7 @@ impl Link {
     /// Starts a call whose waiter is the interface (its result is its pane): a person's call. It
     /// carries the request's command, folder, title, environment and size (as `start` does on
     /// the wire); an id, a task name or call options are for [`Link::run`].
-    pub async fn start(&self, request: CallRequest) -> anyhow::Result<()> {
+    pub async fn start(&self, request: CallRequest) -> Result<(), LinkError> {
         check_command(&request)?;
         self.ask(ask::Start::from_call(request)).await?;
         Ok(())
@@ -393,7 +364,7 @@ impl Link {
         key: &str,
         name: Option<&str>,
         reason: &str,
-    ) -> anyhow::Result<EntryInfo> {
+    ) -> Result<EntryInfo, LinkError> {
         self.ask(ask::Detach {
             key: key.to_owned(),
             name: name.map(str::to_owned),
@@ -402,7 +373,7 @@ impl Link {
         .await
     }
 
-    pub async fn kill(&self, key: &str) -> anyhow::Result<EntryState> {
+    pub async fn kill(&self, key: &str) -> Result<EntryState, LinkError> {
         self.ask(ask::Kill {
             key: key.to_owned(),
         })
@@ -415,7 +386,7 @@ impl Link {
         project: &crate::core::project::Project,
         env: Vec<(String, String)>,
         only: Option<&str>,
-    ) -> anyhow::Result<crate::core::project::ProjectStarted> {
+    ) -> Result<crate::core::project::ProjectStarted, LinkError> {
         self.ask(ask::Project {
             project: project.clone().to_wire(),
             env,
@@ -425,7 +396,7 @@ impl Link {
     }
 
     /// Starts `key`'s command again as a new call; the new entry.
-    pub async fn restart(&self, key: &str, size: Option<TermSize>) -> anyhow::Result<EntryInfo> {
+    pub async fn restart(&self, key: &str, size: Option<TermSize>) -> Result<EntryInfo, LinkError> {
         self.ask(ask::Restart {
             key: key.to_owned(),
             size: size.to_wire(),
@@ -433,12 +404,12 @@ impl Link {
         .await
     }
 
-    pub async fn write(&self, key: &str, bytes: Vec<u8>) -> anyhow::Result<()> {
+    pub async fn write(&self, key: &str, bytes: Vec<u8>) -> Result<(), LinkError> {
         self.ask(ask::Send::bytes(key, bytes)).await?;
         Ok(())
     }
 
-    pub async fn resize(&self, key: &str, size: TermSize) -> anyhow::Result<()> {
+    pub async fn resize(&self, key: &str, size: TermSize) -> Result<(), LinkError> {
         self.ask(ask::Resize {
             key: key.to_owned(),
             size: size.to_wire(),
@@ -449,7 +420,7 @@ impl Link {
 
     /// Runs a call whose waiter is the caller: its id once it exists, its result when it ends
     /// or is detached.
-    pub async fn run(&self, request: CallRequest) -> anyhow::Result<(String, RunResult)> {
+    pub async fn run(&self, request: CallRequest) -> Result<(String, RunResult), LinkError> {
         check_command(&request)?;
         match self {
             Self::Local(core) => {
@@ -458,10 +429,13 @@ impl Link {
                 Ok((id, tokio::spawn(async move { Ok(handle.result().await) })))
             }
             Self::Remote(remote) => {
-                let mut client = Client::connect(&remote.socket).await.context(NotSent)?;
+                let mut client = Client::connect(&remote.socket)
+                    .await
+                    .map_err(LinkError::NotSent)?;
                 let run = Request::Run(ask::Run::from_call(request, true));
                 // The first reply says the call exists; the second comes at its end.
-                let entry = EntryInfo::from_wire(client.request(&run).await?);
+                let entry = client.request(&run).await.map_err(LinkError::from_client)?;
+                let entry = EntryInfo::from_wire(entry);
                 let gone = ServerGone {
                     id: entry.id.clone(),
                     log_path: entry.log_path,
@@ -473,9 +447,9 @@ impl Link {
                         .map(CallResult::from_wire)
                         .map_err(|err| {
                             if connection_lost(&err) {
-                                anyhow::Error::new(gone)
+                                LinkError::ServerGone(gone)
                             } else {
-                                err
+                                LinkError::from_client(err)
                             }
                         })
                 });
@@ -487,7 +461,7 @@ impl Link {
     /// Like [`Link::run`], with the request's id made unique if another call has it: `ID`, then
     /// `ID-2`, `ID-3`… (ids named by a client's pid meet again across pid namespaces and
     /// sessions).
-    pub async fn run_unique(&self, request: CallRequest) -> anyhow::Result<(String, RunResult)> {
+    pub async fn run_unique(&self, request: CallRequest) -> Result<(String, RunResult), LinkError> {
         const ATTEMPTS: u32 = 100;
         let mut attempt = 1;
         loop {
@@ -499,7 +473,7 @@ impl Link {
                 Err(err)
                     if attempt < ATTEMPTS
                         && request.id.is_some()
-                        && error_code(&err) == Some(ErrorCode::DuplicateId) =>
+                        && err.code() == Some(ErrorCode::DuplicateId) =>
                 {
                     attempt += 1;
                 }
@@ -516,11 +490,11 @@ impl Link {
         id: &str,
         result: RunResult,
         detach: DetachWhen<'_>,
-        refused: impl FnOnce(anyhow::Error),
-    ) -> anyhow::Result<CallResult> {
+        refused: impl FnOnce(LinkError),
+    ) -> Result<CallResult, LinkError> {
         tokio::pin!(result);
         if detach.is_never() {
-            return result.await.context("the call's waiter stopped")?;
+            return result.await.map_err(waiter_stopped)?;
         }
         let timer = async {
             let Some(after) = detach.after else {
@@ -548,7 +522,7 @@ impl Link {
             reason = timer => self.detach_for(id, detach.name, &reason, refused, result).await,
             reason = ready_line => self.detach_for(id, detach.name, &reason, refused, result).await,
         };
-        finished.context("the call's waiter stopped")?
+        finished.map_err(waiter_stopped)?
     }
 
     async fn detach_for(
@@ -556,9 +530,9 @@ impl Link {
         id: &str,
         name: Option<&str>,
         reason: &str,
-        refused: impl FnOnce(anyhow::Error),
+        refused: impl FnOnce(LinkError),
         result: std::pin::Pin<&mut RunResult>,
-    ) -> Result<anyhow::Result<CallResult>, tokio::task::JoinError> {
+    ) -> Result<Result<CallResult, LinkError>, tokio::task::JoinError> {
         // A call that ended meanwhile gives its normal result.
         if let Err(err) = self.detach(id, name, reason).await {
             if self
@@ -578,7 +552,7 @@ impl Link {
         &self,
         id: &str,
         pattern: &regex::Regex,
-    ) -> anyhow::Result<Option<String>> {
+    ) -> Result<Option<String>, LinkError> {
         const PIECE: usize = 64 * 1024;
         let mut lines = LineMatcher::new(pattern.clone());
         let mut follower = self.follow(id, 0);
@@ -601,7 +575,7 @@ impl Link {
     }
 
     /// Whether the core still answers (a server may have been stopped or restarted).
-    pub async fn ping(&self) -> anyhow::Result<()> {
+    pub async fn ping(&self) -> Result<(), LinkError> {
         match self {
             Self::Local(_) => Ok(()),
             Self::Remote(remote) => {
@@ -609,14 +583,15 @@ impl Link {
                     .ask(ask::Hello {
                         version: PROTOCOL_VERSION,
                     })
-                    .await?;
+                    .await
+                    .map_err(LinkError::from_client)?;
                 Ok(())
             }
         }
     }
 
     /// Waits until the entry ends, at most `timeout`; its state then.
-    pub async fn wait(&self, key: &str, timeout: Duration) -> anyhow::Result<EntryState> {
+    pub async fn wait(&self, key: &str, timeout: Duration) -> Result<EntryState, LinkError> {
         self.ask(ask::Wait {
             key: key.to_owned(),
             timeout_ms: Some(millis(timeout)),
@@ -632,6 +607,11 @@ impl Link {
     }
 }
 
+/// The task that waited for a call's result ended without it (it panicked, or was cancelled).
+fn waiter_stopped(err: tokio::task::JoinError) -> LinkError {
+    LinkError::Lost(anyhow::Error::new(err).context("the call's waiter stopped"))
+}
+
 fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
@@ -643,17 +623,17 @@ pub struct LinkOutput<'a> {
 }
 
 impl OutputSource for LinkOutput<'_> {
-    type Error = anyhow::Error;
+    type Error = LinkError;
 
-    async fn read(&self, from: u64, max_bytes: usize) -> anyhow::Result<OutputSlice> {
+    async fn read(&self, from: u64, max_bytes: usize) -> Result<OutputSlice, LinkError> {
         self.link.output(self.key, Some(from), max_bytes).await
     }
 
-    async fn wait(&self, offset: u64, timeout: Duration) -> anyhow::Result<bool> {
+    async fn wait(&self, offset: u64, timeout: Duration) -> Result<bool, LinkError> {
         self.link.wait_output(self.key, offset, timeout).await
     }
 
-    async fn running(&self) -> anyhow::Result<bool> {
+    async fn running(&self) -> Result<bool, LinkError> {
         Ok(self.link.entry(self.key).await?.state.is_running())
     }
 }

@@ -30,7 +30,7 @@ use serde::de::DeserializeOwned;
 
 use crate::call::{CallOptions, CallResult, InputPolicy};
 use crate::core::{CallRequest, CoreEvent, EntryInfo, EntryKind, ErrorCode};
-use crate::link::{DetachWhen, Link, LinkEvent, RunResult};
+use crate::link::{DetachWhen, Link, LinkError, LinkEvent, RunResult};
 use crate::output::{Followed, LineMatcher};
 
 /// A bash call's timeout when the agent gives none.
@@ -338,9 +338,14 @@ impl Bridge {
 
     /// Says what went wrong with a request: the server's refusal as it gave it, or the server
     /// gone (the next tool call starts a new one).
-    fn failure(doing: &str, err: &anyhow::Error) -> ToolError {
-        if crate::link::error_code(err).is_some() {
-            return ToolError(format!("{doing}: {err:#}"));
+    fn failure(doing: &str, err: &LinkError) -> ToolError {
+        if err.code().is_some() {
+            let advice = if err.data().left_by_server.is_some() {
+                "; task_kill ends it"
+            } else {
+                ""
+            };
+            return ToolError(format!("{doing}: {err:#}{advice}"));
         }
         ToolError(format!(
             "{doing}: the oino server went away ({err:#}); it was stopped, restarted or killed. \
@@ -441,15 +446,14 @@ impl Bridge {
                 return Err("cancelled: the command and everything it started were ended".into());
             }
         };
-        let result =
-            finished.map_err(|err| match err.downcast_ref::<crate::link::ServerGone>() {
-                // What it wrote is in its log: the agent gets it, and what to do next.
-                Some(gone) => ToolError(format!(
-                    "{}\n\n[{gone}]",
-                    gone.output_so_far(crate::output::DEFAULT_MAX_RESULT_BYTES)
-                )),
-                None => Self::failure("the command's result was lost", &err),
-            })?;
+        let result = finished.map_err(|err| match err {
+            // What it wrote is in its log: the agent gets it, and what to do next.
+            LinkError::ServerGone(gone) => ToolError(format!(
+                "{}\n\n[{gone}]",
+                gone.output_so_far(crate::output::DEFAULT_MAX_RESULT_BYTES)
+            )),
+            err => Self::failure("the command's result was lost", &err),
+        })?;
         if result.detached.is_some() {
             self.watch(&link, &id);
         }
@@ -472,7 +476,7 @@ impl Bridge {
             let started = match link.run_unique(request.clone()).await {
                 // The server stopped between the check and the call (a `kill-server` finishing):
                 // nothing was sent, so once more on a new server.
-                Err(err) if err.downcast_ref::<crate::link::NotSent>().is_some() => {
+                Err(LinkError::NotSent(_)) => {
                     *self.link.lock().await = None;
                     link = self.link().await?;
                     link.run_unique(request.clone()).await
@@ -482,7 +486,7 @@ impl Bridge {
             match started {
                 Ok((id, result)) => return Ok((link, id, result)),
                 Err(err) if base.is_some() => {
-                    match crate::link::error_code(&err) {
+                    match err.code() {
                         Some(ErrorCode::DuplicateName) if attempt < NAME_ATTEMPTS => {
                             attempt += 1;
                             request.task_name =
@@ -527,7 +531,7 @@ impl Bridge {
             .min(entry.bytes);
         let deadline = tokio::time::Instant::now() + wait;
         let mut reader = OutputReader::new(since, max_bytes, pattern);
-        let read = |err: anyhow::Error| Self::failure("reading the output failed", &err);
+        let read = |err: LinkError| Self::failure("reading the output failed", &err);
         let mut last_output = tokio::time::Instant::now();
         let mut follower = link.follow(&entry.id, since);
         let reading = async {
@@ -787,16 +791,13 @@ impl Bridge {
 
     /// The task `key` names, or an error that says how to find one.
     async fn task(&self, link: &Link, key: &str) -> Result<EntryInfo, ToolError> {
-        let entry = link
-            .entry(key)
-            .await
-            .map_err(|err| match crate::link::error_code(&err) {
-                Some(ErrorCode::NoSuchEntry) => ToolError(format!(
-                    "no task `{key}`: task_list shows the tasks there are"
-                )),
-                Some(_) => ToolError(format!("{err:#}")),
-                None => Self::failure("finding the task failed", &err),
-            })?;
+        let entry = link.entry(key).await.map_err(|err| match err.code() {
+            Some(ErrorCode::NoSuchEntry) => ToolError(format!(
+                "no task `{key}`: task_list shows the tasks there are"
+            )),
+            Some(_) => ToolError(format!("{err:#}")),
+            None => Self::failure("finding the task failed", &err),
+        })?;
         if entry.kind == EntryKind::Call {
             return Err(format!(
                 "`{key}` is a call that someone waits for, not a background task: it becomes \

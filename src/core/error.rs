@@ -14,7 +14,7 @@ pub enum CoreError {
     Pty(#[from] PtyError),
     #[error(transparent)]
     Task(#[from] TaskError),
-    #[error("no call or task `{0}`: list them with `oino ls`")]
+    #[error("no call or task `{0}`")]
     NotFound(String),
     #[error("call `{0}` is not running: only a running call can be detached")]
     NotRunning(String),
@@ -56,7 +56,7 @@ pub enum CoreError {
     Log { dir: PathBuf, message: String },
     #[error(
         "`{key}` was left running by a server that died (pid {server_pid}): its terminal went \
-         with that server, so it cannot be read or typed into; `oino kill {key}` ends it"
+         with that server, so it cannot be read or typed into, only killed"
     )]
     Orphaned { key: String, server_pid: u32 },
     #[error("cannot keep logs: {0}")]
@@ -73,6 +73,24 @@ pub enum CoreError {
         kept: usize,
         log_path: PathBuf,
     },
+}
+
+/// What a front end acts on beside a failure's words.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ErrorData {
+    /// The key of the entry it is about, as it was asked for.
+    pub key: Option<String>,
+    /// The log of the entry it is about (a forgotten entry's output is still there).
+    pub log_path: Option<PathBuf>,
+    /// The entry was left running by a server that died (this one's pid): only a kill reaches it.
+    pub left_by_server: Option<u32>,
+}
+
+impl ErrorData {
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 /// What kind of failure an error is, as clients decide on it. Sent over the socket beside the
@@ -114,6 +132,28 @@ pub enum ErrorCode {
 }
 
 impl CoreError {
+    /// What a front end may act on beside the words.
+    #[must_use]
+    pub fn data(&self) -> ErrorData {
+        match self {
+            Self::Forgotten { key, log_path, .. } => ErrorData {
+                key: Some(key.clone()),
+                log_path: Some(log_path.clone()),
+                ..ErrorData::default()
+            },
+            Self::Orphaned { key, server_pid } => ErrorData {
+                key: Some(key.clone()),
+                left_by_server: Some(*server_pid),
+                ..ErrorData::default()
+            },
+            Self::NotFound(key) => ErrorData {
+                key: Some(key.clone()),
+                ..ErrorData::default()
+            },
+            _ => ErrorData::default(),
+        }
+    }
+
     /// The kind of failure, for clients to decide on.
     #[must_use]
     pub fn code(&self) -> ErrorCode {

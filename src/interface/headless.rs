@@ -15,12 +15,10 @@ use ratatui::Terminal;
 use ratatui::backend::TestBackend;
 use tokio::sync::{mpsc, oneshot, watch};
 
-use crate::call::CallResult;
 use crate::core::CallRequest;
 use crate::interface::app::{App, Input, parse_key};
 use crate::link::Link;
 use crate::pty::TermSize;
-use tokio::task::JoinHandle;
 
 /// How long a wait lasts unless the line says otherwise.
 pub const DEFAULT_WAIT: Duration = Duration::from_secs(10);
@@ -288,7 +286,7 @@ struct Player {
     inputs: mpsc::Sender<Input>,
     frames: watch::Receiver<String>,
     output: mpsc::UnboundedSender<String>,
-    calls: HashMap<String, JoinHandle<anyhow::Result<CallResult>>>,
+    calls: HashMap<String, crate::link::RunResult>,
 }
 
 const QUIT: &str = "the interface has quit";

@@ -33,6 +33,7 @@ pub struct Client {
 pub struct Refused {
     pub code: ErrorCode,
     pub message: String,
+    pub data: crate::core::ErrorData,
 }
 
 impl Client {
@@ -150,6 +151,7 @@ impl Client {
             return Err(Refused {
                 code: reply.code.unwrap_or(ErrorCode::Unknown),
                 message: reply.error.unwrap_or_else(|| "refused".into()),
+                data: reply.data.map(Travel::from_wire).unwrap_or_default(),
             }
             .into());
         }
@@ -181,6 +183,7 @@ fn check_peer(stream: &UnixStream, socket: &Path) -> anyhow::Result<()> {
         return Ok(());
     }
     Err(Refused {
+        data: crate::core::ErrorData::default(),
         code: ErrorCode::Forbidden,
         message: format!(
             "the server at {} is run by {}, not by you ({}): oino sent it nothing. Another user \

@@ -109,10 +109,20 @@ impl Reply {
         }
     }
 
-    /// The failure a core error is.
+    /// The failure a core error is, with its data when it has some.
     #[must_use]
     pub fn from_error(error: &crate::core::CoreError) -> Self {
-        Self::failure(error.code(), error.to_string())
+        let mut reply = Self::failure(error.code(), error.to_string());
+        let data = error.data();
+        if !data.is_empty() {
+            if let Ok(data) = serde_json::to_vec(&data.to_wire()) {
+                reply.line.pop();
+                reply.line.extend_from_slice(br#","data":"#);
+                reply.line.extend_from_slice(&data);
+                reply.line.push(b'}');
+            }
+        }
+        reply
     }
 
     /// The reply's line, without its newline.
@@ -132,6 +142,9 @@ pub struct ReplyOf<T> {
     pub error: Option<String>,
     #[serde(default)]
     pub code: Option<ErrorCode>,
+    /// What a front end acts on beside the words of a failure.
+    #[serde(default)]
+    pub data: Option<wire::ErrorData>,
 }
 
 #[cfg(test)]
@@ -221,6 +234,27 @@ mod tests {
             unknown.to_string().contains("expected `kill` or `detach`"),
             "{unknown}"
         );
+    }
+
+    #[test]
+    fn a_refusal_carries_its_data_for_front_ends_to_act_on() {
+        let forgotten = crate::core::CoreError::Forgotten {
+            key: "t1".into(),
+            kept: 1000,
+            log_path: "/logs/c1.log".into(),
+        };
+        let line = Reply::from_error(&forgotten).as_bytes().to_vec();
+        let expected = format!(
+            r#"{{"ok":false,"code":"forgotten","error":{},"data":{{"key":"t1","log_path":"/logs/c1.log"}}}}"#,
+            serde_json::Value::String(forgotten.to_string())
+        );
+        assert_eq!(String::from_utf8_lossy(&line), expected);
+        let read: ReplyOf<()> = serde_json::from_slice(&line).expect("decode");
+        let data = read.data.map(Travel::from_wire);
+        assert_eq!(data, Some(forgotten.data()));
+        // A failure without data has no `data`, as before.
+        let plain = crate::core::CoreError::EmptyCommand;
+        assert!(!String::from_utf8_lossy(Reply::from_error(&plain).as_bytes()).contains("data"));
     }
 
     #[test]

@@ -125,6 +125,22 @@ fn bad_arguments_say_what_is_wrong_and_exit_2() {
             "{args:?}: {stderr}"
         );
     }
+    // The server says what is wrong; the command line says what to do, in its own words.
+    let started = server.oino(&["ls"]).output().expect("oino ls");
+    assert!(started.status.success(), "{started:?}");
+    for args in [
+        &["kill", "nothing"][..],
+        &["logs", "nothing"],
+        &["send", "nothing", "x"],
+    ] {
+        let output = server.oino(args).output().expect("oino");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("no call or task `nothing`: list them with `oino ls`"),
+            "{args:?}: {stderr}"
+        );
+    }
 }
 
 /// Runs `oino ARGS` on `server` with its standard output (or, with `close_stderr`, its error)

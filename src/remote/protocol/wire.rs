@@ -14,7 +14,10 @@ use crate::core::project::{
     Project as ProjectFile, ProjectProcess, ProjectStarted as CoreProjectStarted,
     Restart as CoreRestart,
 };
-use crate::core::{CoreEvent, EntryInfo, EntryKind, EntryState, HistoryPage as CoreHistoryPage};
+use crate::core::{
+    CoreEvent, EntryInfo, EntryKind, EntryState, ErrorData as CoreErrorData,
+    HistoryPage as CoreHistoryPage,
+};
 use crate::output::{LogCut as CoreLogCut, OutputSlice as CoreOutputSlice};
 use crate::pty::{ProcessExit, TermSize};
 use crate::screen::{
@@ -847,6 +850,36 @@ impl Travel for ProjectFile {
         Self {
             file: wire.file,
             processes: Travel::from_wire(wire.processes),
+        }
+    }
+}
+
+/// What a front end acts on beside a refusal's words: the `key` asked for, `log_path` for a
+/// forgotten entry, `left_by_server` (a pid) for one a server that died left running.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorData {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub log_path: Option<PathBuf>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub left_by_server: Option<u32>,
+}
+
+impl Travel for CoreErrorData {
+    type Wire = ErrorData;
+    fn to_wire(self) -> ErrorData {
+        ErrorData {
+            key: self.key,
+            log_path: self.log_path,
+            left_by_server: self.left_by_server,
+        }
+    }
+    fn from_wire(wire: ErrorData) -> Self {
+        Self {
+            key: wire.key,
+            log_path: wire.log_path,
+            left_by_server: wire.left_by_server,
         }
     }
 }
