@@ -1,0 +1,263 @@
+use super::*;
+use crate::core::EntryState;
+
+fn key(code: KeyCode, modifiers: KeyModifiers) -> KeyEvent {
+    KeyEvent::new(code, modifiers)
+}
+
+pub(super) fn test_app() -> App {
+    let mut app = App::new((100, 20), true);
+    let entry = |id: &str| EntryInfo {
+        id: id.to_owned(),
+        kind: EntryKind::Call,
+        task_id: None,
+        name: None,
+        title: None,
+        command: format!("echo {id}"),
+        cwd: std::path::PathBuf::from("/"),
+        pid: 1,
+        started_ms: 0,
+        detached_ms: None,
+        ended_ms: None,
+        state: EntryState::Running,
+        timed_out: false,
+        bytes: 0,
+        detach_offset: 0,
+        log_path: std::path::PathBuf::from("/dev/null"),
+        log_error: None,
+        log_cut: None,
+        waiting_for_input: None,
+        ready: None,
+    };
+    app.entries = vec![entry("c1"), entry("c2"), entry("c3")];
+    app.selected = Some("c1".into());
+    app
+}
+
+fn mouse(kind: MouseEventKind, column: u16, row: u16) -> Input {
+    Input::Mouse(MouseEvent {
+        kind,
+        column,
+        row,
+        modifiers: KeyModifiers::NONE,
+    })
+}
+
+#[test]
+fn attached_every_key_but_the_detach_key_goes_to_the_process_and_its_end_ends_it() {
+    let mut app = test_app();
+    let detach = key(KeyCode::Char(']'), KeyModifiers::CONTROL);
+    app.attach("c2".into(), detach, "Ctrl-]".into());
+    assert!(app.zoom);
+    // Ctrl-A and q are the process's.
+    for typed in [
+        key(KeyCode::Char('a'), KeyModifiers::CONTROL),
+        key(KeyCode::Char('q'), KeyModifiers::NONE),
+    ] {
+        let effects = app.handle_input(Input::Key(typed));
+        assert!(
+            matches!(effects.as_slice(), [Effect::Write { id, .. }] if id == "c2"),
+            "{effects:?}"
+        );
+        assert!(!app.quit);
+    }
+    // A resize resizes only the attached process.
+    let resized = app.handle_input(Input::Resize { cols: 90, rows: 30 });
+    assert!(
+        matches!(resized.as_slice(), [Effect::Resize { id, .. }] if id == "c2"),
+        "{resized:?}"
+    );
+    // Another's end changes nothing; its own ends the attach.
+    let ended = |id: &str| CoreEvent::Ended {
+        id: id.into(),
+        state: EntryState::Exited { code: 3 },
+    };
+    app.handle_core_event(&ended("c1"));
+    assert!(!app.quit);
+    app.handle_core_event(&ended("c2"));
+    assert!(app.quit);
+    let attached = app.attached.clone().expect("attached");
+    assert_eq!(attached.ended, Some(EntryState::Exited { code: 3 }));
+    // The detach key quits, leaving it running.
+    let mut app = test_app();
+    app.attach("c2".into(), detach, "Ctrl-]".into());
+    assert!(app.handle_input(Input::Key(detach)).is_empty());
+    assert!(app.quit);
+    assert_eq!(app.attached.expect("attached").ended, None);
+}
+
+#[test]
+fn a_click_selects_a_row_and_the_wheel_scrolls() {
+    let mut app = test_app();
+    // Row 0 is the section's title; rows 1..=3 the calls.
+    app.handle_input(mouse(MouseEventKind::Down(MouseButton::Left), 3, 3));
+    assert_eq!(app.selected.as_deref(), Some("c3"));
+    app.handle_input(mouse(MouseEventKind::Down(MouseButton::Left), 3, 0));
+    assert_eq!(app.selected.as_deref(), Some("c3"));
+    app.handle_input(mouse(MouseEventKind::ScrollUp, 60, 5));
+    app.handle_input(mouse(MouseEventKind::ScrollUp, 60, 5));
+    assert_eq!(app.scroll, 2 * WHEEL_ROWS);
+    app.handle_input(mouse(MouseEventKind::ScrollDown, 60, 5));
+    assert_eq!(app.scroll, WHEEL_ROWS);
+}
+
+/// The selected call's live pane, showing what `bytes` draw.
+fn pane_after(app: &mut App, bytes: &[u8]) {
+    let mut screen = crate::screen::Screen::new(TermSize::new(74, 18), 0);
+    screen.feed(bytes);
+    app.set_pane(Some(("c1".into(), screen.snapshot(0))));
+}
+
+#[test]
+fn the_mouse_in_a_pane_goes_to_a_program_that_asked_for_it_at_pane_coordinates() {
+    let mut app = test_app();
+    let layout = app.layout().expect("a layout");
+    let (x, y) = (layout.pane.x, layout.pane.y);
+    // less --mouse: normal tracking, SGR encoding.
+    pane_after(&mut app, b"\x1b[?1049h\x1b[?1000h\x1b[?1006h");
+    let write = |bytes: &[u8]| {
+        vec![Effect::Write {
+            id: "c1".into(),
+            bytes: bytes.to_vec(),
+        }]
+    };
+    assert_eq!(
+        app.handle_input(mouse(MouseEventKind::ScrollDown, x + 4, y + 2)),
+        write(b"\x1b[<65;5;3M")
+    );
+    assert_eq!(app.scroll, 0);
+    // A click is oino's until the pane is focused.
+    assert!(
+        app.handle_input(mouse(MouseEventKind::Down(MouseButton::Left), x, y))
+            .is_empty()
+    );
+    app.act(Action::Focus);
+    assert_eq!(
+        app.handle_input(mouse(MouseEventKind::Down(MouseButton::Left), x, y)),
+        write(b"\x1b[<0;1;1M")
+    );
+    // A drag and the release outside the pane still reach the program that saw the press,
+    // at the pane's nearest cell.
+    app.set_pane(Some((
+        "c1".into(),
+        app.pane
+            .clone()
+            .map(|mut pane| {
+                pane.mouse.events = crate::screen::MouseEvents::ButtonMotion;
+                pane
+            })
+            .expect("a pane"),
+    )));
+    assert_eq!(
+        app.handle_input(mouse(MouseEventKind::Drag(MouseButton::Left), 3, y + 1)),
+        write(b"\x1b[<32;1;2M")
+    );
+    assert_eq!(
+        app.handle_input(mouse(MouseEventKind::Up(MouseButton::Left), 3, y + 1)),
+        write(b"\x1b[<0;1;2m")
+    );
+    // Outside the pane, the list keeps its clicks.
+    assert!(
+        app.handle_input(mouse(MouseEventKind::Down(MouseButton::Left), 3, 3))
+            .is_empty()
+    );
+}
+
+#[test]
+fn a_full_screen_program_without_mouse_gets_arrows_and_no_history_opens_over_it() {
+    let mut app = test_app();
+    let layout = app.layout().expect("a layout");
+    let (x, y) = (layout.pane.x + 1, layout.pane.y + 1);
+    pane_after(&mut app, b"\x1b[?1049h\x1b[?1h");
+    assert_eq!(
+        app.handle_input(mouse(MouseEventKind::ScrollUp, x, y)),
+        vec![Effect::Write {
+            id: "c1".into(),
+            bytes: b"\x1bOA\x1bOA\x1bOA".to_vec(),
+        }]
+    );
+    // Nor from the wheel over the list.
+    app.handle_input(mouse(MouseEventKind::ScrollUp, 3, 3));
+    assert_eq!(app.scroll, 0);
+    // Back on the main screen, the wheel opens the history again.
+    pane_after(&mut app, b"plain");
+    assert!(
+        app.handle_input(mouse(MouseEventKind::ScrollUp, x, y))
+            .is_empty()
+    );
+    assert_eq!(app.scroll, WHEEL_ROWS);
+}
+
+#[test]
+fn a_paste_into_a_focused_pane_is_bracketed_when_the_program_asked() {
+    let mut app = test_app();
+    app.act(Action::Focus);
+    assert_eq!(app.mode, Mode::Focus);
+    let mut screen = crate::screen::Screen::new(TermSize::new(20, 4), 0);
+    app.pane = Some(screen.snapshot(0));
+    assert_eq!(
+        app.handle_input(Input::Paste("ls\n".into())),
+        vec![Effect::Write {
+            id: "c1".into(),
+            bytes: b"ls\n".to_vec()
+        }]
+    );
+    screen.feed(b"\x1b[?2004h");
+    app.pane = Some(screen.snapshot(0));
+    assert_eq!(
+        app.handle_input(Input::Paste("ls\n".into())),
+        vec![Effect::Write {
+            id: "c1".into(),
+            bytes: b"\x1b[200~ls\n\x1b[201~".to_vec()
+        }]
+    );
+    // Ctrl-A gives the keys back; a key then is the interface's again.
+    app.handle_input(Input::Key(key(KeyCode::Char('a'), KeyModifiers::CONTROL)));
+    assert_eq!(app.mode, Mode::Normal);
+    assert!(
+        app.handle_input(Input::Key(key(KeyCode::Char('j'), KeyModifiers::NONE)))
+            .is_empty()
+    );
+    assert_eq!(app.selected.as_deref(), Some("c2"));
+}
+
+#[test]
+fn every_action_has_a_key_and_the_layout_fits() {
+    let keymap = default_keymap();
+    for action in [
+        Action::SelectNext,
+        Action::Detach,
+        Action::DetachNow,
+        Action::Kill,
+        Action::Focus,
+        Action::Search,
+        Action::Zoom,
+        Action::Help,
+        Action::Quit,
+    ] {
+        assert!(
+            keymap.iter().any(|binding| binding.action == action),
+            "{action:?}"
+        );
+    }
+    assert_eq!(Layout::new(39, 20, false, None), None);
+    let layout = Layout::new(120, 40, false, None).expect("fits");
+    assert_eq!(layout.pane_size(), TermSize::new(120 - 31, 38));
+    let zoomed = Layout::new(120, 40, true, None).expect("fits");
+    // A width from the settings, leaving the pane at least half.
+    assert_eq!(
+        Layout::new(120, 40, false, Some(30))
+            .expect("fits")
+            .list
+            .width,
+        30
+    );
+    assert_eq!(
+        Layout::new(120, 40, false, Some(100))
+            .expect("fits")
+            .list
+            .width,
+        60
+    );
+    assert_eq!(zoomed.pane_size(), TermSize::new(120, 38));
+}
