@@ -406,14 +406,14 @@ async fn interface_link(
 /// mistake in them means the defaults here: the commands that must stop on it have stopped
 /// before, and the interface shows it.
 pub(crate) fn core_config() -> crate::core::CoreConfig {
-    let settings = crate::interface::app::settings::Config::load().unwrap_or_default();
+    let logs = crate::core::settings::LogSettings::load().unwrap_or_default();
     // Processes of a core in this process (an interface with --embedded, `run --embedded`) that
     // outlive it, killed, are found by the next server of the socket this user would use; a
     // server tags its calls with its own socket.
     let socket = crate::remote::socket::choose_socket(None, None);
     crate::core::CoreConfig {
-        log_retention: settings.log_retention,
-        log_cap: settings.log_cap,
+        log_retention: logs.retention,
+        log_cap: logs.cap,
         owner: Some(crate::core::survivors::owner_tag(
             &crate::remote::socket::socket_key(&socket),
         )),

@@ -16,6 +16,7 @@ mod entries;
 pub mod error;
 mod input;
 pub mod project;
+pub mod settings;
 pub mod survivors;
 pub mod tasks;
 pub mod types;

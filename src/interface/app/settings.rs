@@ -70,10 +70,6 @@ pub struct Config {
     pub notify: Notify,
     pub keymap: Vec<Binding>,
     pub theme: Theme,
-    /// Logs older than this are removed when a server (or an interface of its own) starts.
-    pub log_retention: std::time::Duration,
-    /// Bytes of one call's log kept on disk.
-    pub log_cap: u64,
 }
 
 impl Default for Config {
@@ -84,8 +80,6 @@ impl Default for Config {
             notify: Notify::None,
             keymap: crate::interface::app::default_keymap(),
             theme: Theme::default(),
-            log_retention: crate::output::LOG_RETENTION,
-            log_cap: crate::output::DEFAULT_LOG_CAP,
         }
     }
 }
@@ -99,54 +93,15 @@ struct Model {
     list_width: Option<Spanned<u16>>,
     mouse: Option<bool>,
     notify: Option<Notify>,
-    log_retention_days: Option<Spanned<u32>>,
-    log_cap: Option<Spanned<Size>>,
+    // The core's (`core::settings`): known here, checked there.
+    #[serde(rename = "log_retention_days")]
+    _log_retention_days: Option<serde::de::IgnoredAny>,
+    #[serde(rename = "log_cap")]
+    _log_cap: Option<serde::de::IgnoredAny>,
     #[serde(default)]
     keys: BTreeMap<Spanned<String>, Spanned<OneOrMore>>,
     #[serde(default)]
     theme: BTreeMap<Spanned<String>, Spanned<String>>,
-}
-
-/// A size: bytes, or a number with a unit (`500M`, `4GiB`).
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Size {
-    Bytes(u64),
-    Text(String),
-}
-
-impl Size {
-    fn bytes(&self) -> Result<u64, String> {
-        let text = match self {
-            Self::Bytes(bytes) => return Ok(*bytes),
-            Self::Text(text) => text.trim(),
-        };
-        let digits = text
-            .find(|c: char| !c.is_ascii_digit() && c != '.')
-            .unwrap_or(text.len());
-        let (number, unit) = text.split_at(digits);
-        let scale: u64 = match unit.trim().to_ascii_lowercase().as_str() {
-            "" | "b" => 1,
-            "k" | "kb" | "kib" => 1 << 10,
-            "m" | "mb" | "mib" => 1 << 20,
-            "g" | "gb" | "gib" => 1 << 30,
-            "t" | "tb" | "tib" => 1 << 40,
-            _ => {
-                return Err(format!(
-                    "`{text}` is no size: write bytes, or e.g. \"500M\", \"4G\""
-                ));
-            }
-        };
-        let number: f64 = number
-            .parse()
-            .map_err(|_| format!("`{text}` is no size: write bytes, or e.g. \"500M\", \"4G\""))?;
-        #[allow(
-            clippy::cast_precision_loss,
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss
-        )]
-        Ok((number * scale as f64) as u64)
-    }
 }
 
 #[derive(Deserialize)]
@@ -157,18 +112,10 @@ enum OneOrMore {
 }
 
 impl Config {
-    /// The settings file: `OINO_CONFIG`, else `$XDG_CONFIG_HOME/oino/config.toml`, else
-    /// `~/.config/oino/config.toml`.
+    /// The settings file (see [`crate::core::settings::path`]).
     #[must_use]
     pub fn path() -> Option<PathBuf> {
-        if let Some(file) = std::env::var_os("OINO_CONFIG") {
-            return Some(file.into());
-        }
-        let base = std::env::var_os("XDG_CONFIG_HOME")
-            .map(PathBuf::from)
-            .filter(|dir| dir.is_absolute())
-            .or_else(|| std::env::var_os("HOME").map(|home| Path::new(&home).join(".config")))?;
-        Some(base.join("oino/config.toml"))
+        crate::core::settings::path()
     }
 
     /// The user's settings; the defaults when there is no file.
@@ -186,28 +133,6 @@ impl Config {
         let text = ConfigError::read_text(file)?;
         Self::parse(&text)
             .map_err(|(offset, message)| ConfigError::at_offset(file, &text, offset, message))
-    }
-
-    /// How long logs are kept, and how much of each.
-    fn read_logs(&mut self, model: &Model) -> Result<(), (usize, String)> {
-        if let Some(days) = &model.log_retention_days {
-            if *days.get_ref() == 0 {
-                return Err((days.span().start, "log_retention_days is 1 or more".into()));
-            }
-            self.log_retention =
-                std::time::Duration::from_secs(u64::from(*days.get_ref()) * 24 * 3600);
-        }
-        if let Some(cap) = &model.log_cap {
-            let bytes = cap
-                .get_ref()
-                .bytes()
-                .map_err(|err| (cap.span().start, err))?;
-            if bytes < crate::output::MIN_LOG_CAP {
-                return Err((cap.span().start, "log_cap is 1M or more".into()));
-            }
-            self.log_cap = bytes;
-        }
-        Ok(())
     }
 
     fn parse(text: &str) -> Result<Self, (usize, String)> {
@@ -230,7 +155,8 @@ impl Config {
         }
         config.mouse = model.mouse.unwrap_or(true);
         config.notify = model.notify.unwrap_or_default();
-        config.read_logs(&model)?;
+        // The keys the core reads are checked as it reads them.
+        crate::core::settings::LogSettings::parse(text)?;
         for (name, keys) in &model.keys {
             let action = Action::from_name(name.get_ref()).ok_or_else(|| {
                 (
@@ -345,19 +271,7 @@ mod tests {
         assert_eq!(config.theme.border, Color::Indexed(240));
         assert_eq!(config.theme.done, Color::Green);
         assert_eq!(Config::parse("").unwrap(), Config::default());
-        let kept = Config::parse("log_retention_days = 30\n")
-            .unwrap()
-            .log_retention;
-        assert_eq!(kept, std::time::Duration::from_secs(30 * 24 * 3600));
-        assert_eq!(Config::default().log_cap, 4 << 30);
-        for (text, bytes) in [
-            ("log_cap = 2097152\n", 2 << 20),
-            ("log_cap = \"500M\"\n", 500 << 20),
-            ("log_cap = \"1.5 GiB\"\n", 3 << 29),
-            ("log_cap = \"2g\"\n", 2 << 30),
-        ] {
-            assert_eq!(Config::parse(text).unwrap().log_cap, bytes, "{text}");
-        }
+        assert!(Config::parse("log_retention_days = 30\nlog_cap = \"2g\"\n").is_ok());
     }
 
     #[test]
