@@ -16,6 +16,7 @@ use crate::core::{CoreEvent, EntryInfo, EntryKind, EntryState, HistoryPage};
 use crate::pty::TermSize;
 use crate::screen::ScreenSnapshot;
 
+mod actions;
 mod copy;
 mod keymap;
 mod keys;
@@ -25,8 +26,9 @@ pub mod settings;
 mod split;
 pub mod usage;
 
+pub use actions::{Action, default_keymap};
 pub use copy::{Selection, osc52};
-pub use keymap::{Action, Binding, default_keymap, key_label, parse_key};
+pub use keymap::{Binding, key_label, parse_key};
 pub use keys::encode_key;
 pub use layout::{
     Layout, ListLine, MIN_COLS, MIN_ROWS, Section, list_lines, list_offset, list_row_entry,
@@ -786,101 +788,7 @@ impl App {
 
     /// Does what an action does.
     pub fn act(&mut self, action: Action) -> Vec<Effect> {
-        let count = self.entries.len();
-        match action {
-            Action::SelectNext => {
-                let next = self
-                    .selected_index()
-                    .map_or(0, |index| (index + 1).min(count.saturating_sub(1)));
-                self.select_index(next);
-            }
-            Action::SelectPrevious => {
-                let previous = self
-                    .selected_index()
-                    .map_or(0, |index| index.saturating_sub(1));
-                self.select_index(previous);
-            }
-            Action::SelectFirst => self.select_index(0),
-            Action::SelectLast => self.select_index(count.saturating_sub(1)),
-            Action::Detach | Action::DetachNow => return self.detach(action == Action::DetachNow),
-            Action::NewCall => {
-                self.mode = Mode::Prompt(Prompt {
-                    purpose: PromptPurpose::NewCommand,
-                    text: String::new(),
-                });
-            }
-            Action::Kill => match self.selected_entry() {
-                Some(entry) if entry.state.is_running() => {
-                    self.mode = Mode::Confirm(Confirm::Kill {
-                        id: entry.id.clone(),
-                        label: entry.label().to_owned(),
-                    });
-                }
-                Some(_) => self.say("it has already ended", true),
-                None => self.say("nothing to kill", true),
-            },
-            Action::Restart => match self.selected_entry() {
-                Some(entry) if entry.state.is_running() => {
-                    self.mode = Mode::Confirm(Confirm::Restart {
-                        id: entry.id.clone(),
-                        label: entry.label().to_owned(),
-                    });
-                }
-                Some(entry) => return vec![self.restart(entry.id.clone())],
-                None => self.say("nothing to restart", true),
-            },
-            Action::Focus => match self.selected_entry() {
-                Some(entry) if entry.state.is_running() => {
-                    self.mode = Mode::Focus;
-                    self.scroll = 0;
-                }
-                Some(_) => self.say("it has ended: there is nothing to type into", true),
-                None => self.say("no call selected", true),
-            },
-            Action::PageUp => {
-                let page = self.page_rows();
-                self.scroll = self.scroll.saturating_add(page);
-            }
-            Action::PageDown => {
-                let page = self.page_rows();
-                self.scroll = self.scroll.saturating_sub(page);
-            }
-            Action::Live => self.scroll = 0,
-            Action::Search => {
-                self.mode = Mode::Prompt(Prompt {
-                    purpose: PromptPurpose::Search,
-                    text: String::new(),
-                });
-            }
-            Action::NextMatch => return self.search_effect(true),
-            Action::PreviousMatch => return self.search_effect(false),
-            Action::Zoom => {
-                self.zoom = !self.zoom;
-                self.split_stale = true;
-                return self.resize_all();
-            }
-            Action::Split => self.split(),
-            Action::NextPane => self.next_pane(),
-            Action::ClosePane => self.close_pane(),
-            Action::Help => {
-                self.mode = Mode::Help;
-                self.help_scroll = 0;
-            }
-            Action::Copy => self.start_copy(),
-            Action::Quit => {
-                let running = self
-                    .entries
-                    .iter()
-                    .filter(|entry| entry.state.is_running())
-                    .count();
-                if running == 0 {
-                    self.quit = true;
-                } else {
-                    self.mode = Mode::Confirm(Confirm::Quit { running });
-                }
-            }
-        }
-        Vec::new()
+        action.run(self)
     }
 
     fn page_rows(&self) -> usize {

@@ -1,108 +1,9 @@
-//! The keymap: one [`Action`] per thing a key can do, and the default keys that the hints and the
-//! help are written from.
+//! Keys: a binding of keys to an [`Action`] (the actions and their default keys are in
+//! `actions.rs`), and key names as the settings file writes them.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-/// What a key can do.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Action {
-    SelectNext,
-    SelectPrevious,
-    SelectFirst,
-    SelectLast,
-    Detach,
-    DetachNow,
-    NewCall,
-    Restart,
-    Kill,
-    Focus,
-    PageUp,
-    PageDown,
-    Live,
-    Search,
-    NextMatch,
-    PreviousMatch,
-    Zoom,
-    Split,
-    NextPane,
-    ClosePane,
-    Copy,
-    Help,
-    Quit,
-}
-
-impl Action {
-    /// Every action, with the name the settings file binds keys to.
-    const NAMED: [(Self, &'static str); 23] = [
-        (Self::SelectNext, "select-next"),
-        (Self::SelectPrevious, "select-previous"),
-        (Self::SelectFirst, "select-first"),
-        (Self::SelectLast, "select-last"),
-        (Self::Detach, "detach"),
-        (Self::DetachNow, "detach-now"),
-        (Self::NewCall, "new"),
-        (Self::Restart, "restart"),
-        (Self::Kill, "kill"),
-        (Self::Focus, "type"),
-        (Self::PageUp, "page-up"),
-        (Self::PageDown, "page-down"),
-        (Self::Live, "live"),
-        (Self::Search, "search"),
-        (Self::NextMatch, "next-match"),
-        (Self::PreviousMatch, "previous-match"),
-        (Self::Zoom, "zoom"),
-        (Self::Split, "split"),
-        (Self::NextPane, "next-pane"),
-        (Self::ClosePane, "close-pane"),
-        (Self::Copy, "copy"),
-        (Self::Help, "help"),
-        (Self::Quit, "quit"),
-    ];
-
-    /// The names the settings file binds keys to, in the help's order.
-    pub fn names() -> impl Iterator<Item = &'static str> {
-        Self::NAMED.iter().map(|(_, name)| *name)
-    }
-
-    /// The action a settings file names.
-    #[must_use]
-    pub fn from_name(name: &str) -> Option<Self> {
-        Self::NAMED
-            .iter()
-            .find(|(_, known)| *known == name)
-            .map(|(action, _)| *action)
-    }
-
-    /// What the action does, for the help.
-    #[must_use]
-    pub fn describe(self) -> &'static str {
-        match self {
-            Self::SelectNext => "select the next call or task",
-            Self::SelectPrevious => "select the previous call or task",
-            Self::SelectFirst => "select the first",
-            Self::SelectLast => "select the last",
-            Self::Detach => "detach the selected call into a named background task",
-            Self::DetachNow => "detach at once, with a name made from the command",
-            Self::NewCall => "start a new call",
-            Self::Restart => "run the selected command again (asks first while it runs)",
-            Self::Kill => "kill the selected call or task (asks first)",
-            Self::Focus => "type into the selected process (Ctrl-A to come back)",
-            Self::PageUp => "scroll back through the output",
-            Self::PageDown => "scroll forward",
-            Self::Live => "back to the live output",
-            Self::Search => "search the output, history included",
-            Self::NextMatch => "next match (while searching)",
-            Self::PreviousMatch => "previous match (while searching)",
-            Self::Zoom => "zoom the pane to the whole screen and back",
-            Self::Split => "show the next call in a pane beside (up to four)",
-            Self::NextPane => "move the focus to the next pane",
-            Self::ClosePane => "close the focused pane",
-            Self::Copy => "select text in the pane to copy (y copies; a drag too)",
-            Self::Help => "this help",
-            Self::Quit => "quit (asks first while processes run)",
-        }
-    }
-}
+use super::Action;
 
 /// Keys bound to one action, and how the hints show them.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -112,87 +13,6 @@ pub struct Binding {
     /// The word in the bar, or `None` to leave it to the help.
     pub hint: Option<&'static str>,
     pub action: Action,
-}
-
-fn plain(code: KeyCode) -> (KeyCode, KeyModifiers) {
-    (code, KeyModifiers::NONE)
-}
-
-/// The default keys.
-#[must_use]
-pub fn default_keymap() -> Vec<Binding> {
-    use KeyCode::{Char, Down, End, Enter, Home, PageDown, PageUp, Tab, Up};
-    let bind = |keys: Vec<(KeyCode, KeyModifiers)>, label: &str, hint, action| Binding {
-        keys,
-        label: label.to_owned(),
-        hint,
-        action,
-    };
-    vec![
-        bind(
-            vec![plain(Char('j')), plain(Down)],
-            "j ↓",
-            None,
-            Action::SelectNext,
-        ),
-        bind(
-            vec![plain(Char('k')), plain(Up)],
-            "k ↑",
-            None,
-            Action::SelectPrevious,
-        ),
-        bind(
-            vec![plain(Char('g')), plain(Home)],
-            "g",
-            None,
-            Action::SelectFirst,
-        ),
-        bind(
-            vec![plain(Char('G')), (Char('G'), KeyModifiers::SHIFT)],
-            "G",
-            None,
-            Action::SelectLast,
-        ),
-        bind(vec![plain(Char('d'))], "d", Some("detach"), Action::Detach),
-        bind(
-            vec![(Char('b'), KeyModifiers::CONTROL)],
-            "Ctrl-B",
-            None,
-            Action::DetachNow,
-        ),
-        bind(vec![plain(Char('n'))], "n", Some("new"), Action::NewCall),
-        bind(vec![plain(Char('r'))], "r", None, Action::Restart),
-        bind(vec![plain(Char('x'))], "x", Some("kill"), Action::Kill),
-        bind(
-            vec![plain(Enter), plain(Char('i'))],
-            "Enter i",
-            Some("type"),
-            Action::Focus,
-        ),
-        bind(vec![plain(PageUp)], "PgUp", None, Action::PageUp),
-        bind(vec![plain(PageDown)], "PgDn", None, Action::PageDown),
-        bind(vec![plain(End)], "End", None, Action::Live),
-        bind(vec![plain(Char('/'))], "/", Some("search"), Action::Search),
-        bind(vec![plain(Char('n'))], "n", None, Action::NextMatch),
-        bind(
-            vec![plain(Char('N')), (Char('N'), KeyModifiers::SHIFT)],
-            "N",
-            None,
-            Action::PreviousMatch,
-        ),
-        bind(vec![plain(Char('z'))], "z", Some("zoom"), Action::Zoom),
-        bind(vec![plain(Char('s'))], "s", None, Action::Split),
-        bind(vec![plain(Tab)], "Tab", None, Action::NextPane),
-        bind(
-            vec![plain(Char('S')), (Char('S'), KeyModifiers::SHIFT)],
-            "S",
-            None,
-            Action::ClosePane,
-        ),
-        bind(vec![plain(Char('v'))], "v", None, Action::Copy),
-        bind(vec![plain(Char('?'))], "?", Some("help"), Action::Help),
-        bind(vec![plain(Char('q'))], "q", Some("quit"), Action::Quit),
-    ]
 }
 
 /// Parses a key name: `d`, `enter`, `esc`, `ctrl-a`, `alt-x`, `up`, `pgup`, `f5`, …
@@ -282,15 +102,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_action_has_a_name_and_key_names_read_as_people_write_them() {
-        for (action, name) in Action::NAMED {
-            assert_eq!(Action::from_name(name), Some(action));
-        }
-        assert!(default_keymap().iter().all(|binding| {
-            Action::NAMED
-                .iter()
-                .any(|(action, _)| *action == binding.action)
-        }));
+    fn key_names_read_as_people_write_them() {
         assert_eq!(key_label("ctrl-a"), "Ctrl-A");
         assert_eq!(key_label("ctrl-]"), "Ctrl-]");
         assert_eq!(key_label("f12"), "F12");
