@@ -760,3 +760,84 @@ fn a_server_keeps_logs_as_long_as_the_settings_say() {
     crate::support::wait_until_blocking("the old log to go", || !three_days.exists());
     assert!(half_a_day.exists(), "a log younger than the setting went");
 }
+
+/// What one link answered, in a form both sides can give alike (pids, times and paths differ).
+#[derive(Debug, PartialEq)]
+struct Answers {
+    result: (String, Option<oino::pty::ProcessExit>),
+    entry: (oino::core::EntryKind, oino::core::EntryState, u64),
+    listed: Vec<String>,
+    output: String,
+    page: (Vec<String>, u64),
+    found: Option<u64>,
+    screen: Vec<String>,
+    refusals: Vec<(Option<oino::core::ErrorCode>, String)>,
+    killed: oino::core::EntryState,
+}
+
+async fn ask_everything(link: &oino::link::Link) -> Answers {
+    use oino::core::CallRequest;
+    let request = CallRequest {
+        id: Some("door-1".into()),
+        ..CallRequest::new("printf 'one\\ntwo\\nthree\\n'; exit 3")
+    };
+    let (id, result) = link.run(request).await.expect("run");
+    let result = result.await.expect("the waiter").expect("a result");
+    let entry = link.entry(&id).await.expect("entry");
+    let listed = link.entries().await.expect("list");
+    let output = link.output(&id, Some(0), 1 << 16).await.expect("output");
+    let page = link.history_page(&id, 0, 10).await.expect("history");
+    let found = link
+        .find_line(&id, page.total_lines, false, "tw")
+        .await
+        .expect("find");
+    let size = oino::pty::TermSize::new(20, 5);
+    let screen = link.snapshot(&id, Some(size)).await.expect("snapshot");
+    let refused = |err: oino::link::LinkError| (err.code(), err.to_string());
+    let refusals = vec![
+        refused(link.entry("nothing").await.expect_err("no such entry")),
+        refused(link.detach(&id, None, "why").await.expect_err("ended")),
+        refused(link.write(&id, b"x".to_vec()).await.expect_err("ended")),
+    ];
+    Answers {
+        result: (result.text, result.exit),
+        entry: (entry.kind, entry.state, entry.bytes),
+        listed: listed.into_iter().map(|entry| entry.id).collect(),
+        output: output.text,
+        page: (page.lines, page.total_lines),
+        found,
+        screen: screen.view().shown_lines().to_vec(),
+        refusals,
+        killed: link.kill(&id).await.expect("kill"),
+    }
+}
+
+/// The core has one door: every request means the same from a core in this process and from a
+/// server through its socket, answers and refusals alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_means_the_same_in_process_and_through_a_server() {
+    let server = ServerGuard::new("one-door");
+    start(&server);
+    let remote = oino::link::Link::connect(&server.socket)
+        .await
+        .expect("connect");
+    let core = oino::core::Core::new(oino::core::CoreConfig {
+        log_dir: Some(server.state.join("local-logs")),
+        ..oino::core::CoreConfig::default()
+    })
+    .expect("a core");
+    let local = oino::link::Link::Local(core);
+    let (here, there) = (ask_everything(&local).await, ask_everything(&remote).await);
+    assert_eq!(here, there);
+    // And what they answered is what was asked for.
+    assert_eq!(here.output, "one\ntwo\nthree\n");
+    assert_eq!(here.found, Some(1));
+    assert_eq!(
+        here.refusals[0],
+        (
+            Some(oino::core::ErrorCode::NoSuchEntry),
+            "no call or task `nothing`".to_owned()
+        )
+    );
+    local.close().await;
+}
