@@ -16,7 +16,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use regex::Regex;
 #[allow(deprecated)] // MCP's logging: see `log_end`.
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -200,37 +199,7 @@ impl Bridge {
         cancelled: impl Future<Output = ()>,
     ) -> ToolResult {
         let args: BashArgs = arguments("bash", args)?;
-        if args.command.trim().is_empty() {
-            return Err("`command` is empty: give the shell command to run".into());
-        }
-        match args.timeout_ms {
-            Some(0) => {
-                return Err("`timeout_ms` must be more than 0 (or left out for 600000)".into());
-            }
-            Some(timeout) if timeout > MAX_TIMEOUT_MS => {
-                return Err(format!(
-                    "`timeout_ms` is at most {MAX_TIMEOUT_MS} (a day): for a command that runs \
-                     longer, pass run_in_background: true"
-                )
-                .into());
-            }
-            _ => {}
-        }
-        let detach_on = args
-            .detach_on
-            .as_deref()
-            .map(|pattern| {
-                Regex::new(pattern)
-                    .map_err(|err| format!("`detach_on` is not a valid regular expression: {err}"))
-            })
-            .transpose()?;
-        if args.detach_after_ms == Some(0) {
-            return Err(
-                "`detach_after_ms` must be more than 0: to start it as a task at once, \
-                        pass run_in_background: true"
-                    .into(),
-            );
-        }
+        let detach_on = args.checked()?;
         // The call id is the request's, made unique to this bridge (the agent's ids start
         // again with each session).
         // Any characters of a string request id that could break a line or a table are left out.

@@ -1,3 +1,5 @@
+use regex::Regex;
+
 use super::*;
 use crate::core::EntryState;
 use crate::output::OutputSlice;

@@ -10,7 +10,10 @@ use rmcp::schemars::JsonSchema;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 
-use super::{DEFAULT_IDLE_WAIT_MS, DEFAULT_OUTPUT_BYTES, MAX_OUTPUT_BYTES, MAX_WAIT_MS, ToolError};
+use super::{
+    DEFAULT_IDLE_WAIT_MS, DEFAULT_OUTPUT_BYTES, MAX_OUTPUT_BYTES, MAX_TIMEOUT_MS, MAX_WAIT_MS,
+    ToolError,
+};
 
 pub(super) const INSTRUCTIONS: &str = "oino runs your shell commands in terminals that the person \
 supervising you watches live. Use its `bash` tool for commands. A command that would block you \
@@ -142,6 +145,44 @@ pub(super) struct Waits {
     pub(super) max_bytes: usize,
     pub(super) idle: Option<Duration>,
     pub(super) wait: Duration,
+}
+
+impl BashArgs {
+    /// Checks the arguments; the pattern to detach at, if there is one.
+    pub(super) fn checked(&self) -> Result<Option<Regex>, ToolError> {
+        if self.command.trim().is_empty() {
+            return Err("`command` is empty: give the shell command to run".into());
+        }
+        match self.timeout_ms {
+            Some(0) => {
+                return Err("`timeout_ms` must be more than 0 (or left out for 600000)".into());
+            }
+            Some(timeout) if timeout > MAX_TIMEOUT_MS => {
+                return Err(format!(
+                    "`timeout_ms` is at most {MAX_TIMEOUT_MS} (a day): for a command that runs \
+                     longer, pass run_in_background: true"
+                )
+                .into());
+            }
+            _ => {}
+        }
+        if self.detach_after_ms == Some(0) {
+            return Err(
+                "`detach_after_ms` must be more than 0: to start it as a task at once, pass \
+                 run_in_background: true"
+                    .into(),
+            );
+        }
+        let detach_on = self
+            .detach_on
+            .as_deref()
+            .map(|pattern| {
+                Regex::new(pattern)
+                    .map_err(|err| format!("`detach_on` is not a valid regular expression: {err}"))
+            })
+            .transpose()?;
+        Ok(detach_on)
+    }
 }
 
 impl TaskOutputArgs {

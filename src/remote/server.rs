@@ -342,7 +342,7 @@ impl SocketWatch {
 pub async fn serve(
     socket: &Path,
     idle_exit: Duration,
-    mut config: CoreConfig,
+    config: CoreConfig,
 ) -> anyhow::Result<Served> {
     let dir = socket
         .parent()
@@ -369,17 +369,7 @@ pub async fn serve(
         socket.display()
     );
 
-    let key = crate::remote::socket::socket_key(socket);
-    config.owner = Some(crate::core::survivors::owner_tag(&key));
-    let core = Core::new(config)?;
-    // What a server of this socket that died left running is listed, and can be killed.
-    let survivors = core.adopt_survivors(&key);
-    if survivors > 0 {
-        eprintln!(
-            "oino server: {survivors} call(s) left running by a server that died are listed as \
-             orphaned; `oino kill ID` ends them"
-        );
-    }
+    let core = start_core(socket, config)?;
     // Clients connected, watched: the last one leaving may start the idle time.
     let (clients, mut clients_changed) = watch::channel(0usize);
     let clients = Arc::new(clients);
@@ -397,14 +387,7 @@ pub async fn serve(
             accepted = listening.accept() => match accepted {
                 Ok(stream) => {
                     listening.fed();
-                    let (core, clients, stop_tx) = (core.clone(), Arc::clone(&clients), stop_tx.clone());
-                    clients.send_modify(|count| *count += 1);
-                    tokio::spawn(async move {
-                        if let Err(err) = serve_connection(stream, &core, &stop_tx).await {
-                            eprintln!("oino server: a connection ended: {err:#}");
-                        }
-                        clients.send_modify(|count| *count -= 1);
-                    });
+                    serve_client(stream, &core, &clients, &stop_tx);
                 }
                 Err(err) if matches!(
                     err.raw_os_error().map(Errno::from_raw),
@@ -436,13 +419,7 @@ pub async fn serve(
         } else {
             Duration::ZERO
         };
-        idle_deadline = match (busy, idle_deadline) {
-            (true, _) => None,
-            (false, None) => Some(tokio::time::Instant::now() + idle_exit),
-            (false, deadline) => {
-                deadline.map(|deadline| deadline.min(tokio::time::Instant::now() + idle_exit))
-            }
-        };
+        idle_deadline = next_idle_deadline(busy, idle_deadline, idle_exit);
     }
     eprintln!("oino server {} stopping", std::process::id());
     // A server ending takes no new client: one finds none, rather than one that will never read
@@ -450,6 +427,54 @@ pub async fn serve(
     listening.close();
     core.shutdown().await;
     Ok(Served::Stopped)
+}
+
+/// The server's core, tagging its calls with the socket's key; what a server of this socket
+/// that died left running is listed, and can be killed.
+fn start_core(socket: &Path, mut config: CoreConfig) -> anyhow::Result<Core> {
+    let key = crate::remote::socket::socket_key(socket);
+    config.owner = Some(crate::core::survivors::owner_tag(&key));
+    let core = Core::new(config)?;
+    let survivors = core.adopt_survivors(&key);
+    if survivors > 0 {
+        eprintln!(
+            "oino server: {survivors} call(s) left running by a server that died are listed as \
+             orphaned; `oino kill ID` ends them"
+        );
+    }
+    Ok(core)
+}
+
+/// Serves a client in a task of its own, counted while it is connected.
+fn serve_client(
+    stream: UnixStream,
+    core: &Core,
+    clients: &Arc<watch::Sender<usize>>,
+    stop: &watch::Sender<bool>,
+) {
+    let (core, clients, stop) = (core.clone(), Arc::clone(clients), stop.clone());
+    clients.send_modify(|count| *count += 1);
+    tokio::spawn(async move {
+        if let Err(err) = serve_connection(stream, &core, &stop).await {
+            eprintln!("oino server: a connection ended: {err:#}");
+        }
+        clients.send_modify(|count| *count -= 1);
+    });
+}
+
+/// When an idle server ends: not while it is busy; once idle, `idle_exit` from when it became
+/// so (never later than a deadline it has already).
+fn next_idle_deadline(
+    busy: bool,
+    deadline: Option<tokio::time::Instant>,
+    idle_exit: Duration,
+) -> Option<tokio::time::Instant> {
+    let from_now = tokio::time::Instant::now() + idle_exit;
+    match (busy, deadline) {
+        (true, _) => None,
+        (false, None) => Some(from_now),
+        (false, Some(deadline)) => Some(deadline.min(from_now)),
+    }
 }
 
 /// Serves one client, a request at a time.
@@ -464,57 +489,13 @@ async fn serve_connection(
     let mut line = Vec::new();
     let uid = nix::unistd::getuid().as_raw();
     if peer.uid() != uid {
-        // The refusal answers the first request, so that the client reads it.
-        let _ = (&mut reader)
-            .take(MAX_REQUEST_BYTES as u64)
-            .read_until(b'\n', &mut line)
-            .await;
-        let refusal = Reply::failure(
-            ErrorCode::Forbidden,
-            format!(
-                "refused: this oino server belongs to uid {uid}, and you are uid {}",
-                peer.uid()
-            ),
-        );
-        send(&mut write, &refusal).await?;
-        return Ok(());
+        return refuse_another_user(&mut reader, &mut write, uid, peer.uid()).await;
     }
     loop {
-        match read_line(&mut reader, &mut line, MAX_REQUEST_BYTES).await? {
-            Line::Whole => {}
-            Line::End => return Ok(()),
-            Line::TooLong => {
-                let too_long = Reply::failure(
-                    ErrorCode::TooLarge,
-                    format!(
-                        "the request is longer than {MAX_REQUEST_BYTES} bytes: send less at a time"
-                    ),
-                );
-                send(&mut write, &too_long).await?;
-                continue;
-            }
-            Line::CutShort => {
-                let cut = Reply::failure(
-                    ErrorCode::BadRequest,
-                    "the request was cut short by the end of the connection: end each request \
-                     with a newline",
-                );
-                send(&mut write, &cut).await?;
-                return Ok(());
-            }
-        }
-        let request = match serde_json::from_slice::<Request>(&line) {
-            Ok(request) => request,
-            Err(err) => {
-                let bad = Reply::failure(
-                    ErrorCode::BadRequest,
-                    format!(
-                        "not a request: {err}; send one JSON object a line, see docs/protocol.md"
-                    ),
-                );
-                send(&mut write, &bad).await?;
-                continue;
-            }
+        let request = match read_request(&mut reader, &mut line, &mut write).await? {
+            Read::Request(request) => request,
+            Read::Answered => continue,
+            Read::End => return Ok(()),
         };
         let reply = match request {
             Request::Hello(hello) => dispatch::hello(&hello),
@@ -546,6 +527,76 @@ async fn serve_connection(
         };
         send(&mut write, &reply).await?;
     }
+}
+
+/// What the next line of a connection was.
+enum Read {
+    Request(Request),
+    /// Not a request: its refusal was sent, and the connection goes on.
+    Answered,
+    /// The connection ended (cut short in a request: its refusal was sent).
+    End,
+}
+
+/// Reads the next request, answering what is not one.
+async fn read_request(
+    reader: &mut BufReader<tokio::net::unix::OwnedReadHalf>,
+    line: &mut Vec<u8>,
+    write: &mut tokio::net::unix::OwnedWriteHalf,
+) -> anyhow::Result<Read> {
+    match read_line(reader, line, MAX_REQUEST_BYTES).await? {
+        Line::Whole => {}
+        Line::End => return Ok(Read::End),
+        Line::TooLong => {
+            let too_long = Reply::failure(
+                ErrorCode::TooLarge,
+                format!(
+                    "the request is longer than {MAX_REQUEST_BYTES} bytes: send less at a time"
+                ),
+            );
+            send(write, &too_long).await?;
+            return Ok(Read::Answered);
+        }
+        Line::CutShort => {
+            let cut = Reply::failure(
+                ErrorCode::BadRequest,
+                "the request was cut short by the end of the connection: end each request with \
+                 a newline",
+            );
+            send(write, &cut).await?;
+            return Ok(Read::End);
+        }
+    }
+    match serde_json::from_slice::<Request>(line) {
+        Ok(request) => Ok(Read::Request(request)),
+        Err(err) => {
+            let bad = Reply::failure(
+                ErrorCode::BadRequest,
+                format!("not a request: {err}; send one JSON object a line, see docs/protocol.md"),
+            );
+            send(write, &bad).await?;
+            Ok(Read::Answered)
+        }
+    }
+}
+
+/// Refuses a client of another user: the refusal answers its first request, so that it reads it.
+async fn refuse_another_user(
+    reader: &mut BufReader<tokio::net::unix::OwnedReadHalf>,
+    write: &mut tokio::net::unix::OwnedWriteHalf,
+    uid: u32,
+    peer: u32,
+) -> anyhow::Result<()> {
+    let mut line = Vec::new();
+    let _ = reader
+        .take(MAX_REQUEST_BYTES as u64)
+        .read_until(b'\n', &mut line)
+        .await;
+    let refusal = Reply::failure(
+        ErrorCode::Forbidden,
+        format!("refused: this oino server belongs to uid {uid}, and you are uid {peer}"),
+    );
+    send(write, &refusal).await
 }
 
 /// Writes the core's events to a subscriber until it goes (seen at once, not at the next event:
