@@ -29,8 +29,7 @@ use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use crate::call::{CallOptions, CallResult, InputPolicy};
 use crate::core::{CallRequest, CoreEvent, EntryInfo, EntryKind, ErrorCode};
 use crate::link::{DetachWhen, Link, LinkError, LinkEvent, RunResult};
-use crate::output::Followed;
-use reader::{OutputReader, Waited, task_label};
+use reader::{OutputReader, task_label};
 use tools::{
     BashArgs, INSTRUCTIONS, NoArgs, TaskArgs, TaskInputArgs, TaskOutputArgs, Waits, arguments,
     tools,
@@ -339,54 +338,12 @@ impl Bridge {
         let deadline = tokio::time::Instant::now() + wait;
         let mut reader = OutputReader::new(since, max_bytes, pattern);
         let read = |err: LinkError| Self::failure("reading the output failed", &err);
-        let mut last_output = tokio::time::Instant::now();
         let mut follower = link.follow(&entry.id, since);
-        let reading = async {
-            loop {
-                // In order, max_bytes at most; looking for a pattern, all of it in large pieces,
-                // keeping the newest max_bytes.
-                let room = if reader.looks_for_a_line() {
-                    PATTERN_PIECE_BYTES.max(max_bytes)
-                } else {
-                    max_bytes - reader.kept_bytes.min(max_bytes)
-                };
-                let until = idle.map_or(deadline, |idle| deadline.min(last_output + idle));
-                // Output there already is read at once, whatever the time.
-                match follower.next(room, Some(until)).await {
-                    Err(err) => break Err(read(err)),
-                    Ok(Followed::Output(slice)) => {
-                        if let Some(line) = reader.push(slice) {
-                            break Ok(Waited::Matched(line));
-                        }
-                        last_output = tokio::time::Instant::now();
-                        // Full: a request for less than a character's bytes could only return
-                        // one whole, past the limit.
-                        if !reader.looks_for_a_line() && reader.kept_bytes + 4 > max_bytes {
-                            break Ok(Waited::Full);
-                        }
-                        // Looking for a pattern in a flood: until the time is up.
-                        if reader.looks_for_a_line() && last_output >= deadline {
-                            break Ok(reader.at_the_end(Waited::TimedOut));
-                        }
-                    }
-                    Ok(Followed::TimedOut) => {
-                        let now = tokio::time::Instant::now();
-                        if now >= deadline {
-                            break Ok(reader.at_the_end(Waited::TimedOut));
-                        }
-                        if let Some(idle) = idle.filter(|idle| now >= last_output + *idle) {
-                            break Ok(reader.at_the_end(Waited::Idle(idle)));
-                        }
-                    }
-                    // Whatever it wrote last was read before.
-                    Ok(Followed::Ended) => break Ok(reader.at_the_end(Waited::Ended)),
-                }
-            }
-        };
+        let reading = reader::read_until(&mut follower, &mut reader, deadline, idle);
         // A read the agent gave up on (its client's timeout, a cancel) returns nothing: the
         // cursor stays where the agent last got output.
         let outcome = tokio::select! {
-            outcome = reading => outcome?,
+            outcome = reading => outcome.map_err(read)?,
             () = cancelled => return Err("cancelled: nothing was read".into()),
         };
         self.advance_cursor(&entry.id, reader.next_offset);

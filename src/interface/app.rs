@@ -1022,6 +1022,49 @@ impl App {
         }
     }
 
+    /// A drag in the pane selects text; letting go copies it. `None` when the event is not
+    /// for the selection.
+    fn select_by_mouse(
+        &mut self,
+        kind: MouseEventKind,
+        in_pane: bool,
+        spot: (u16, u16),
+    ) -> Option<Vec<Effect>> {
+        match kind {
+            MouseEventKind::Down(MouseButton::Left) if in_pane && self.pane.is_some() => {
+                self.selection = Some(Selection {
+                    anchor: spot,
+                    cursor: spot,
+                    by_mouse: true,
+                });
+                return Some(Vec::new());
+            }
+            MouseEventKind::Drag(MouseButton::Left)
+                if self.selection.is_some_and(|selection| selection.by_mouse) =>
+            {
+                if let Some(selection) = &mut self.selection {
+                    selection.cursor = spot;
+                }
+                return Some(Vec::new());
+            }
+            MouseEventKind::Up(MouseButton::Left)
+                if self.selection.is_some_and(|selection| selection.by_mouse) =>
+            {
+                // A click alone copies nothing.
+                if self
+                    .selection
+                    .is_some_and(|selection| selection.anchor != selection.cursor)
+                {
+                    return Some(self.copy_selection());
+                }
+                self.selection = None;
+                return Some(Vec::new());
+            }
+            _ => {}
+        }
+        None
+    }
+
     fn handle_mouse(&mut self, mouse: MouseEvent) -> Vec<Effect> {
         let Some(layout) = self.layout() else {
             return Vec::new();
@@ -1071,37 +1114,8 @@ impl App {
                 .clamp(layout.pane.left(), layout.pane.right() - 1)
                 - layout.pane.x,
         );
-        match mouse.kind {
-            MouseEventKind::Down(MouseButton::Left) if in_pane && self.pane.is_some() => {
-                self.selection = Some(Selection {
-                    anchor: spot,
-                    cursor: spot,
-                    by_mouse: true,
-                });
-                return Vec::new();
-            }
-            MouseEventKind::Drag(MouseButton::Left)
-                if self.selection.is_some_and(|selection| selection.by_mouse) =>
-            {
-                if let Some(selection) = &mut self.selection {
-                    selection.cursor = spot;
-                }
-                return Vec::new();
-            }
-            MouseEventKind::Up(MouseButton::Left)
-                if self.selection.is_some_and(|selection| selection.by_mouse) =>
-            {
-                // A click alone copies nothing.
-                if self
-                    .selection
-                    .is_some_and(|selection| selection.anchor != selection.cursor)
-                {
-                    return self.copy_selection();
-                }
-                self.selection = None;
-                return Vec::new();
-            }
-            _ => {}
+        if let Some(effects) = self.select_by_mouse(mouse.kind, in_pane, spot) {
+            return effects;
         }
         match mouse.kind {
             // A full-screen program's output makes no history to look back on.

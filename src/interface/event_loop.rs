@@ -117,6 +117,31 @@ impl FrameScheduler {
     }
 }
 
+/// Fetches what the frame shows and draws it (and hands its text to `frames`); asks the terminal
+/// for the mouse as the program now does.
+async fn draw<B: ResizeBackend>(
+    terminal: &mut Terminal<B>,
+    app: &mut App,
+    link: &Link,
+    frames: Option<&watch::Sender<String>>,
+    mouse_captured: &mut crate::screen::MouseEvents,
+) -> anyhow::Result<()> {
+    refresh(app, link).await;
+    let now = now_ms();
+    let frame = terminal
+        .draw(|frame| crate::interface::ui::render(app, now, frame))
+        .map_err(|err| anyhow::anyhow!("drawing the screen: {err}"))?;
+    if let Some(frames) = frames {
+        frames.send_replace(crate::interface::ui::buffer_text(frame.buffer));
+    }
+    // Attached, the mouse is asked for only while the program asks for it.
+    if app.wants_mouse() != *mouse_captured {
+        *mouse_captured = app.wants_mouse();
+        terminal.backend_mut().capture_mouse(*mouse_captured);
+    }
+    Ok(())
+}
+
 /// Runs the interface until the app quits or the inputs end. After each frame its text goes to
 /// `frames`, when given (headless mode waits on it).
 pub async fn run_loop<B: ResizeBackend>(
@@ -144,19 +169,7 @@ pub async fn run_loop<B: ResizeBackend>(
             scheduler.schedule();
         }
         if scheduler.due(Instant::now()) {
-            refresh(app, link).await;
-            let now = now_ms();
-            let frame = terminal
-                .draw(|frame| crate::interface::ui::render(app, now, frame))
-                .map_err(|err| anyhow::anyhow!("drawing the screen: {err}"))?;
-            if let Some(frames) = frames {
-                frames.send_replace(crate::interface::ui::buffer_text(frame.buffer));
-            }
-            // Attached, the mouse is asked for only while the program asks for it.
-            if app.wants_mouse() != mouse_captured {
-                mouse_captured = app.wants_mouse();
-                terminal.backend_mut().capture_mouse(mouse_captured);
-            }
+            draw(terminal, app, link, frames, &mut mouse_captured).await?;
             // What the refresh itself asked for is on this frame.
             app.take_frame_request();
             scheduler.drawn(Instant::now());
@@ -351,70 +364,9 @@ fn execute(
     writes: &mpsc::Sender<(String, Vec<u8>)>,
 ) {
     for effect in effects {
-        let (link, outcomes) = (link.clone(), outcomes.clone());
         match effect {
             Effect::Notify { text } => notify(app.notify, &text),
             Effect::Clipboard { text } => to_clipboard(&text),
-            Effect::Start { command, size } => {
-                // As typed in this shell: its folder, its environment.
-                let request = CallRequest {
-                    size: Some(size),
-                    ..CallRequest::new(command.clone())
-                }
-                .from_here();
-                tokio::spawn(async move {
-                    let started = match request {
-                        Ok(request) => link.start(request).await.map(drop),
-                        Err(err) => Err(err.into()),
-                    };
-                    if let Err(err) = started {
-                        let _ = outcomes
-                            .send(Outcome::Failed(format!("cannot run `{command}`: {err:#}")));
-                    }
-                });
-            }
-            Effect::Detach { id, name } => {
-                tokio::spawn(async move {
-                    let outcome = match link.detach(&id, name.as_deref(), DETACH_REASON).await {
-                        Ok(task) => Outcome::Done(format!(
-                            "detached `{}` as task {}",
-                            task.label(),
-                            task.task_id.as_deref().unwrap_or("?")
-                        )),
-                        Err(err) => Outcome::Failed(format!("cannot detach: {err:#}")),
-                    };
-                    let _ = outcomes.send(outcome);
-                });
-            }
-            Effect::Kill { id } => {
-                let label = app
-                    .entries
-                    .iter()
-                    .find(|entry| entry.id == id)
-                    .map_or_else(|| id.clone(), |entry| entry.label().to_owned());
-                tokio::spawn(async move {
-                    let outcome = match link.kill(&id).await {
-                        Ok(_) => Outcome::Done(format!("killed `{label}`")),
-                        Err(err) => Outcome::Failed(format!("cannot kill `{label}`: {err:#}")),
-                    };
-                    let _ = outcomes.send(outcome);
-                });
-            }
-            Effect::Restart { id, label, size } => {
-                tokio::spawn(async move {
-                    let outcome = match link.restart(&id, size).await {
-                        Ok(entry) => Outcome::Select {
-                            text: format!(
-                                "restarted `{label}` as {}",
-                                entry.task_id.as_deref().unwrap_or(&entry.id)
-                            ),
-                            id: entry.id,
-                        },
-                        Err(err) => Outcome::Failed(format!("cannot restart `{label}`: {err:#}")),
-                    };
-                    let _ = outcomes.send(outcome);
-                });
-            }
             Effect::Write { id, bytes } => {
                 if writes.try_send((id, bytes)).is_err() {
                     let _ = outcomes.send(Outcome::Failed(
@@ -422,29 +374,89 @@ fn execute(
                     ));
                 }
             }
-            Effect::Resize { id, size } => {
+            effect => {
+                // Named as the list shows it, while the list still has it.
+                let label = match &effect {
+                    Effect::Kill { id } => app
+                        .entries
+                        .iter()
+                        .find(|entry| entry.id == *id)
+                        .map_or_else(|| id.clone(), |entry| entry.label().to_owned()),
+                    _ => String::new(),
+                };
+                let (link, outcomes) = (link.clone(), outcomes.clone());
                 tokio::spawn(async move {
-                    // An entry that has gone needs no size.
-                    let _ = link.resize(&id, size).await;
-                });
-            }
-            Effect::Search {
-                id,
-                query,
-                newer,
-                scroll,
-                rows,
-            } => {
-                tokio::spawn(async move {
-                    let outcome = match find_match(&link, &id, &query, newer, scroll, rows).await {
-                        Ok(Some(scroll)) => Outcome::Scroll(scroll),
-                        Ok(None) => Outcome::Failed(format!("no more matches for `{query}`")),
-                        Err(err) => Outcome::Failed(format!("cannot search: {err:#}")),
-                    };
-                    let _ = outcomes.send(outcome);
+                    if let Some(outcome) = carry_out(&link, effect, label).await {
+                        let _ = outcomes.send(outcome);
+                    }
                 });
             }
         }
+    }
+}
+
+/// Carries out an effect the core must act on; what it came to, when that is worth telling.
+/// `label` names a killed entry.
+async fn carry_out(link: &Link, effect: Effect, label: String) -> Option<Outcome> {
+    match effect {
+        Effect::Start { command, size } => {
+            // As typed in this shell: its folder, its environment.
+            let request = CallRequest {
+                size: Some(size),
+                ..CallRequest::new(command.clone())
+            }
+            .from_here();
+            let started = match request {
+                Ok(request) => link.start(request).await.map_err(anyhow::Error::from),
+                Err(err) => Err(err.into()),
+            };
+            let err = started.err()?;
+            Some(Outcome::Failed(format!("cannot run `{command}`: {err:#}")))
+        }
+        Effect::Detach { id, name } => Some(
+            match link.detach(&id, name.as_deref(), DETACH_REASON).await {
+                Ok(task) => Outcome::Done(format!(
+                    "detached `{}` as task {}",
+                    task.label(),
+                    task.task_id.as_deref().unwrap_or("?")
+                )),
+                Err(err) => Outcome::Failed(format!("cannot detach: {err:#}")),
+            },
+        ),
+        Effect::Kill { id } => Some(match link.kill(&id).await {
+            Ok(_) => Outcome::Done(format!("killed `{label}`")),
+            Err(err) => Outcome::Failed(format!("cannot kill `{label}`: {err:#}")),
+        }),
+        Effect::Restart { id, label, size } => Some(match link.restart(&id, size).await {
+            Ok(entry) => Outcome::Select {
+                text: format!(
+                    "restarted `{label}` as {}",
+                    entry.task_id.as_deref().unwrap_or(&entry.id)
+                ),
+                id: entry.id,
+            },
+            Err(err) => Outcome::Failed(format!("cannot restart `{label}`: {err:#}")),
+        }),
+        Effect::Resize { id, size } => {
+            // An entry that has gone needs no size.
+            let _ = link.resize(&id, size).await;
+            None
+        }
+        Effect::Search {
+            id,
+            query,
+            newer,
+            scroll,
+            rows,
+        } => Some(
+            match find_match(link, &id, &query, newer, scroll, rows).await {
+                Ok(Some(scroll)) => Outcome::Scroll(scroll),
+                Ok(None) => Outcome::Failed(format!("no more matches for `{query}`")),
+                Err(err) => Outcome::Failed(format!("cannot search: {err:#}")),
+            },
+        ),
+        // Done where they were asked for.
+        Effect::Notify { .. } | Effect::Clipboard { .. } | Effect::Write { .. } => None,
     }
 }
 

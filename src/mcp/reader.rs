@@ -6,8 +6,12 @@ use std::time::Duration;
 use regex::Regex;
 use rmcp::model::ContentBlock;
 
+use tokio::time::Instant;
+
+use super::PATTERN_PIECE_BYTES;
 use crate::core::EntryInfo;
-use crate::output::LineMatcher;
+use crate::link::{LinkError, LinkOutput};
+use crate::output::{Followed, Follower, LineMatcher};
 
 /// How a `task_output` wait ended.
 pub(super) enum Waited {
@@ -86,6 +90,34 @@ impl OutputReader {
 
     /// The output read (exactly as the task wrote it, cleaned), then a block of notes in
     /// brackets ending with the task's state and the offset to read from next.
+    /// What the wait found, when it is worth saying.
+    fn wait_note(&self, entry: &EntryInfo, outcome: &Waited, wait: Duration) -> Option<String> {
+        let ended = !entry.state.is_running();
+        if let Some(lines) = &self.lines {
+            let pattern = lines.pattern().as_str();
+            return Some(match outcome {
+                Waited::Matched(line) => format!("[matched /{pattern}/: {:?}]", line.trim_end()),
+                _ if ended => format!("[the task ended with no line matching /{pattern}/]"),
+                Waited::Idle(idle) => format!(
+                    "[no line matched /{pattern}/; quiet for {} ms]",
+                    idle.as_millis()
+                ),
+                _ => format!(
+                    "[no line matched /{pattern}/ within {} ms]",
+                    wait.as_millis()
+                ),
+            });
+        }
+        match outcome {
+            Waited::Idle(idle) => Some(format!("[quiet for {} ms]", idle.as_millis())),
+            Waited::TimedOut if !self.moved() && !wait.is_zero() && !ended => {
+                Some(format!("[no new output within {} ms]", wait.as_millis()))
+            }
+            _ if !self.moved() => Some("[no new output]".to_owned()),
+            _ => None,
+        }
+    }
+
     pub(super) fn render(
         &self,
         entry: &EntryInfo,
@@ -125,33 +157,7 @@ impl OutputReader {
                 crate::output::byte_size(cut as u64)
             ));
         }
-        let ended = !entry.state.is_running();
-        if let Some(lines) = &self.lines {
-            let pattern = lines.pattern().as_str();
-            notes.push(match outcome {
-                Waited::Matched(line) => format!("[matched /{pattern}/: {:?}]", line.trim_end()),
-                _ if ended => format!("[the task ended with no line matching /{pattern}/]"),
-                Waited::Idle(idle) => format!(
-                    "[no line matched /{pattern}/; quiet for {} ms]",
-                    idle.as_millis()
-                ),
-                _ => format!(
-                    "[no line matched /{pattern}/ within {} ms]",
-                    wait.as_millis()
-                ),
-            });
-        } else {
-            match outcome {
-                Waited::Idle(idle) => {
-                    notes.push(format!("[quiet for {} ms]", idle.as_millis()));
-                }
-                Waited::TimedOut if !self.moved() && !wait.is_zero() && !ended => {
-                    notes.push(format!("[no new output within {} ms]", wait.as_millis()));
-                }
-                _ if !self.moved() => notes.push("[no new output]".to_owned()),
-                _ => {}
-            }
-        }
+        notes.extend(self.wait_note(entry, outcome, wait));
         if let Some(error) = &entry.log_error {
             notes.push(crate::call::log_error_note(error));
         } else if let Some(cut) = &entry.log_cut {
@@ -198,5 +204,56 @@ pub(super) fn task_label(entry: &EntryInfo) -> String {
     match &entry.name {
         Some(name) => format!("task {id} ({name:?})"),
         None => format!("task {id}"),
+    }
+}
+
+/// Reads a task's output into `reader` until the wait ends: `max_bytes` are there, a line
+/// matched, the task ended, it went quiet for `idle`, or `deadline` passed. Output there already
+/// is read at once, whatever the time.
+pub(super) async fn read_until(
+    follower: &mut Follower<LinkOutput<'_>>,
+    reader: &mut OutputReader,
+    deadline: Instant,
+    idle: Option<Duration>,
+) -> Result<Waited, LinkError> {
+    let max_bytes = reader.max_bytes;
+    let mut last_output = Instant::now();
+    loop {
+        // In order, max_bytes at most; looking for a pattern, all of it in large pieces, keeping
+        // the newest max_bytes.
+        let room = if reader.looks_for_a_line() {
+            PATTERN_PIECE_BYTES.max(max_bytes)
+        } else {
+            max_bytes - reader.kept_bytes.min(max_bytes)
+        };
+        let until = idle.map_or(deadline, |idle| deadline.min(last_output + idle));
+        match follower.next(room, Some(until)).await? {
+            Followed::Output(slice) => {
+                if let Some(line) = reader.push(slice) {
+                    return Ok(Waited::Matched(line));
+                }
+                last_output = Instant::now();
+                // Full: a request for less than a character's bytes could only return one
+                // whole, past the limit.
+                if !reader.looks_for_a_line() && reader.kept_bytes + 4 > max_bytes {
+                    return Ok(Waited::Full);
+                }
+                // Looking for a pattern in a flood: until the time is up.
+                if reader.looks_for_a_line() && last_output >= deadline {
+                    return Ok(reader.at_the_end(Waited::TimedOut));
+                }
+            }
+            Followed::TimedOut => {
+                let now = Instant::now();
+                if now >= deadline {
+                    return Ok(reader.at_the_end(Waited::TimedOut));
+                }
+                if let Some(idle) = idle.filter(|idle| now >= last_output + *idle) {
+                    return Ok(reader.at_the_end(Waited::Idle(idle)));
+                }
+            }
+            // Whatever it wrote last was read before.
+            Followed::Ended => return Ok(reader.at_the_end(Waited::Ended)),
+        }
     }
 }

@@ -1,5 +1,6 @@
 use regex::Regex;
 
+use super::reader::Waited;
 use super::*;
 use crate::core::EntryState;
 use crate::output::OutputSlice;
