@@ -104,6 +104,23 @@ struct Listening {
 }
 
 impl Listening {
+    /// Takes the socket for this server, or says which server has it: one whose socket (or
+    /// folder) was just removed makes it again at once, and goes first even when its lock went
+    /// with the folder, since it keeps its processes.
+    fn take(socket: &Path) -> anyhow::Result<Result<Self, Served>> {
+        if let Some(holder) = elder_server(socket) {
+            return Ok(Err(Served::AlreadyRunning {
+                holder: Some(holder),
+            }));
+        }
+        let Some(lock) = ServerLock::take(socket)? else {
+            return Ok(Err(Served::AlreadyRunning {
+                holder: lock_holder(socket),
+            }));
+        };
+        Self::bind(socket, lock).map(Ok)
+    }
+
     fn bind(socket: &Path, lock: ServerLock) -> anyhow::Result<Self> {
         let mut listening = Self {
             socket: socket.to_owned(),
@@ -259,6 +276,33 @@ impl Listening {
     }
 }
 
+/// The signals that end a server (SIGTERM, SIGINT); SIGHUP is ignored: closing the terminal that
+/// started it does not end a server.
+struct Signals {
+    terminate: tokio::signal::unix::Signal,
+    interrupt: tokio::signal::unix::Signal,
+    _hangup: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    fn new() -> std::io::Result<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Self {
+            terminate: signal(SignalKind::terminate())?,
+            interrupt: signal(SignalKind::interrupt())?,
+            _hangup: signal(SignalKind::hangup())?,
+        })
+    }
+
+    /// Waits for one that ends the server.
+    async fn stop(&mut self) {
+        tokio::select! {
+            _ = self.terminate.recv() => {}
+            _ = self.interrupt.recv() => {}
+        }
+    }
+}
+
 /// Notices changes in the socket's folder: inotify, read by a thread of its own, or a look every
 /// few seconds without it.
 struct SocketWatch {
@@ -349,19 +393,10 @@ pub async fn serve(
         .context("the socket path has no folder")?
         .to_owned();
     prepare_dir(&dir)?;
-    // A server whose socket (or folder) was just removed makes it again at once: it keeps its
-    // processes, so it goes first even when its lock went with the folder.
-    if let Some(holder) = elder_server(socket) {
-        return Ok(Served::AlreadyRunning {
-            holder: Some(holder),
-        });
-    }
-    let Some(lock) = ServerLock::take(socket)? else {
-        return Ok(Served::AlreadyRunning {
-            holder: lock_holder(socket),
-        });
+    let mut listening = match Listening::take(socket)? {
+        Ok(listening) => listening,
+        Err(served) => return Ok(served),
     };
-    let mut listening = Listening::bind(socket, lock)?;
     let mut socket_watch = SocketWatch::new(socket);
     eprintln!(
         "oino server {} listening on {}",
@@ -375,10 +410,7 @@ pub async fn serve(
     let clients = Arc::new(clients);
     let mut events = core.subscribe();
     let (stop_tx, mut stop) = watch::channel(false);
-    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
-    // Closing the terminal that started it does not end a server.
-    let _ignore_hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
+    let mut signals = Signals::new()?;
     // Nothing wakes an idle server but its deadline: the idle time is looked at again only when
     // a client comes or goes, or a process starts or ends.
     let mut idle_deadline = Some(tokio::time::Instant::now() + idle_exit);
@@ -408,8 +440,7 @@ pub async fn serve(
             }
             () = crate::time::sleep_until_opt(idle_deadline) => break,
             _ = stop.changed() => break,
-            _ = terminate.recv() => break,
-            _ = interrupt.recv() => break,
+            () = signals.stop() => break,
         }
         let busy =
             *clients.borrow() > 0 || core.entries().iter().any(|entry| entry.state.is_running());
