@@ -681,8 +681,9 @@ fn advice(err: &anyhow::Error) -> String {
     match crate::link::refusal(err) {
         Some((crate::core::ErrorCode::NoSuchEntry, _)) => ": list them with `oino ls`".to_owned(),
         Some((_, data)) if data.left_by_server.is_some() => {
+            // Escaped with the rest of the message, by `say!`.
             let key = data.key.as_deref().unwrap_or("ID");
-            format!("; `oino kill {}` ends it", crate::inert::escaped(key))
+            format!("; `oino kill {key}` ends it")
         }
         _ => String::new(),
     }

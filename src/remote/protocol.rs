@@ -102,27 +102,42 @@ impl Reply {
 
     /// A failure: its kind for the client to decide on, and what to do in words.
     pub fn failure(code: ErrorCode, error: impl Into<String>) -> Self {
-        let error = serde_json::Value::String(error.into());
-        let code = serde_json::to_string(&code).unwrap_or_else(|_| r#""failed""#.to_owned());
-        Self {
-            line: format!(r#"{{"ok":false,"code":{code},"error":{error}}}"#).into_bytes(),
-        }
+        Self::refusal(code, &error.into(), None)
     }
 
     /// The failure a core error is, with its data when it has some.
     #[must_use]
     pub fn from_error(error: &crate::core::CoreError) -> Self {
-        let mut reply = Self::failure(error.code(), error.to_string());
         let data = error.data();
-        if !data.is_empty() {
-            if let Ok(data) = serde_json::to_vec(&data.to_wire()) {
-                reply.line.pop();
-                reply.line.extend_from_slice(br#","data":"#);
-                reply.line.extend_from_slice(&data);
-                reply.line.push(b'}');
-            }
+        let data = (!data.is_empty()).then(|| data.to_wire());
+        Self::refusal(error.code(), &error.to_string(), data)
+    }
+
+    fn refusal(code: ErrorCode, error: &str, data: Option<wire::ErrorData>) -> Self {
+        /// `{"ok": false, "code": …, "error": …, "data": …}`, `data` when there is some.
+        #[derive(Serialize)]
+        struct Refusal<'a> {
+            ok: bool,
+            code: ErrorCode,
+            error: &'a str,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            data: Option<wire::ErrorData>,
         }
-        reply
+        let refusal = Refusal {
+            ok: false,
+            code,
+            error,
+            data,
+        };
+        // Nothing in it can fail to serialize; were it to, the words alone still go.
+        let line = serde_json::to_vec(&refusal).unwrap_or_else(|_| {
+            format!(
+                r#"{{"ok":false,"code":"failed","error":{}}}"#,
+                serde_json::Value::from(error)
+            )
+            .into_bytes()
+        });
+        Self { line }
     }
 
     /// The reply's line, without its newline.

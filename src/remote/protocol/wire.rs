@@ -449,19 +449,21 @@ pub enum Color {
     Rgb(u8, u8, u8),
 }
 
-fn color(color: CellColor) -> Color {
-    match color {
-        CellColor::Default => Color::Default,
-        CellColor::Indexed(index) => Color::Indexed(index),
-        CellColor::Rgb(red, green, blue) => Color::Rgb(red, green, blue),
+impl Travel for CellColor {
+    type Wire = Color;
+    fn to_wire(self) -> Color {
+        match self {
+            Self::Default => Color::Default,
+            Self::Indexed(index) => Color::Indexed(index),
+            Self::Rgb(red, green, blue) => Color::Rgb(red, green, blue),
+        }
     }
-}
-
-fn cell_color(color: Color) -> CellColor {
-    match color {
-        Color::Default => CellColor::Default,
-        Color::Indexed(index) => CellColor::Indexed(index),
-        Color::Rgb(red, green, blue) => CellColor::Rgb(red, green, blue),
+    fn from_wire(wire: Color) -> Self {
+        match wire {
+            Color::Default => Self::Default,
+            Color::Indexed(index) => Self::Indexed(index),
+            Color::Rgb(red, green, blue) => Self::Rgb(red, green, blue),
+        }
     }
 }
 
@@ -500,41 +502,49 @@ fn is_default<T: Default + PartialEq>(value: &T) -> bool {
     *value == T::default()
 }
 
+impl Travel for CellAttrs {
+    type Wire = Attrs;
+    fn to_wire(self) -> Attrs {
+        Attrs {
+            bold: self.bold,
+            dim: self.dim,
+            italic: self.italic,
+            underline: self.underline,
+            inverse: self.inverse,
+            blink: self.blink,
+            strikethrough: self.strikethrough,
+        }
+    }
+    fn from_wire(wire: Attrs) -> Self {
+        Self {
+            bold: wire.bold,
+            dim: wire.dim,
+            italic: wire.italic,
+            underline: wire.underline,
+            inverse: wire.inverse,
+            blink: wire.blink,
+            strikethrough: wire.strikethrough,
+        }
+    }
+}
+
 impl Travel for CoreCell {
     type Wire = Cell;
     fn to_wire(self) -> Cell {
-        let a = self.attrs;
         Cell {
             text: self.text,
-            fg: color(self.fg),
-            bg: color(self.bg),
-            attrs: Attrs {
-                bold: a.bold,
-                dim: a.dim,
-                italic: a.italic,
-                underline: a.underline,
-                inverse: a.inverse,
-                blink: a.blink,
-                strikethrough: a.strikethrough,
-            },
+            fg: self.fg.to_wire(),
+            bg: self.bg.to_wire(),
+            attrs: self.attrs.to_wire(),
             wide: self.wide,
         }
     }
     fn from_wire(wire: Cell) -> Self {
-        let a = wire.attrs;
         Self {
             text: wire.text,
-            fg: cell_color(wire.fg),
-            bg: cell_color(wire.bg),
-            attrs: CellAttrs {
-                bold: a.bold,
-                dim: a.dim,
-                italic: a.italic,
-                underline: a.underline,
-                inverse: a.inverse,
-                blink: a.blink,
-                strikethrough: a.strikethrough,
-            },
+            fg: Travel::from_wire(wire.fg),
+            bg: Travel::from_wire(wire.bg),
+            attrs: Travel::from_wire(wire.attrs),
             wide: wire.wide,
         }
     }
