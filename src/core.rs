@@ -39,7 +39,7 @@ use tokio::sync::{broadcast, oneshot, watch};
 
 use crate::call::{CallEnd, CallResult, CallRunner, DetachedTo, detach_marker};
 use crate::output::{Follower, OutputSink, OutputSlice, OutputSource, RawLog};
-use crate::pty::{self, ProcessExit, PtyError, SpawnSpec, TermSize};
+use crate::pty::{self, ProcessExit, PtyError, SpawnSpec, Spawner, TermSize};
 use crate::registry::BashDetachRegistry;
 use crate::screen::{Screen, ScreenSnapshot};
 
@@ -78,6 +78,8 @@ impl CallHandle {
 
 struct CoreInner {
     config: CoreConfig,
+    /// What starts processes: the system's PTYs, or in tests processes played by hand.
+    spawner: Arc<dyn Spawner>,
     log_dir: PathBuf,
     registry: BashDetachRegistry,
     state: Mutex<CoreState>,
@@ -107,6 +109,11 @@ pub struct Core {
 impl Core {
     /// A new core; fails when no log folder can be made.
     pub fn new(config: CoreConfig) -> Result<Self, CoreError> {
+        Self::with_spawner(config, Arc::new(pty::SystemSpawner))
+    }
+
+    /// A new core whose processes `spawner` starts.
+    pub fn with_spawner(config: CoreConfig, spawner: Arc<dyn Spawner>) -> Result<Self, CoreError> {
         let log_dir = if let Some(dir) = &config.log_dir {
             crate::paths::checked_dir(
                 dir,
@@ -128,6 +135,7 @@ impl Core {
         Ok(Self {
             inner: Arc::new(CoreInner {
                 config,
+                spawner,
                 log_dir,
                 registry: BashDetachRegistry::default(),
                 state: Mutex::new(CoreState::default()),
@@ -197,7 +205,7 @@ impl Core {
         let unclaim = |_: &PtyError| self.lock().tasks.unreserve(&id);
         let prepared = pty::prepare(&spec).inspect_err(unclaim)?;
         let sink = Arc::new(self.new_sink(&id, size));
-        let process = prepared.spawn().inspect_err(unclaim)?;
+        let process = self.inner.spawner.spawn(prepared).inspect_err(unclaim)?;
         let entry = Arc::new(Entry {
             id: id.clone(),
             command: request.command,
@@ -897,3 +905,6 @@ impl OutputSource for CoreOutput {
         Ok(self.core.entry(&self.key)?.state.is_running())
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -27,6 +27,7 @@ async fn a_process_found_by_a_search_is_checked_again_before_its_signal() {
     })
     .expect("spawn");
     let control = process.control.clone();
+    let tree = control.inner.tree.on_pty().expect("a PTY tree");
     let mut stranger = std::process::Command::new("sleep")
         .arg("30")
         .spawn()
@@ -37,12 +38,12 @@ async fn a_process_found_by_a_search_is_checked_again_before_its_signal() {
         started: stranger_stat.started + 1,
         ..stranger_stat
     };
-    control.signal_member(stale, Signal::SIGKILL);
+    tree.signal_member(stale, Signal::SIGKILL);
     // The same process, but neither in the tree's group or session nor carrying its key.
-    control.signal_member(stranger_stat, Signal::SIGKILL);
+    tree.signal_member(stranger_stat, Signal::SIGKILL);
     // A member is signalled.
     let shell = proc_scan::stat(i32::try_from(control.pid()).expect("pid")).expect("stat");
-    control.signal_member(shell, Signal::SIGKILL);
+    tree.signal_member(shell, Signal::SIGKILL);
     let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
     while control.exit().is_none() {
         assert!(
@@ -86,7 +87,7 @@ async fn once_released_the_shell_is_reaped_and_nothing_is_signalled() {
         assert!(tokio::time::Instant::now() < deadline, "never reaped");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    assert!(control.tree_members().is_empty());
+    assert!(!control.tree_alive());
 }
 
 /// Output still in the terminal when the shell exits is all read, however short the grace
