@@ -25,10 +25,10 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use nix::errno::Errno;
-use nix::sys::signal::{Signal, killpg};
+use nix::sys::signal::Signal;
 use nix::sys::wait::{Id, WaitPidFlag, WaitStatus, waitid, waitpid};
 use nix::unistd::Pid;
-use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
+use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, watch};
 
@@ -255,21 +255,30 @@ pub struct ProcessControl {
 struct ControlInner {
     pid: u32,
     call_id: String,
-    tree_key: String,
-    /// A little before the spawn, in /proc's clock ticks (0 when /proc could not say).
-    spawned_ticks: u64,
     exit: watch::Receiver<Option<ProcessExit>>,
-    /// Whether the shell has been reaped: from then on its pid may be another process's, and
-    /// nothing is signalled. Signals are sent under the read lock, the reap under the write one.
-    reaped: Arc<RwLock<bool>>,
-    /// Tells the waiter it may reap the shell (dropping it does too).
-    release: Mutex<Option<std::sync::mpsc::Sender<()>>>,
-    /// The terminal, until [`ProcessControl::close_terminal`]: its input (the writer thread's
-    /// queue) and its master side.
+    /// The terminal's input (the writer's queue), until [`ProcessControl::close_terminal`].
     input: Mutex<Option<mpsc::Sender<Vec<u8>>>>,
-    master: Mutex<Option<Box<dyn MasterPty + Send>>>,
-    /// The reader holds a chunk it has read and not yet handed over.
-    reader_holds: Arc<AtomicBool>,
+    /// What the process runs on and leaves behind.
+    tree: Box<dyn Tree>,
+}
+
+/// The system side of a spawned process: its terminal and its tree of processes. A PTY and the
+/// processes on it ([`tree::PtyTree`]), or a stand-in ([`scripted`]) for tests of what is above.
+trait Tree: Send + Sync {
+    fn resize(&self, size: TermSize) -> Result<(), PtyError>;
+    fn terminal_hung_up(&self) -> bool;
+    fn output_pending(&self) -> bool;
+    /// Lets the terminal's master side go.
+    fn close_terminal(&self);
+    fn release(&self);
+    fn is_reaped(&self) -> bool;
+    fn signal(&self, signal: Signal);
+    fn reading_terminal(&self) -> bool;
+    fn alive(&self) -> bool;
+    /// The PTY tree, for looking at many trees with one scan of /proc.
+    fn on_pty(&self) -> Option<&tree::PtyTree> {
+        None
+    }
 }
 
 impl fmt::Debug for ProcessControl {
@@ -377,6 +386,23 @@ pub fn spawn(spec: &SpawnSpec) -> Result<SpawnedProcess, PtyError> {
     prepare(spec)?.spawn()
 }
 
+/// What starts the processes of calls: the system ([`SystemSpawner`]: PTYs and bash), or in
+/// tests of the layers above, processes played by hand ([`scripted::ScriptedSpawner`]).
+pub trait Spawner: Send + Sync {
+    /// Starts the checked call. Called within a tokio runtime.
+    fn spawn(&self, prepared: Prepared<'_>) -> Result<SpawnedProcess, PtyError>;
+}
+
+/// Spawns `bash -c COMMAND` in a new PTY.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SystemSpawner;
+
+impl Spawner for SystemSpawner {
+    fn spawn(&self, prepared: Prepared<'_>) -> Result<SpawnedProcess, PtyError> {
+        prepared.spawn()
+    }
+}
+
 impl Prepared<'_> {
     /// Spawns the checked call. Must be called within a tokio runtime.
     pub fn spawn(self) -> Result<SpawnedProcess, PtyError> {
@@ -439,14 +465,17 @@ impl Prepared<'_> {
                 inner: Arc::new(ControlInner {
                     pid,
                     call_id: spec.call_id.clone(),
-                    tree_key,
-                    spawned_ticks,
                     exit,
-                    reaped,
-                    release: Mutex::new(Some(release)),
                     input: Mutex::new(Some(input)),
-                    master: Mutex::new(Some(pair.master)),
-                    reader_holds,
+                    tree: Box::new(tree::PtyTree {
+                        pid,
+                        tree_key,
+                        spawned_ticks,
+                        reaped,
+                        release: Mutex::new(Some(release)),
+                        master: Mutex::new(Some(pair.master)),
+                        reader_holds,
+                    }),
                 }),
             },
         })
@@ -632,23 +661,7 @@ impl ProcessControl {
 
     /// Resizes the PTY; the process gets SIGWINCH. A closed terminal has nothing to resize.
     pub fn resize(&self, size: TermSize) -> Result<(), PtyError> {
-        let size = TermSize::new(size.cols, size.rows);
-        let master = self
-            .inner
-            .master
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let Some(master) = master.as_ref() else {
-            return Ok(());
-        };
-        master
-            .resize(PtySize {
-                rows: size.rows,
-                cols: size.cols,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .map_err(|err| PtyError::Resize(in_words(&err)))
+        self.inner.tree.resize(TermSize::new(size.cols, size.rows))
     }
 
     /// Whether every holder of the slave side has closed it: then the reader's end of file is
@@ -656,40 +669,13 @@ impl ProcessControl {
     /// A closed terminal, or one that cannot be asked, counts as still held.
     #[must_use]
     pub fn terminal_hung_up(&self) -> bool {
-        use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
-        self.with_master(|fd| {
-            let mut fds = [PollFd::new(fd, PollFlags::empty())];
-            matches!(poll(&mut fds, PollTimeout::ZERO), Ok(1))
-                && fds[0]
-                    .revents()
-                    .is_some_and(|events| events.contains(PollFlags::POLLHUP))
-        })
-        .unwrap_or(false)
+        self.inner.tree.terminal_hung_up()
     }
 
     /// Whether output is on its way: in the terminal, unread, or read and not yet handed over.
     #[must_use]
     pub fn output_pending(&self) -> bool {
-        self.inner.reader_holds.load(Ordering::Acquire)
-            || self
-                .with_master(|fd| rustix::io::ioctl_fionread(fd).is_ok_and(|bytes| bytes > 0))
-                .unwrap_or(false)
-    }
-
-    /// Runs `body` on the master's descriptor, while it is open.
-    // portable-pty gives the master only as a raw descriptor; borrowing it is the one unsafe
-    // step, and the lock held meanwhile keeps it open.
-    #[allow(unsafe_code)]
-    fn with_master<T>(&self, body: impl FnOnce(std::os::fd::BorrowedFd<'_>) -> T) -> Option<T> {
-        let master = self
-            .inner
-            .master
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        let fd = master.as_ref().and_then(|master| master.as_raw_fd())?;
-        // SAFETY: the master is kept open by the lock held for this whole borrow.
-        let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
-        Some(body(fd))
+        self.inner.tree.output_pending()
     }
 
     /// Lets the terminal go once its process has ended, so that a finished call kept in a list
@@ -700,92 +686,57 @@ impl ProcessControl {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take();
-        self.inner
-            .master
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
+        self.inner.tree.close_terminal();
     }
 
     /// The tree has been dealt with (its shell ended, what it left was ended): the shell may be
     /// reaped, and from then on nothing of this tree is signalled, since its pid may be reused.
     pub fn release(&self) {
-        self.inner
-            .release
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
+        self.inner.tree.release();
     }
 
     /// Whether the shell has been reaped (see [`Self::release`]).
     #[must_use]
     pub fn is_reaped(&self) -> bool {
-        *self.reaped_guard()
-    }
-
-    /// Whether the shell is reaped, held: while held, it cannot be reaped (its pid stays its).
-    fn reaped_guard(&self) -> std::sync::RwLockReadGuard<'_, bool> {
-        self.inner
-            .reaped
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
+        self.inner.tree.is_reaped()
     }
 
     /// Sends `signal` to every process of the tree: the shell's process group, and each process
     /// in its session or carrying this spawn's environment key, checked again just before. Once
     /// the shell is reaped, nothing: the pid may be another process's by then.
     pub fn signal_tree(&self, signal: Signal) {
-        let reaped = self.reaped_guard();
-        if *reaped {
-            return;
-        }
-        // Unreaped, the shell's pid is still its own: so is the group it leads. ESRCH only
-        // means the group is already empty.
-        let group = Pid::from_raw(pid_as_i32(self.inner.pid));
-        let _ = killpg(group, signal);
-        // The lock is held already: taking it again could wait behind the reaper for ever.
-        for member in self.scan_tree() {
-            self.signal_member(member, signal);
-        }
-    }
-
-    /// Signals one process found by a tree search, if it still is that process and ours.
-    fn signal_member(&self, member: proc_scan::ProcessStat, signal: Signal) {
-        proc_scan::signal_pinned(member, |now| self.is_member(now), signal);
+        self.inner.tree.signal(signal);
     }
 
     /// Whether a process in the foreground of the call's terminal is blocked reading it (see
     /// [`waiting::reading_terminal`]); never once the shell is reaped.
     #[must_use]
     pub fn reading_terminal(&self) -> bool {
-        let reaped = self.reaped_guard();
-        !*reaped && waiting::reading_terminal(pid_as_i32(self.inner.pid))
+        self.inner.tree.reading_terminal()
     }
 
     /// For each tree of `trees`, whether any process of it is still alive: one scan of /proc for
-    /// them all (trees that ended together are looked at together).
+    /// the PTY trees among them (trees that ended together are looked at together).
     #[must_use]
     pub fn alive_trees(trees: &[Self]) -> Vec<bool> {
-        let guards: Vec<_> = trees.iter().map(Self::reaped_guard).collect();
-        let mut alive: Vec<bool> = vec![false; trees.len()];
-        let looked: Vec<usize> = (0..trees.len()).filter(|&at| !*guards[at]).collect();
-        if looked.is_empty() {
-            return alive;
-        }
-        for process in proc_scan::live_processes() {
-            for &at in &looked {
-                if !alive[at] && trees[at].is_member(&process) {
-                    alive[at] = true;
-                }
-            }
-        }
-        alive
+        let on_pty: Vec<&tree::PtyTree> = trees
+            .iter()
+            .filter_map(|control| control.inner.tree.on_pty())
+            .collect();
+        let mut on_pty_alive = tree::PtyTree::alive_trees(&on_pty).into_iter();
+        trees
+            .iter()
+            .map(|control| match control.inner.tree.on_pty() {
+                Some(_) => on_pty_alive.next().unwrap_or(false),
+                None => control.inner.tree.alive(),
+            })
+            .collect()
     }
 
     /// Whether any process of the tree is still alive (zombies do not count).
     #[must_use]
     pub fn tree_alive(&self) -> bool {
-        !self.tree_members().is_empty()
+        self.inner.tree.alive()
     }
 
     /// Ends the whole tree: SIGTERM, up to `grace` for it to go, then SIGKILL.
@@ -805,48 +756,12 @@ impl ProcessControl {
             }
         }
     }
-
-    /// Whether a process, as /proc shows it now, belongs to this tree. While the shell is not
-    /// reaped its pid is its own, so its group and session are this tree's; a process that left
-    /// both is known by this spawn's key (only one started since the spawn can carry it).
-    fn is_member(&self, process: &proc_scan::ProcessStat) -> bool {
-        let leader = pid_as_i32(self.inner.pid);
-        process.group == leader
-            || process.session == leader
-            || (process.started >= self.inner.spawned_ticks
-                && proc_scan::environ_contains(
-                    process.pid,
-                    &format!("{TREE_KEY_ENV}={}", self.inner.tree_key),
-                ))
-    }
-
-    /// Live processes of the tree (none once the shell is reaped: its pid proves nothing then).
-    fn tree_members(&self) -> Vec<proc_scan::ProcessStat> {
-        let reaped = self.reaped_guard();
-        if *reaped {
-            return Vec::new();
-        }
-        self.scan_tree()
-    }
-
-    /// Live processes in the shell's group or session, or carrying this spawn's key: call with
-    /// the reap lock held, the shell not reaped.
-    fn scan_tree(&self) -> Vec<proc_scan::ProcessStat> {
-        let leader = pid_as_i32(self.inner.pid);
-        let key = format!("{TREE_KEY_ENV}={}", self.inner.tree_key);
-        let since = self.inner.spawned_ticks;
-        proc_scan::live_processes()
-            .filter(|process| {
-                process.group == leader
-                    || process.session == leader
-                    || (process.started >= since && proc_scan::environ_contains(process.pid, &key))
-            })
-            .collect()
-    }
 }
 
 /// A small reader of /proc, for finding a tree's processes.
 pub mod proc_scan;
+pub mod scripted;
+mod tree;
 
 #[cfg(test)]
 mod tests;

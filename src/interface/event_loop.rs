@@ -365,7 +365,7 @@ fn execute(
 ) {
     for effect in effects {
         match effect {
-            Effect::Notify { text } => notify(app.notify, &text),
+            Effect::Notify { text } => notify(app.settings.notify, &text),
             Effect::Clipboard { text } => to_clipboard(&text),
             Effect::Write { id, bytes } => {
                 if writes.try_send((id, bytes)).is_err() {

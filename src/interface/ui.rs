@@ -40,7 +40,7 @@ fn elapsed_ms(entry: &EntryInfo, now_ms: u64) -> u64 {
 pub fn render(app: &App, now_ms: u64, frame: &mut Frame<'_>) {
     let theme = Theme {
         color: app.color,
-        colors: app.theme,
+        colors: app.settings.theme,
     };
     let area = frame.area();
     let Some(layout) = app.layout() else {
@@ -91,8 +91,8 @@ pub fn render(app: &App, now_ms: u64, frame: &mut Frame<'_>) {
         frame.render_widget(hint, layout.pane);
     }
     render_bar(app, &theme, layout.bar, frame);
-    if app.mode == Mode::Help {
-        render_help(app, &theme, area, frame);
+    if let Mode::Help(help) = app.mode {
+        render_help(app, help, &theme, area, frame);
     }
 }
 
@@ -295,9 +295,9 @@ mod tests {
     fn the_theme_colors_the_states_and_the_rules() {
         let mut app = app(80, 14);
         // The last selected: the others' symbols are drawn in their state's color.
-        app.theme.task = Color::Rgb(0x10, 0x20, 0x30);
-        app.theme.failed = Color::LightRed;
-        app.theme.border = Color::Indexed(240);
+        app.settings.theme.task = Color::Rgb(0x10, 0x20, 0x30);
+        app.settings.theme.failed = Color::LightRed;
+        app.settings.theme.border = Color::Indexed(240);
         app.act(Action::SelectLast);
         let terminal = draw(&app);
         let buffer = terminal.backend().buffer();
@@ -341,7 +341,7 @@ mod tests {
                 && !last.contains("more below"),
             "{last}"
         );
-        assert_eq!(app.mode, Mode::Help, "scrolling keeps it open");
+        assert!(matches!(app.mode, Mode::Help(_)), "scrolling keeps it open");
         app.handle_input(Input::Key(crossterm::event::KeyEvent::new(
             crossterm::event::KeyCode::Char('x'),
             crossterm::event::KeyModifiers::NONE,
@@ -410,7 +410,7 @@ mod tests {
         let mut app = app(90, 34);
         app.act(Action::Help);
         let screen = text(&app);
-        for binding in &app.keymap {
+        for binding in &app.settings.keymap {
             assert!(
                 screen.contains(binding.action.describe()),
                 "{:?}",

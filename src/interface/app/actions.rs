@@ -4,7 +4,7 @@
 
 use crossterm::event::{KeyCode, KeyModifiers};
 
-use super::{App, Binding, Confirm, Effect, Mode, Prompt, PromptPurpose, parse_key};
+use super::{App, Binding, Confirm, Effect, Help, Mode, Prompt, PromptPurpose, parse_key};
 
 /// The table: `Variant "name" [default keys] "label" hint, "what it does", handler;`.
 macro_rules! actions {
@@ -253,7 +253,7 @@ fn previous_match(app: &mut App) -> Vec<Effect> {
 
 fn zoom(app: &mut App) -> Vec<Effect> {
     app.zoom = !app.zoom;
-    app.split_stale = true;
+    app.due.split = true;
     app.resize_all()
 }
 
@@ -278,8 +278,7 @@ fn copy(app: &mut App) -> Vec<Effect> {
 }
 
 fn help(app: &mut App) -> Vec<Effect> {
-    app.mode = Mode::Help;
-    app.help_scroll = 0;
+    app.mode = Mode::Help(Help::default());
     Vec::new()
 }
 

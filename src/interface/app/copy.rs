@@ -2,8 +2,9 @@
 //! with the mouse (a drag), and the OSC 52 sequence that hands it to the host's clipboard (oino
 //! writes it itself, only when the person asks; a program's own OSC 52 never gets through).
 
-use crossterm::event::{KeyCode, KeyEvent};
+use crossterm::event::{KeyCode, KeyEvent, MouseButton, MouseEventKind};
 
+use super::{App, Effect};
 use crate::screen::ScreenSnapshot;
 
 /// A place in the pane: row and column.
@@ -127,6 +128,111 @@ fn base64(bytes: &[u8]) -> String {
         }
     }
     out
+}
+
+impl App {
+    /// Copy mode: a selection from the pane's cursor (or the start of its last row with text).
+    pub(super) fn start_copy(&mut self) {
+        let Some(pane) = &self.pane else {
+            self.say("nothing to copy from", true);
+            return;
+        };
+        let start = pane.cursor.map_or_else(
+            || {
+                let last = pane
+                    .rows
+                    .iter()
+                    .rposition(|row| row.iter().any(|cell| !cell.text.trim().is_empty()))
+                    .unwrap_or(0);
+                (u16::try_from(last).unwrap_or(0), 0)
+            },
+            |cursor| (cursor.row, cursor.col),
+        );
+        self.selection = Some(Selection {
+            anchor: start,
+            cursor: start,
+            by_mouse: false,
+        });
+    }
+
+    /// A key in copy mode: motion keys move the selection's end, `y` copies, `Esc` cancels.
+    pub(super) fn handle_copy_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        let (Some(mut selection), Some(pane)) = (self.selection, self.pane.as_ref()) else {
+            self.selection = None;
+            return Vec::new();
+        };
+        let (rows, cols) = (pane.size.rows, pane.size.cols);
+        match selection.key(key, rows, cols) {
+            CopyKey::Moved | CopyKey::Nothing => {
+                self.selection = Some(selection);
+                Vec::new()
+            }
+            CopyKey::Cancel => {
+                self.selection = None;
+                Vec::new()
+            }
+            CopyKey::Copy => self.copy_selection(),
+        }
+    }
+
+    /// Copies the selection to the clipboard, and ends it.
+    fn copy_selection(&mut self) -> Vec<Effect> {
+        let text = match (self.selection.take(), &self.pane) {
+            (Some(selection), Some(pane)) => selection.text(pane),
+            _ => return Vec::new(),
+        };
+        self.say(
+            format!(
+                "copied {} characters to the clipboard",
+                text.chars().count()
+            ),
+            false,
+        );
+        vec![Effect::Clipboard { text }]
+    }
+
+    /// A drag in the pane selects text; letting go copies it. `None` when the event is not
+    /// for the selection.
+    pub(super) fn select_by_mouse(
+        &mut self,
+        kind: MouseEventKind,
+        in_pane: bool,
+        spot: (u16, u16),
+    ) -> Option<Vec<Effect>> {
+        match kind {
+            MouseEventKind::Down(MouseButton::Left) if in_pane && self.pane.is_some() => {
+                self.selection = Some(Selection {
+                    anchor: spot,
+                    cursor: spot,
+                    by_mouse: true,
+                });
+                return Some(Vec::new());
+            }
+            MouseEventKind::Drag(MouseButton::Left)
+                if self.selection.is_some_and(|selection| selection.by_mouse) =>
+            {
+                if let Some(selection) = &mut self.selection {
+                    selection.cursor = spot;
+                }
+                return Some(Vec::new());
+            }
+            MouseEventKind::Up(MouseButton::Left)
+                if self.selection.is_some_and(|selection| selection.by_mouse) =>
+            {
+                // A click alone copies nothing.
+                if self
+                    .selection
+                    .is_some_and(|selection| selection.anchor != selection.cursor)
+                {
+                    return Some(self.copy_selection());
+                }
+                self.selection = None;
+                return Some(Vec::new());
+            }
+            _ => {}
+        }
+        None
+    }
 }
 
 #[cfg(test)]

@@ -3,7 +3,10 @@
 //! coordinates. A full-screen program that reads no mouse gets the wheel as arrow keys, as in
 //! tmux and most terminals.
 
-use crossterm::event::{KeyModifiers, MouseButton, MouseEventKind};
+use crossterm::event::{KeyModifiers, MouseButton, MouseEvent, MouseEventKind};
+
+use super::{App, Effect, Mode, list_row_entry};
+use crate::screen::ScreenSnapshot;
 
 use crate::screen::{MouseEncoding, MouseEvents, MouseReporting};
 
@@ -91,6 +94,142 @@ pub fn wheel_as_arrows(up: bool, application_cursor: bool, rows: usize) -> Vec<u
         (false, false) => b"\x1b[B",
     };
     arrow.repeat(rows)
+}
+
+/// Rows the mouse wheel scrolls.
+pub(super) const WHEEL_ROWS: usize = 3;
+
+impl App {
+    /// The mouse reports the terminal should send: all of them as the settings allow; attached
+    /// to one program, only those it asks for, while it asks (a shell never gets mouse tracking
+    /// it did not turn on).
+    #[must_use]
+    pub fn wants_mouse(&self) -> crate::screen::MouseEvents {
+        use crate::screen::MouseEvents;
+        match (&self.attached, self.settings.mouse) {
+            (_, false) => MouseEvents::None,
+            (Some(_), true) => self
+                .pane
+                .as_ref()
+                .map_or(MouseEvents::None, |pane| pane.mouse.events),
+            (None, true) => MouseEvents::AnyMotion,
+        }
+    }
+
+    pub(super) fn handle_mouse(&mut self, mouse: MouseEvent) -> Vec<Effect> {
+        let Some(layout) = self.layout() else {
+            return Vec::new();
+        };
+        let position = ratatui::layout::Position::new(mouse.column, mouse.row);
+        // A click on another pane of a split view moves the focus there.
+        if let (MouseEventKind::Down(_), false) = (mouse.kind, self.mouse_held) {
+            let clicked = self.pane_areas().into_iter().find(|area| {
+                (area.pane.contains(position) || area.header.contains(position))
+                    && self.selected.as_deref() != Some(area.id.as_str())
+            });
+            if let Some(area) = clicked {
+                self.select_id(area.id);
+                return Vec::new();
+            }
+        }
+        let held = self.mouse_held
+            && matches!(mouse.kind, MouseEventKind::Drag(_) | MouseEventKind::Up(_));
+        if let Some(effects) = self
+            .live_program(held || layout.pane.contains(position))
+            .and_then(|(id, pane)| {
+                let pane_area = layout.pane;
+                let col = mouse.column.clamp(pane_area.left(), pane_area.right() - 1) - pane_area.x;
+                let row = mouse.row.clamp(pane_area.top(), pane_area.bottom() - 1) - pane_area.y;
+                let bytes = program_mouse(pane, mouse, col, row, self.mode == Mode::Focus)?;
+                Some(if bytes.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![Effect::Write { id, bytes }]
+                })
+            })
+        {
+            self.mouse_held = match mouse.kind {
+                MouseEventKind::Down(_) => !effects.is_empty(),
+                MouseEventKind::Up(_) => false,
+                _ => self.mouse_held,
+            };
+            return effects;
+        }
+        self.mouse_held = false;
+        // A drag in the pane selects; letting go copies.
+        let in_pane = layout.pane.contains(position);
+        let spot = (
+            mouse.row.clamp(layout.pane.top(), layout.pane.bottom() - 1) - layout.pane.y,
+            mouse
+                .column
+                .clamp(layout.pane.left(), layout.pane.right() - 1)
+                - layout.pane.x,
+        );
+        if let Some(effects) = self.select_by_mouse(mouse.kind, in_pane, spot) {
+            return effects;
+        }
+        match mouse.kind {
+            // A full-screen program's output makes no history to look back on.
+            MouseEventKind::ScrollUp
+                if self
+                    .live_program(true)
+                    .is_some_and(|(_, pane)| pane.alternate_screen) => {}
+            MouseEventKind::ScrollUp => self.scroll = self.scroll.saturating_add(WHEEL_ROWS),
+            MouseEventKind::ScrollDown => self.scroll = self.scroll.saturating_sub(WHEEL_ROWS),
+            MouseEventKind::Down(MouseButton::Left)
+                if self.mode == Mode::Normal
+                    && layout
+                        .list
+                        .contains(ratatui::layout::Position::new(mouse.column, mouse.row)) =>
+            {
+                if let Some(index) = list_row_entry(self, layout, mouse.row) {
+                    self.select_index(index);
+                }
+            }
+            _ => {}
+        }
+        Vec::new()
+    }
+
+    /// The selected entry's id and live screen, when it is running, `inside` its pane, and
+    /// the screen shown is its own (not one fetched before the selection moved).
+    pub(super) fn live_program(&self, inside: bool) -> Option<(String, &ScreenSnapshot)> {
+        let entry = self.selected_entry()?;
+        let own = self.pane_of.as_deref() == Some(entry.id.as_str());
+        (inside && own && self.scroll == 0 && entry.state.is_running())
+            .then(|| self.pane.as_ref().map(|pane| (entry.id.clone(), pane)))
+            .flatten()
+    }
+}
+
+/// What a mouse event in a live pane writes to its program: `None` when the event is oino's
+/// (the program reads no mouse and is not full-screen, or a click outside focus); nothing when
+/// the program takes it but is told nothing (a kind it did not ask for).
+fn program_mouse(
+    pane: &ScreenSnapshot,
+    mouse: MouseEvent,
+    col: u16,
+    row: u16,
+    focused: bool,
+) -> Option<Vec<u8>> {
+    let wheel = match mouse.kind {
+        MouseEventKind::ScrollUp => Some(true),
+        MouseEventKind::ScrollDown => Some(false),
+        _ => None,
+    };
+    // Clicks and moves are the program's once it has the keys too; the wheel always.
+    if !(focused || wheel.is_some()) {
+        return None;
+    }
+    if pane.mouse.events != crate::screen::MouseEvents::None {
+        return Some(report(pane.mouse, mouse.kind, mouse.modifiers, col, row).unwrap_or_default());
+    }
+    match wheel {
+        Some(up) if pane.alternate_screen => {
+            Some(wheel_as_arrows(up, pane.application_cursor, WHEEL_ROWS))
+        }
+        _ => None,
+    }
 }
 
 #[cfg(test)]

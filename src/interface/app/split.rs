@@ -130,7 +130,7 @@ impl App {
 
     /// The other panes to fetch: their ids and sizes, when stale.
     pub fn split_requests(&mut self) -> Vec<(String, TermSize)> {
-        if !std::mem::take(&mut self.split_stale) {
+        if !std::mem::take(&mut self.due.split) {
             return Vec::new();
         }
         let selected = self.selected.clone();
@@ -225,7 +225,7 @@ impl App {
         if self.split.len() < 2 {
             self.split.clear();
         }
-        self.resizes_due = true;
+        self.due.resizes = true;
         self.focus(next);
     }
 
@@ -239,9 +239,9 @@ impl App {
         self.selected = Some(id);
         self.scroll = 0;
         self.selection = None;
-        self.resizes_due = true;
-        self.split_stale = true;
-        self.pane_stale = true;
+        self.due.resizes = true;
+        self.due.split = true;
+        self.due.pane = true;
     }
 
     /// Selects `id`: in a split view, the focused pane shows it instead, or the focus goes to
@@ -273,8 +273,8 @@ impl App {
             self.split.clear();
         }
         if self.split.len() != before {
-            self.resizes_due = true;
-            self.split_stale = true;
+            self.due.resizes = true;
+            self.due.split = true;
             if self.focused_pane().is_none() {
                 self.selected = self.split.first().cloned().or(self.selected.take());
             }
@@ -283,7 +283,7 @@ impl App {
 
     /// Resizes owed since the panes changed.
     pub fn take_resizes(&mut self) -> Vec<super::Effect> {
-        if std::mem::take(&mut self.resizes_due) {
+        if std::mem::take(&mut self.due.resizes) {
             self.resize_all()
         } else {
             Vec::new()
@@ -369,7 +369,7 @@ mod tests {
     #[test]
     fn refusals_name_the_keys_as_bound() {
         let mut app = super::super::tests::test_app();
-        for binding in &mut app.keymap {
+        for binding in &mut app.settings.keymap {
             if binding.action == Action::Split {
                 binding.label = "Ctrl-S".into();
             }

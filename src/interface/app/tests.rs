@@ -1,5 +1,7 @@
+use super::mouse::WHEEL_ROWS;
 use super::*;
 use crate::core::EntryState;
+use crossterm::event::{KeyModifiers, MouseButton, MouseEventKind};
 
 fn key(code: KeyCode, modifiers: KeyModifiers) -> KeyEvent {
     KeyEvent::new(code, modifiers)

@@ -95,7 +95,7 @@ pub(super) fn render_bar(app: &App, theme: &Theme, area: Rect, frame: &mut Frame
                 ),
             ])
         }
-        Mode::Normal | Mode::Help => match &app.notice {
+        Mode::Normal | Mode::Help(_) => match &app.notice {
             Some(notice) if notice.is_error => Line::styled(notice.text.clone(), theme.error()),
             Some(notice) => Line::styled(notice.text.clone(), theme.fg(Color::Green)),
             None => hints(app, theme),
@@ -113,7 +113,7 @@ pub(super) fn hints(app: &App, theme: &Theme) -> Line<'static> {
         spans.push(Span::styled("Esc", title_style()));
         spans.push(Span::styled(" end search  ", theme.dim()));
     }
-    for binding in &app.keymap {
+    for binding in &app.settings.keymap {
         let Some(hint) = binding.hint else {
             continue;
         };

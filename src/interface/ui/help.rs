@@ -5,11 +5,11 @@ use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
-use crate::interface::app::{App, HelpLine};
+use crate::interface::app::{App, Help, HelpLine};
 
 use super::theme::{Theme, title_style};
 
-pub(super) fn render_help(app: &App, theme: &Theme, area: Rect, frame: &mut Frame<'_>) {
+pub(super) fn render_help(app: &App, help: Help, theme: &Theme, area: Rect, frame: &mut Frame<'_>) {
     let last = if app.help_overflow() > 0 {
         "j k ↑ ↓ PgUp PgDn scroll; any other key closes this help."
     } else {
@@ -41,12 +41,12 @@ pub(super) fn render_help(app: &App, theme: &Theme, area: Rect, frame: &mut Fram
     frame.render_widget(Clear, popup);
     frame.render_widget(
         Paragraph::new(lines)
-            .scroll((app.help_scroll.min(app.help_overflow()), 0))
+            .scroll((help.scroll.min(app.help_overflow()), 0))
             .block(
                 Block::default()
                     .borders(Borders::ALL)
                     .title(" oino help ")
-                    .title_bottom(if app.help_scroll < app.help_overflow() {
+                    .title_bottom(if help.scroll < app.help_overflow() {
                         " more below: j ↓ "
                     } else {
                         ""

@@ -1,0 +1,80 @@
+//! The prompt mode: a line typed in the bar (a task's name, a new command, a search), given to
+//! what asked for it on Enter.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use super::{App, Effect, Mode, ModeKeys};
+
+/// A line being typed in the bar.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Prompt {
+    pub purpose: PromptPurpose,
+    pub text: String,
+}
+
+/// What the line typed is for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PromptPurpose {
+    /// The name of the task the call `id` becomes.
+    DetachName {
+        id: String,
+    },
+    NewCommand,
+    Search,
+}
+
+impl ModeKeys for Prompt {
+    fn key(mut self, app: &mut App, key: KeyEvent) -> Vec<Effect> {
+        match (key.code, key.modifiers) {
+            (KeyCode::Esc, _) | (KeyCode::Char('c'), KeyModifiers::CONTROL) => Vec::new(),
+            (KeyCode::Enter, _) => app.submit(self),
+            (KeyCode::Backspace, _) => {
+                self.text.pop();
+                app.mode = Mode::Prompt(self);
+                Vec::new()
+            }
+            (KeyCode::Char('u'), KeyModifiers::CONTROL) => {
+                self.text.clear();
+                app.mode = Mode::Prompt(self);
+                Vec::new()
+            }
+            (KeyCode::Char(c), KeyModifiers::NONE | KeyModifiers::SHIFT) => {
+                self.text.push(c);
+                app.mode = Mode::Prompt(self);
+                Vec::new()
+            }
+            _ => {
+                app.mode = Mode::Prompt(self);
+                Vec::new()
+            }
+        }
+    }
+}
+
+impl Prompt {
+    /// Pasted text is typed, without its control characters.
+    pub(super) fn paste(&mut self, text: &str) {
+        self.text.extend(text.chars().filter(|c| !c.is_control()));
+    }
+}
+
+impl App {
+    fn submit(&mut self, prompt: Prompt) -> Vec<Effect> {
+        let text = prompt.text.trim().to_owned();
+        match prompt.purpose {
+            PromptPurpose::DetachName { id } => vec![Effect::Detach {
+                id,
+                name: (!text.is_empty()).then_some(text),
+            }],
+            PromptPurpose::NewCommand if text.is_empty() => Vec::new(),
+            PromptPurpose::NewCommand => match self.pane_size() {
+                Some(size) => vec![Effect::Start {
+                    command: text,
+                    size,
+                }],
+                None => Vec::new(),
+            },
+            PromptPurpose::Search => self.start_search(text),
+        }
+    }
+}
