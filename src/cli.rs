@@ -209,28 +209,11 @@ pub fn demo_commands() -> Vec<(Option<String>, String)> {
 #[must_use]
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
-    if cli.config.is_some() && cli.command.is_some() {
-        say!("oino: --config before a subcommand opens no interface; `oino start --config FILE …`");
-        return ExitCode::from(EXIT_USAGE);
+    if let Err(code) = refuse_misplaced_flags(&cli) {
+        return code;
     }
-    if cli.embedded && cli.command.is_some() {
-        say!(
-            "oino: --embedded before a subcommand opens no interface; `oino run --embedded …` \
-             runs a command in this process, and `oino --embedded -- COMMAND` opens the \
-             interface on a call named like a subcommand"
-        );
-        return ExitCode::from(EXIT_USAGE);
-    }
-    // A mistake in the settings: the interface starts with the defaults and shows it; the other
-    // commands stop, saying where it is.
-    if !matches!(
-        cli.command,
-        None | Some(Command::Completions(_) | Command::Man)
-    ) {
-        if let Err(err) = crate::interface::app::settings::Config::load() {
-            say!("oino: the settings are wrong: {err}");
-            return ExitCode::from(EXIT_USAGE);
-        }
+    if let Err(code) = check_settings(cli.command.as_ref()) {
+        return code;
     }
     match cli.command {
         Some(Command::Attach(args)) => attach(&args),
@@ -238,21 +221,8 @@ pub fn main() -> ExitCode {
             Ok(runtime) => runtime.block_on(start_process(args)),
             Err(code) => code,
         },
-        Some(Command::Completions(args)) => {
-            let mut command = <Cli as clap::CommandFactory>::command();
-            let mut out = Vec::new();
-            clap_complete::generate(args.shell, &mut command, "oino", &mut out);
-            print_or_report("oino completions", &out)
-        }
-        Some(Command::Man) => {
-            let mut out = Vec::new();
-            let rendered =
-                clap_mangen::Man::new(<Cli as clap::CommandFactory>::command()).render(&mut out);
-            match rendered {
-                Ok(()) => print_or_report("oino man", &out),
-                Err(err) => report("oino man", &err.into()),
-            }
-        }
+        Some(Command::Completions(args)) => completions(&args),
+        Some(Command::Man) => man(),
         Some(Command::Run(args)) => match args.into_config() {
             Ok(config) => run_in_runtime(config),
             Err(err) => {
@@ -261,41 +231,97 @@ pub fn main() -> ExitCode {
             }
         },
         Some(Command::Headless(args)) => headless(&args),
-        Some(Command::Mcp(args)) => match (
-            args.detach_after
-                .map(|value| seconds("--detach-after", value))
-                .transpose(),
-            runtime(),
-        ) {
-            (Err(err), _) => report("oino mcp", &err),
-            (Ok(detach_after), Ok(runtime)) => {
-                let served = runtime.block_on(crate::mcp::serve(args.server.path(), detach_after));
-                // A read of standard input cannot be cancelled: ending on a signal must not wait
-                // for it.
-                runtime.shutdown_background();
-                match served {
-                    Ok(()) => ExitCode::SUCCESS,
-                    Err(err) => {
-                        say!("oino mcp: {err:#}");
-                        ExitCode::FAILURE
-                    }
+        Some(Command::Mcp(args)) => mcp(&args),
+        Some(Command::Remote(command)) => remote_command(command),
+        None => interface(cli),
+    }
+}
+
+/// Refuses the interface's own flags before a subcommand, which opens no interface.
+fn refuse_misplaced_flags(cli: &Cli) -> Result<(), ExitCode> {
+    if cli.config.is_some() && cli.command.is_some() {
+        say!("oino: --config before a subcommand opens no interface; `oino start --config FILE …`");
+        return Err(ExitCode::from(EXIT_USAGE));
+    }
+    if cli.embedded && cli.command.is_some() {
+        say!(
+            "oino: --embedded before a subcommand opens no interface; `oino run --embedded …` \
+             runs a command in this process, and `oino --embedded -- COMMAND` opens the \
+             interface on a call named like a subcommand"
+        );
+        return Err(ExitCode::from(EXIT_USAGE));
+    }
+    Ok(())
+}
+
+/// Stops a subcommand when the settings are wrong, saying where. The interface (no subcommand)
+/// starts with the defaults and shows the mistake itself; completions and the manual read none.
+fn check_settings(command: Option<&Command>) -> Result<(), ExitCode> {
+    if matches!(command, None | Some(Command::Completions(_) | Command::Man)) {
+        return Ok(());
+    }
+    crate::interface::app::settings::Config::load().map_err(|err| {
+        say!("oino: the settings are wrong: {err}");
+        ExitCode::from(EXIT_USAGE)
+    })?;
+    Ok(())
+}
+
+/// `oino completions SHELL`.
+fn completions(args: &CompletionsArgs) -> ExitCode {
+    let mut command = <Cli as clap::CommandFactory>::command();
+    let mut out = Vec::new();
+    clap_complete::generate(args.shell, &mut command, "oino", &mut out);
+    print_or_report("oino completions", &out)
+}
+
+/// `oino man`.
+fn man() -> ExitCode {
+    let mut out = Vec::new();
+    let rendered = clap_mangen::Man::new(<Cli as clap::CommandFactory>::command()).render(&mut out);
+    match rendered {
+        Ok(()) => print_or_report("oino man", &out),
+        Err(err) => report("oino man", &err.into()),
+    }
+}
+
+/// `oino mcp`.
+fn mcp(args: &McpArgs) -> ExitCode {
+    match (
+        args.detach_after
+            .map(|value| seconds("--detach-after", value))
+            .transpose(),
+        runtime(),
+    ) {
+        (Err(err), _) => report("oino mcp", &err),
+        (Ok(detach_after), Ok(runtime)) => {
+            let served = runtime.block_on(crate::mcp::serve(args.server.path(), detach_after));
+            // A read of standard input cannot be cancelled: ending on a signal must not wait
+            // for it.
+            runtime.shutdown_background();
+            match served {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(err) => {
+                    say!("oino mcp: {err:#}");
+                    ExitCode::FAILURE
                 }
-            }
-            (Ok(_), Err(code)) => code,
-        },
-        Some(Command::Remote(command)) => {
-            if let remote::Command::Server(args) = &command {
-                if args.foreground {
-                    // Before the runtime opens any: a server holds none of its starter's.
-                    crate::remote::server::close_inherited_descriptors();
-                }
-            }
-            match runtime() {
-                Ok(runtime) => runtime.block_on(remote::main(command)),
-                Err(code) => code,
             }
         }
-        None => interface(cli),
+        (Ok(_), Err(code)) => code,
+    }
+}
+
+/// The subcommands that reach a server: `oino server`, `oino ls`, …
+fn remote_command(command: remote::Command) -> ExitCode {
+    if let remote::Command::Server(args) = &command {
+        if args.foreground {
+            // Before the runtime opens any: a server holds none of its starter's.
+            crate::remote::server::close_inherited_descriptors();
+        }
+    }
+    match runtime() {
+        Ok(runtime) => runtime.block_on(remote::main(command)),
+        Err(code) => code,
     }
 }
 

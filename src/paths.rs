@@ -56,73 +56,83 @@ fn my_uid() -> u32 {
     nix::unistd::getuid().as_raw()
 }
 
+/// What is wrong with a path, before it is named and given a remedy.
+type Problem = (Cause, String);
+
 /// Makes `dir` (and its missing parents, 0700) when it is not there, then checks it as `folder`
 /// says; an own folder of the user's that others may read is made private through its
 /// descriptor. `remedy` says what the user can do when it is refused.
 pub fn checked_dir(dir: &Path, folder: Folder, remedy: &str) -> Result<(), UnsafePath> {
-    let refuse_as = |cause: Cause, problem: String| UnsafePath {
-        path: dir.to_owned(),
-        cause,
-        problem,
-        remedy: remedy.to_owned(),
-    };
-    let refuse = |problem: String| refuse_as(Cause::Unsafe, problem);
-    let unusable = |problem: String| refuse_as(Cause::Unusable, problem);
+    make_dir(dir)
+        .and_then(|()| open_dir(dir))
+        .and_then(|handle| check_dir(&handle, folder))
+        .map_err(|(cause, problem)| UnsafePath {
+            path: dir.to_owned(),
+            cause,
+            problem,
+            remedy: remedy.to_owned(),
+        })
+}
+
+/// Makes `dir` and its missing parents, 0700; a `dir` that is there already is left as it is.
+fn make_dir(dir: &Path) -> Result<(), Problem> {
+    let unusable = |problem: String| (Cause::Unusable, problem);
     if let Some(parent) = dir.parent().filter(|parent| !parent.as_os_str().is_empty()) {
         // The parents are the user's own places (~/.local/state, a runtime dir): made when
         // missing, private, and not checked beyond that, as tmux does.
-        if let Err(err) = std::fs::DirBuilder::new()
+        std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
             .create(parent)
-        {
-            return Err(unusable(format!(
-                "cannot make its parent folder: {}",
-                describe(&err)
-            )));
-        }
+            .map_err(|err| {
+                unusable(format!("cannot make its parent folder: {}", describe(&err)))
+            })?;
     }
     // mkdir never follows a link at the last component: a planted one makes it fail, and
-    // the open below says what is there.
+    // the open after it says what is there.
     match std::fs::DirBuilder::new().mode(0o700).create(dir) {
-        Ok(()) => {}
-        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(err) => return Err(unusable(format!("cannot make it: {}", describe(&err)))),
+        Ok(()) => Ok(()),
+        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(err) => Err(unusable(format!("cannot make it: {}", describe(&err)))),
     }
+}
+
+/// Opens the folder `dir` without following a symlink; when it cannot, says what is there.
+fn open_dir(dir: &Path) -> Result<File, Problem> {
     let opened = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_DIRECTORY | libc::O_CLOEXEC)
         .open(dir);
-    let handle = match opened {
-        Ok(handle) => handle,
-        Err(err) => {
-            return Err(refuse(match std::fs::symlink_metadata(dir) {
-                Ok(meta) if meta.file_type().is_symlink() => {
-                    "it is a symbolic link, where oino keeps a folder of its own (a link \
-                     there may have been planted to send oino's files elsewhere)"
-                        .to_owned()
-                }
-                Ok(meta) if !meta.is_dir() => "it is not a folder".to_owned(),
-                // Closed to us (0700) by another user: theirs, and said so.
-                Ok(meta) if meta.uid() != my_uid() => format!(
-                    "it belongs to {}, not to you ({}), so another user controls what is in it",
-                    user_name(meta.uid()),
-                    user_name(my_uid())
-                ),
-                _ => return Err(unusable(format!("cannot open it: {}", describe(&err)))),
-            }));
-        }
-    };
+    opened.map_err(|err| {
+        let problem = match std::fs::symlink_metadata(dir) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                "it is a symbolic link, where oino keeps a folder of its own (a link there may \
+                 have been planted to send oino's files elsewhere)"
+                    .to_owned()
+            }
+            Ok(meta) if !meta.is_dir() => "it is not a folder".to_owned(),
+            // Closed to us (0700) by another user: theirs, and said so.
+            Ok(meta) if meta.uid() != my_uid() => owned_by_another(meta.uid()),
+            _ => {
+                return (
+                    Cause::Unusable,
+                    format!("cannot open it: {}", describe(&err)),
+                );
+            }
+        };
+        (Cause::Unsafe, problem)
+    })
+}
+
+/// Checks the open folder `handle` as `folder` says, through its descriptor: the user's, and
+/// private (made so when it is oino's own) or at least closed to others' writes.
+fn check_dir(handle: &File, folder: Folder) -> Result<(), Problem> {
+    let refuse = |problem: String| (Cause::Unsafe, problem);
     let meta = handle
         .metadata()
         .map_err(|err| refuse(format!("cannot look at it: {}", describe(&err))))?;
-    let uid = my_uid();
-    if meta.uid() != uid {
-        return Err(refuse(format!(
-            "it belongs to {}, not to you ({}), so another user controls what is in it",
-            user_name(meta.uid()),
-            user_name(uid)
-        )));
+    if meta.uid() != my_uid() {
+        return Err(refuse(owned_by_another(meta.uid())));
     }
     let mode = meta.mode() & 0o7777;
     match folder {
@@ -140,6 +150,15 @@ pub fn checked_dir(dir: &Path, folder: Folder, remedy: &str) -> Result<(), Unsaf
         ))),
         Folder::Own | Folder::Chosen => Ok(()),
     }
+}
+
+/// Why a folder of `owner`, who is not this user, is refused.
+fn owned_by_another(owner: u32) -> String {
+    format!(
+        "it belongs to {}, not to you ({}), so another user controls what is in it",
+        user_name(owner),
+        user_name(my_uid())
+    )
 }
 
 /// A file oino keeps in a checked folder (a lock, a server's log), opened for reading and

@@ -213,48 +213,66 @@ impl Backlog {
             Step::Print(_) | Step::Escape(_) => {}
         });
         if self.sequence.dropping {
-            if self.decoder.in_string() {
-                return;
-            }
-            self.sequence = Sequence::default();
-            if byte == 0x1b {
-                // The string ended with the start of a new sequence.
-                self.bytes.push(byte);
-                self.sequence = Sequence::at(self.bytes.len() - 1);
-            }
+            self.dropped_string_byte(byte);
             return;
         }
         if self.decoder.in_string() {
-            // A string control starts: what it holds is dropped. What the backlog kept of its
-            // start (its ESC, a DCS's parameters) goes too; when the parser has read some of it
-            // already (before a flush) or controls were carried out after the ESC, a CAN, carried
-            // out as nothing, ends it instead, leaving the parser in the ground state as the
-            // string's end would.
-            match self.sequence.start {
-                Some(start) if !self.sequence.controls => self.drop_sequence(start),
-                _ => self.bytes.push(0x18),
-            }
-            self.sequence = Sequence {
-                dropping: true,
-                ..Sequence::default()
-            };
+            self.drop_string();
             return;
         }
         if byte == 0x1b {
-            // A new sequence cuts the one being read short. A CAN ends that one for the parser
-            // (as the ESC would), so that what comes before can be parsed apart from the new one.
-            self.bytes.push(0x18);
-            self.parse_until(self.bytes.len());
-            self.bytes.push(byte);
-            self.sequence = Sequence::at(self.bytes.len() - 1);
+            self.cut_short_by_escape();
             return;
         }
         self.bytes.push(byte);
         self.sequence.controls |= controls;
-        if self.in_sequence() {
+        if !self.in_sequence() {
+            self.end_sequence(byte, csi);
+        }
+    }
+
+    /// A byte of a string being dropped, read by the decoder already: kept only when it
+    /// starts the sequence after the string.
+    fn dropped_string_byte(&mut self, byte: u8) {
+        if self.decoder.in_string() {
             return;
         }
-        // The sequence is complete.
+        self.sequence = Sequence::default();
+        if byte == 0x1b {
+            // The string ended with the start of a new sequence.
+            self.bytes.push(byte);
+            self.sequence = Sequence::at(self.bytes.len() - 1);
+        }
+    }
+
+    /// A string control starts: what it holds is dropped. What the backlog kept of its start
+    /// (its ESC, a DCS's parameters) goes too; when the parser has read some of it already
+    /// (before a flush) or controls were carried out after the ESC, a CAN, carried out as
+    /// nothing, ends it instead, leaving the parser in the ground state as the string's end
+    /// would.
+    fn drop_string(&mut self) {
+        match self.sequence.start {
+            Some(start) if !self.sequence.controls => self.drop_sequence(start),
+            _ => self.bytes.push(0x18),
+        }
+        self.sequence = Sequence {
+            dropping: true,
+            ..Sequence::default()
+        };
+    }
+
+    /// A new sequence cuts the one being read short. A CAN ends that one for the parser (as the
+    /// ESC would), so that what comes before can be parsed apart from the new one.
+    fn cut_short_by_escape(&mut self) {
+        self.bytes.push(0x18);
+        self.parse_until(self.bytes.len());
+        self.bytes.push(0x1b);
+        self.sequence = Sequence::at(self.bytes.len() - 1);
+    }
+
+    /// The sequence being read is complete, `byte` its last: kept for replay, cut, dropped or
+    /// parsed.
+    fn end_sequence(&mut self, byte: u8, csi: Option<Csi>) {
         let end = self.bytes.len();
         let Sequence {
             start, controls, ..

@@ -105,6 +105,27 @@ fn with_timeout(rest: &str) -> Result<(String, Duration), String> {
     }
 }
 
+/// Parses what follows `run`: `[--id ID] COMMAND`.
+fn parse_run(rest: &str) -> Result<Command, String> {
+    let with_id = (rest == "--id")
+        .then_some("")
+        .or(rest.strip_prefix("--id "));
+    let Some(after) = with_id else {
+        return Ok(Command::Run {
+            id: None,
+            command: rest.to_owned(),
+        });
+    };
+    let (id, command) = after
+        .trim()
+        .split_once(char::is_whitespace)
+        .ok_or("`run --id ID` needs a command after the id")?;
+    Ok(Command::Run {
+        id: Some(id.to_owned()),
+        command: command.trim().to_owned(),
+    })
+}
+
 /// Parses one line; `None` for a blank line or a comment.
 pub fn parse_line(line: &str) -> Result<Option<Command>, String> {
     let line = line.trim();
@@ -123,25 +144,7 @@ pub fn parse_line(line: &str) -> Result<Option<Command>, String> {
     let command = match word {
         "run" => {
             need("a command")?;
-            let with_id = (rest == "--id")
-                .then_some("")
-                .or(rest.strip_prefix("--id "));
-            match with_id {
-                Some(after) => {
-                    let (id, command) = after
-                        .trim()
-                        .split_once(char::is_whitespace)
-                        .ok_or("`run --id ID` needs a command after the id")?;
-                    Command::Run {
-                        id: Some(id.to_owned()),
-                        command: command.trim().to_owned(),
-                    }
-                }
-                None => Command::Run {
-                    id: None,
-                    command: rest.to_owned(),
-                },
-            }
+            parse_run(rest)?
         }
         "project" => {
             need("a project file (oino.toml or Procfile)")?;
@@ -298,38 +301,8 @@ impl Player {
 
     async fn step(&mut self, command: Command) -> Result<(), String> {
         match command {
-            Command::Run { id, command } => {
-                // Started at the pane's size, as the interface starts its own calls.
-                let pane =
-                    crate::interface::app::Layout::new(self.size.cols, self.size.rows, false, None)
-                        .map(|layout| layout.pane_size());
-                let (id, result) = self
-                    .link
-                    .run(
-                        CallRequest {
-                            id,
-                            size: pane,
-                            ..CallRequest::new(command)
-                        }
-                        .from_here()
-                        .map_err(|err| err.to_string())?,
-                    )
-                    .await
-                    .map_err(|err| format!("{err:#}"))?;
-                self.calls.insert(id, result);
-            }
-            Command::Project(file) => {
-                let project =
-                    crate::core::project::Project::load(&file).map_err(|err| err.to_string())?;
-                let env = CallRequest::default()
-                    .from_here()
-                    .map_err(|err| err.to_string())?
-                    .env;
-                self.link
-                    .start_project(&project, env, None)
-                    .await
-                    .map_err(|err| format!("{err:#}"))?;
-            }
+            Command::Run { id, command } => self.start_call(id, command).await?,
+            Command::Project(file) => self.start_project(&file).await?,
             Command::Key(key) => self.send(Input::Key(key)).await?,
             Command::Type(text) => {
                 for c in text.chars() {
@@ -366,31 +339,74 @@ impl Player {
                 })
                 .await?;
             }
-            Command::Snapshot => {
-                // The frame drawn after every input sent so far.
-                let (drawn_tx, drawn) = oneshot::channel();
-                self.send(Input::Barrier(drawn_tx)).await?;
-                drawn.await.map_err(|_| QUIT.to_owned())?;
-                let screen = self.frames.borrow_and_update().clone();
-                let _ = self
-                    .output
-                    .send(format!("=== snapshot ===\n{screen}=== end ===\n"));
-            }
-            Command::Result { id } => {
-                let handle = self
-                    .calls
-                    .remove(&id)
-                    .ok_or_else(|| format!("no call `{id}` was started by this script"))?;
-                let result = handle
-                    .await
-                    .map_err(|err| err.to_string())?
-                    .map_err(|err| format!("{err:#}"))?;
-                let _ = self.output.send(format!(
-                    "=== result {id} (is_error: {}) ===\n{}\n=== end ===\n",
-                    result.is_error, result.text
-                ));
-            }
+            Command::Snapshot => self.snapshot().await?,
+            Command::Result { id } => self.print_result(&id).await?,
         }
+        Ok(())
+    }
+
+    /// Starts a call as the interface does, and keeps its result for a later `result`.
+    async fn start_call(&mut self, id: Option<String>, command: String) -> Result<(), String> {
+        // Started at the pane's size, as the interface starts its own calls.
+        let pane = crate::interface::app::Layout::new(self.size.cols, self.size.rows, false, None)
+            .map(|layout| layout.pane_size());
+        let (id, result) = self
+            .link
+            .run(
+                CallRequest {
+                    id,
+                    size: pane,
+                    ..CallRequest::new(command)
+                }
+                .from_here()
+                .map_err(|err| err.to_string())?,
+            )
+            .await
+            .map_err(|err| format!("{err:#}"))?;
+        self.calls.insert(id, result);
+        Ok(())
+    }
+
+    /// Starts the processes of a project file, with this process's environment.
+    async fn start_project(&self, file: &std::path::Path) -> Result<(), String> {
+        let project = crate::core::project::Project::load(file).map_err(|err| err.to_string())?;
+        let env = CallRequest::default()
+            .from_here()
+            .map_err(|err| err.to_string())?
+            .env;
+        self.link
+            .start_project(&project, env, None)
+            .await
+            .map_err(|err| format!("{err:#}"))?;
+        Ok(())
+    }
+
+    /// Prints the frame drawn after every input sent so far.
+    async fn snapshot(&mut self) -> Result<(), String> {
+        let (drawn_tx, drawn) = oneshot::channel();
+        self.send(Input::Barrier(drawn_tx)).await?;
+        drawn.await.map_err(|_| QUIT.to_owned())?;
+        let screen = self.frames.borrow_and_update().clone();
+        let _ = self
+            .output
+            .send(format!("=== snapshot ===\n{screen}=== end ===\n"));
+        Ok(())
+    }
+
+    /// Waits for a call this script started and prints its result.
+    async fn print_result(&mut self, id: &str) -> Result<(), String> {
+        let handle = self
+            .calls
+            .remove(id)
+            .ok_or_else(|| format!("no call `{id}` was started by this script"))?;
+        let result = handle
+            .await
+            .map_err(|err| err.to_string())?
+            .map_err(|err| format!("{err:#}"))?;
+        let _ = self.output.send(format!(
+            "=== result {id} (is_error: {}) ===\n{}\n=== end ===\n",
+            result.is_error, result.text
+        ));
         Ok(())
     }
 

@@ -125,32 +125,9 @@ fn history_is_bounded_and_scrollable() {
 
 /// Streams of many kinds, to compare the lazy screen with one that parses every byte.
 fn streams() -> Vec<(&'static str, Vec<u8>)> {
-    let mut plain = Vec::new();
-    let mut colored = Vec::new();
-    let mut bare_newlines = Vec::new();
-    let mut wrapped = Vec::new();
-    let mut cumulative = b"\x1b[?25l\x1b[4h".to_vec();
-    for n in 0..3000 {
-        if n % 100 == 0 {
-            cumulative.extend(b"\x1b[0;1m");
-        }
-        cumulative.extend(format!("\x1b[3{}m{n}\x1b[5C\x1b[K\r\n", n % 8).bytes());
-    }
-    for n in 0..3000 {
-        plain.extend(format!("line {n}\r\n").bytes());
-        colored.extend(
-            format!(
-                "\x1b[3{}m{n}\x1b[0m \x1b[1mbold\x1b[22m progress {n}%\r\x1b[Kdone {n} ✓\r\n",
-                n % 8
-            )
-            .bytes(),
-        );
-        bare_newlines.extend(format!("bare {n}\n").bytes());
-        wrapped.extend(format!("{}{n}\r\n", "w".repeat(n % 170)).bytes());
-    }
-    colored.extend(b"\x1b[44mstill blue at the end\x1b[?25l");
-    // Enough to pass the backlog's bound with no one looking.
-    let colored = colored.repeat(12);
+    let plain = lines(|n| format!("line {n}\r\n"));
+    let bare_newlines = lines(|n| format!("bare {n}\n"));
+    let wrapped = lines(|n| format!("{}{n}\r\n", "w".repeat(n % 170)));
     let mut alternate = plain.clone();
     alternate.extend(b"\x1b[?1049h\x1b[H\x1b[2Jfull screen");
     alternate.extend(plain.iter().take(50_000));
@@ -162,24 +139,77 @@ fn streams() -> Vec<(&'static str, Vec<u8>)> {
     let mut saved = b"top\x1b7".to_vec();
     saved.extend(&plain);
     saved.extend(b"\x1b8restored");
-    let mut strings = Vec::new();
-    let mut repeats = Vec::new();
-    for n in 0..3000 {
-        strings.extend(
-            format!(
-                "\x1b]0;title {n}\x07\x1b]8;;http://x/{n}\x1b\\link {n}\x1b]8;;\x1b\\ \
-                     \x1bPq#0;2;0;0;0#0!9~\x1b\\sixel\x1b_apc\x18 \x1b]2;cut\x1b[3{}mcolor\r\n",
-                n % 8
-            )
-            .bytes(),
-        );
-        repeats.extend(format!("r{n}\x1b[3b\x1b[3\n1m\r\n").bytes());
-        if n % 700 == 0 {
-            repeats.extend(b"x\x1b[65535by\x1b[1000bz\r\n");
-        }
-    }
+    vec![
+        ("plain", plain),
+        ("colored", colored()),
+        ("bare newlines", bare_newlines),
+        ("wrapped", wrapped),
+        ("cumulative colors and modes", cumulative()),
+        ("alternate screen", alternate),
+        ("scroll region", region),
+        ("saved cursor", saved),
+        ("string controls", string_controls()),
+        ("repeats and controls within sequences", repeats()),
+        ("what vt100 lacks", what_vt100_lacks()),
+    ]
+}
+
+/// The bytes of `line(n)` for each `n` from 0 to 2999.
+fn lines(line: impl Fn(usize) -> String) -> Vec<u8> {
+    (0..3000).flat_map(|n| line(n).into_bytes()).collect()
+}
+
+/// Colored lines, each rewritten after a carriage return.
+fn colored() -> Vec<u8> {
+    let mut colored = lines(|n| {
+        format!(
+            "\x1b[3{}m{n}\x1b[0m \x1b[1mbold\x1b[22m progress {n}%\r\x1b[Kdone {n} ✓\r\n",
+            n % 8
+        )
+    });
+    colored.extend(b"\x1b[44mstill blue at the end\x1b[?25l");
+    // Enough to pass the backlog's bound with no one looking.
+    colored.repeat(12)
+}
+
+/// Colors and modes whose effect outlives the rows they were set on.
+fn cumulative() -> Vec<u8> {
+    let mut cumulative = b"\x1b[?25l\x1b[4h".to_vec();
+    cumulative.extend(lines(|n| {
+        let bold = if n % 100 == 0 { "\x1b[0;1m" } else { "" };
+        format!("{bold}\x1b[3{}m{n}\x1b[5C\x1b[K\r\n", n % 8)
+    }));
+    cumulative
+}
+
+/// Titles, links, sixels and APCs, some cut short by a CAN or a new sequence; the last one
+/// unterminated.
+fn string_controls() -> Vec<u8> {
+    let mut strings = lines(|n| {
+        format!(
+            "\x1b]0;title {n}\x07\x1b]8;;http://x/{n}\x1b\\link {n}\x1b]8;;\x1b\\ \
+                 \x1bPq#0;2;0;0;0#0!9~\x1b\\sixel\x1b_apc\x18 \x1b]2;cut\x1b[3{}mcolor\r\n",
+            n % 8
+        )
+    });
     strings.extend(b"\x1b]0;unterminated at the end");
-    // What vt100 lacks: tab stops, line drawing, index moves, autowrap off, insert mode.
+    strings
+}
+
+/// Repeats (`CSI b`), some huge, and controls within a sequence.
+fn repeats() -> Vec<u8> {
+    lines(|n| {
+        let huge = if n % 700 == 0 {
+            "x\x1b[65535by\x1b[1000bz\r\n"
+        } else {
+            ""
+        };
+        format!("r{n}\x1b[3b\x1b[3\n1m\r\n{huge}")
+    })
+}
+
+/// What vt100 lacks: tab stops, line drawing, index moves, autowrap off, insert mode.
+fn what_vt100_lacks() -> Vec<u8> {
     let mut extras = b"\x1b[3g\x1b[1;5H\x1bH\x1b[1;13H\x1bH\x1b)0\r".to_vec();
     for n in 0..3000 {
         extras.extend(format!("\t{n}\x0elqk\x0f\x1bD\x1bE\tx\r\n").bytes());
@@ -192,19 +222,7 @@ fn streams() -> Vec<(&'static str, Vec<u8>)> {
             _ => {}
         }
     }
-    vec![
-        ("plain", plain),
-        ("colored", colored),
-        ("bare newlines", bare_newlines),
-        ("wrapped", wrapped),
-        ("cumulative colors and modes", cumulative),
-        ("alternate screen", alternate),
-        ("scroll region", region),
-        ("saved cursor", saved),
-        ("string controls", strings),
-        ("repeats and controls within sequences", repeats),
-        ("what vt100 lacks", extras),
-    ]
+    extras
 }
 
 fn assert_same(lazy: &mut Screen, eager: &mut Screen, offset: usize, context: &str) {

@@ -314,31 +314,8 @@ fn checked(
             ),
         ));
     }
-    let cwd = process
-        .cwd
-        .as_ref()
-        .map_or_else(|| dir.to_owned(), |cwd| dir.join(cwd.get_ref()));
-    if !cwd.is_dir() {
-        let at = process
-            .cwd
-            .as_ref()
-            .map_or(name.span().start, |cwd| cwd.span().start);
-        return Err((at, format!("cwd {} is no folder", cwd.display())));
-    }
-    let backoff_ms = match &process.backoff {
-        None => DEFAULT_BACKOFF_MS,
-        Some(seconds) if seconds.get_ref().is_finite() && *seconds.get_ref() >= 0.0 => {
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let ms = (seconds.get_ref() * 1000.0).min(30_000.0) as u64;
-            ms
-        }
-        Some(seconds) => {
-            return Err((
-                seconds.span().start,
-                "backoff is seconds: a number, 0 or more".into(),
-            ));
-        }
-    };
+    let cwd = process.checked_cwd(name, dir)?;
+    let backoff_ms = process.backoff_ms()?;
     Ok(ProjectProcess {
         name: name.get_ref().clone(),
         cmd: process.cmd.get_ref().clone(),
@@ -359,6 +336,41 @@ fn checked(
             .map(|after| after.get_ref().clone())
             .collect(),
     })
+}
+
+impl ProcessModel {
+    /// Its folder: `cwd` within the file's folder `dir`, else `dir`; it must be there (a mistake
+    /// without `cwd` is shown at the process's `name`).
+    fn checked_cwd(&self, name: &Spanned<String>, dir: &Path) -> Result<PathBuf, Mistake> {
+        let cwd = self
+            .cwd
+            .as_ref()
+            .map_or_else(|| dir.to_owned(), |cwd| dir.join(cwd.get_ref()));
+        if !cwd.is_dir() {
+            let at = self
+                .cwd
+                .as_ref()
+                .map_or(name.span().start, |cwd| cwd.span().start);
+            return Err((at, format!("cwd {} is no folder", cwd.display())));
+        }
+        Ok(cwd)
+    }
+
+    /// The first wait before a restart, from `backoff` in seconds, at most [`MAX_BACKOFF_MS`].
+    fn backoff_ms(&self) -> Result<u64, Mistake> {
+        match &self.backoff {
+            None => Ok(DEFAULT_BACKOFF_MS),
+            Some(seconds) if seconds.get_ref().is_finite() && *seconds.get_ref() >= 0.0 => {
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                let ms = (seconds.get_ref() * 1000.0).min(30_000.0) as u64;
+                Ok(ms)
+            }
+            Some(seconds) => Err((
+                seconds.span().start,
+                "backoff is seconds: a number, 0 or more".into(),
+            )),
+        }
+    }
 }
 
 /// `name: command` lines; `#` comments and blank lines are skipped. A mistake is (line, column,

@@ -62,6 +62,44 @@ impl Default for Theme {
     }
 }
 
+impl Theme {
+    /// Sets the color of one `part` of the chrome (`[theme]`).
+    fn set(
+        &mut self,
+        part: &Spanned<String>,
+        color: &Spanned<String>,
+    ) -> Result<(), (usize, String)> {
+        let parsed = parse_color(color.get_ref()).ok_or_else(|| {
+            (
+                color.span().start,
+                format!(
+                    "`{}` is no color: a name (red, darkgray, …), a number 0-255 or #rrggbb",
+                    color.get_ref()
+                ),
+            )
+        })?;
+        let slot = match part.get_ref().as_str() {
+            "running" => &mut self.running,
+            "task" => &mut self.task,
+            "done" => &mut self.done,
+            "failed" => &mut self.failed,
+            "waiting" => &mut self.waiting,
+            "border" => &mut self.border,
+            other => {
+                return Err((
+                    part.span().start,
+                    format!(
+                        "no theme color `{other}`: they are running, task, done, failed, \
+                         waiting, border"
+                    ),
+                ));
+            }
+        };
+        *slot = parsed;
+        Ok(())
+    }
+}
+
 /// The settings, checked.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
@@ -158,73 +196,56 @@ impl Config {
         // The keys the core reads are checked as it reads them.
         crate::core::settings::LogSettings::parse(text)?;
         for (name, keys) in &model.keys {
-            let action = Action::from_name(name.get_ref()).ok_or_else(|| {
-                (
-                    name.span().start,
-                    format!(
-                        "no action `{}`: the actions are {}",
-                        name.get_ref(),
-                        Action::names().collect::<Vec<_>>().join(", ")
-                    ),
-                )
-            })?;
-            let names = match keys.get_ref() {
-                OneOrMore::One(key) => vec![key.clone()],
-                OneOrMore::More(keys) => keys.clone(),
-            };
-            let parsed: Vec<KeyEvent> = names
-                .iter()
-                .map(|key| crate::interface::app::parse_key(key))
-                .collect::<Result<_, _>>()
-                .map_err(|err| (keys.span().start, err))?;
-            if let Some(binding) = config.keymap.iter_mut().find(|b| b.action == action) {
-                // A capital letter comes with Shift from some terminals and without from others.
-                binding.keys = parsed
-                    .iter()
-                    .flat_map(|key| {
-                        let plain = matches!(key.code, KeyCode::Char(c) if c.is_uppercase())
-                            .then_some((key.code, KeyModifiers::NONE));
-                        std::iter::once((key.code, key.modifiers)).chain(plain)
-                    })
-                    .collect();
-                binding.label = names
-                    .iter()
-                    .map(|key| crate::interface::app::key_label(key))
-                    .collect::<Vec<_>>()
-                    .join(" ");
-            }
+            config.bind(name, keys)?;
         }
         for (part, color) in &model.theme {
-            let parsed = parse_color(color.get_ref()).ok_or_else(|| {
-                (
-                    color.span().start,
-                    format!(
-                        "`{}` is no color: a name (red, darkgray, …), a number 0-255 or #rrggbb",
-                        color.get_ref()
-                    ),
-                )
-            })?;
-            let theme = &mut config.theme;
-            let slot = match part.get_ref().as_str() {
-                "running" => &mut theme.running,
-                "task" => &mut theme.task,
-                "done" => &mut theme.done,
-                "failed" => &mut theme.failed,
-                "waiting" => &mut theme.waiting,
-                "border" => &mut theme.border,
-                other => {
-                    return Err((
-                        part.span().start,
-                        format!(
-                            "no theme color `{other}`: they are running, task, done, failed, \
-                             waiting, border"
-                        ),
-                    ));
-                }
-            };
-            *slot = parsed;
+            config.theme.set(part, color)?;
         }
         Ok(config)
+    }
+
+    /// Binds the action `name` to `keys` (`[keys]`), in place of its default keys.
+    fn bind(
+        &mut self,
+        name: &Spanned<String>,
+        keys: &Spanned<OneOrMore>,
+    ) -> Result<(), (usize, String)> {
+        let action = Action::from_name(name.get_ref()).ok_or_else(|| {
+            (
+                name.span().start,
+                format!(
+                    "no action `{}`: the actions are {}",
+                    name.get_ref(),
+                    Action::names().collect::<Vec<_>>().join(", ")
+                ),
+            )
+        })?;
+        let names = match keys.get_ref() {
+            OneOrMore::One(key) => vec![key.clone()],
+            OneOrMore::More(keys) => keys.clone(),
+        };
+        let parsed: Vec<KeyEvent> = names
+            .iter()
+            .map(|key| crate::interface::app::parse_key(key))
+            .collect::<Result<_, _>>()
+            .map_err(|err| (keys.span().start, err))?;
+        if let Some(binding) = self.keymap.iter_mut().find(|b| b.action == action) {
+            // A capital letter comes with Shift from some terminals and without from others.
+            binding.keys = parsed
+                .iter()
+                .flat_map(|key| {
+                    let plain = matches!(key.code, KeyCode::Char(c) if c.is_uppercase())
+                        .then_some((key.code, KeyModifiers::NONE));
+                    std::iter::once((key.code, key.modifiers)).chain(plain)
+                })
+                .collect();
+            binding.label = names
+                .iter()
+                .map(|key| crate::interface::app::key_label(key))
+                .collect::<Vec<_>>()
+                .join(" ");
+        }
+        Ok(())
     }
 }
 

@@ -331,59 +331,76 @@ fn the_cap_holds_inside_a_sequence_that_never_ends() {
     std::fs::remove_dir_all(dir).unwrap();
 }
 
-/// `seq` into a capped log, followed by a reader that falls behind: every number it reads
-/// is whole, each jump comes right after a notice, and the bytes read and the bytes
-/// announced missing add up to all that was written.
-#[test]
-fn a_follower_behind_a_capped_log_is_told_every_gap_once_and_resumes_at_a_line_start() {
-    let dir = std::env::temp_dir().join(format!("oino-read-behind-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let mut log = RawLog::create(&dir, "behind").capped(crate::output::MIN_LOG_CAP);
+/// What a reader that falls behind a capped log read: its text, notices included, and how
+/// many bytes of the log its reads covered.
+struct Followed {
+    text: String,
+    read_bytes: u64,
+}
+
+/// Writes `raw` into a capped log in `dir` while a reader follows it, falling behind.
+fn follow_behind(dir: &std::path::Path, raw: &str) -> Followed {
+    let mut log = RawLog::create(dir, "behind").capped(crate::output::MIN_LOG_CAP);
     let mut index = OutputIndex::default();
-    let last = 600_000u64;
-    let raw: String = (1..=last).map(|n| format!("{n}\n")).collect();
     let mut offset = 0;
-    let mut followed = String::new();
-    let mut read_bytes = 0;
-    let follow = |log: &RawLog, index: &OutputIndex, offset: &mut u64, followed: &mut String| {
+    let mut followed = Followed {
+        text: String::new(),
+        read_bytes: 0,
+    };
+    let follow = |log: &RawLog, index: &OutputIndex, offset: &mut u64, followed: &mut Followed| {
         let slice = slice_from(log, index, *offset, 64 * 1024);
         assert_eq!(
             slice.from, *offset,
             "a silent jump from {offset} to {}",
             slice.from
         );
-        followed.push_str(&slice.text);
+        followed.text.push_str(&slice.text);
         *offset = slice.next_offset;
-        slice.next_offset - slice.from
+        followed.read_bytes += slice.next_offset - slice.from;
     };
     // Chunks that split lines anywhere; the reader reads 64 KiB for every 160 written.
     for (number, chunk) in raw.as_bytes().chunks(4093).enumerate() {
         record(&mut log, &mut index, chunk);
         if number % 40 == 0 {
-            read_bytes += follow(&log, &index, &mut offset, &mut followed);
+            follow(&log, &index, &mut offset, &mut followed);
         }
         // Now and then it catches up, ending within a line, and falls behind again: the
         // notice that follows such a read is a line of its own.
         if number % 400 == 399 {
             while offset < index.boundary() {
-                read_bytes += follow(&log, &index, &mut offset, &mut followed);
+                follow(&log, &index, &mut offset, &mut followed);
             }
         }
     }
     index.finish();
     while offset < index.boundary() {
-        read_bytes += follow(&log, &index, &mut offset, &mut followed);
+        follow(&log, &index, &mut offset, &mut followed);
     }
-    let lines: Vec<&str> = followed.lines().collect();
-    let mut previous: Option<u64> = None;
-    let mut gaps = 0;
-    // Lines the head ends with, cut short: a reader ends them before the notice.
-    let mut cut_short = 0;
+    followed
+}
+
+/// What the numbers a follower read came to, once each was checked against the one before.
+struct Numbers {
+    last: Option<u64>,
+    /// Notices of bytes left out.
+    gaps: usize,
+    /// Lines the head ends with, cut short: a reader ends them before the notice.
+    cut_short: u64,
+}
+
+/// Checks that every line of `text` is a notice or a whole number that follows the one
+/// before it, jumping only right after a notice.
+fn check_numbers(text: &str) -> Numbers {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut numbers = Numbers {
+        last: None,
+        gaps: 0,
+        cut_short: 0,
+    };
     for (at, line) in lines.iter().enumerate() {
         if line.starts_with("[... ") {
             assert!(line.contains("left out"), "{line}");
-            gaps += 1;
+            numbers.gaps += 1;
             continue;
         }
         let before_a_gap = lines
@@ -393,14 +410,14 @@ fn a_follower_behind_a_capped_log_is_told_every_gap_once_and_resumes_at_a_line_s
         let number: u64 = line
             .parse()
             .unwrap_or_else(|_| panic!("not a number: {line:?}"));
-        match previous {
+        match numbers.last {
             // The line the head ends with may be cut short; never one after a gap.
             Some(previous) if before_a_gap && !after_a_gap => {
                 assert!(
                     (previous + 1).to_string().starts_with(line),
                     "{line} after {previous}"
                 );
-                cut_short += u64::from(number != previous + 1);
+                numbers.cut_short += u64::from(number != previous + 1);
             }
             Some(previous) if after_a_gap => {
                 assert!(number > previous + 1, "{number} after {previous} and a gap");
@@ -408,18 +425,38 @@ fn a_follower_behind_a_capped_log_is_told_every_gap_once_and_resumes_at_a_line_s
             Some(previous) => assert_eq!(number, previous + 1, "a silent jump"),
             None => assert_eq!(number, 1),
         }
-        previous = Some(number);
+        numbers.last = Some(number);
     }
+    numbers
+}
+
+/// `seq` into a capped log, followed by a reader that falls behind: every number it reads
+/// is whole, each jump comes right after a notice, and the bytes read and the bytes
+/// announced missing add up to all that was written.
+#[test]
+fn a_follower_behind_a_capped_log_is_told_every_gap_once_and_resumes_at_a_line_start() {
+    let dir = std::env::temp_dir().join(format!("oino-read-behind-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let last = 600_000u64;
+    let raw: String = (1..=last).map(|n| format!("{n}\n")).collect();
+    let followed = follow_behind(&dir, &raw);
+    let Numbers {
+        last: previous,
+        gaps,
+        cut_short,
+    } = check_numbers(&followed.text);
     assert_eq!(previous, Some(last));
     assert!(gaps > 3, "{gaps} gaps: the reader never fell behind");
     // Every byte was either read or announced missing.
-    let missing: u64 = announced(&followed).iter().sum();
+    let missing: u64 = announced(&followed.text).iter().sum();
     let text_bytes = followed
+        .text
         .lines()
         .filter(|line| !line.starts_with("[... "))
         .map(|line| line.len() as u64 + 1)
         .sum::<u64>();
-    assert_eq!(read_bytes, raw.len() as u64);
+    assert_eq!(followed.read_bytes, raw.len() as u64);
     assert_eq!(
         text_bytes + missing,
         raw.len() as u64 + cut_short,
