@@ -28,7 +28,7 @@ pub use types::{
     variables_not_utf8,
 };
 
-use entries::{CoreState, Ending, Entry, EntryStatus, Forgotten, Succession, wait_for_end};
+use entries::{CoreState, Ending, Entry, EntryStatus, Succession, wait_for_end};
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -43,10 +43,6 @@ use crate::pty::{self, ProcessExit, PtyError, SpawnSpec, Spawner, TermSize};
 use crate::registry::BashDetachRegistry;
 use crate::screen::{Screen, ScreenSnapshot};
 
-/// Forgotten entries whose logs can still be named.
-const MAX_FORGOTTEN: usize = 10_000;
-/// Finished entries whose screens keep their cells (colors, history); older ones keep text.
-const FINISHED_SCREENS_KEPT: usize = 50;
 /// Events a core reports.
 const EVENT_BUFFER: usize = 1024;
 /// How long a detached call's waiter waits for its task to be adopted, at most (it is at once).
@@ -402,85 +398,6 @@ impl Core {
             id: entry.id.clone(),
             state,
         });
-    }
-
-    /// Keeps the list, and the memory its screens hold, bounded however many calls end: the
-    /// oldest finished calls go past their bound, the oldest finished tasks past theirs.
-    /// `ending` counts as finished already.
-    fn forget_oldest_finished(&self, ending: &Entry) {
-        let mut state = self.lock();
-        let is_task = |entry: &Entry| entry.status.borrow().task.is_some();
-        let finished = |entry: &Entry| !entry.is_running() || std::ptr::eq(entry, ending);
-        let count = |tasks: bool| {
-            state
-                .entries
-                .iter()
-                .filter(|entry| finished(entry) && is_task(entry) == tasks)
-                .count()
-        };
-        // The screens of entries that ended longer ago keep only their text.
-        let mut ended: Vec<(Option<SystemTime>, &Arc<Entry>)> = state
-            .entries
-            .iter()
-            .filter(|entry| !entry.is_running())
-            .map(|entry| (entry.status.borrow().ended_at, entry))
-            .collect();
-        ended.sort_by_key(|(ended_at, _)| std::cmp::Reverse(*ended_at));
-        for (_, entry) in ended
-            .into_iter()
-            .skip(FINISHED_SCREENS_KEPT.saturating_sub(1))
-        {
-            entry.sink.retire();
-        }
-        let config = &self.inner.config;
-        let mut excess_calls = count(false).saturating_sub(config.max_finished);
-        let mut excess_tasks = count(true).saturating_sub(config.max_finished_tasks);
-        if excess_calls == 0 && excess_tasks == 0 {
-            return;
-        }
-        let mut forgotten = Vec::new();
-        state.entries.retain(|entry| {
-            // The oldest go first: the one ending now is the newest.
-            if entry.is_running() {
-                return true;
-            }
-            let excess = if is_task(entry) {
-                &mut excess_tasks
-            } else {
-                &mut excess_calls
-            };
-            if *excess == 0 {
-                return true;
-            }
-            *excess -= 1;
-            forgotten.push(Forgotten {
-                id: entry.id.clone(),
-                task: entry
-                    .status
-                    .borrow()
-                    .task
-                    .as_ref()
-                    .map(|task| (task.task_id.clone(), task.name.clone())),
-                log_path: entry.sink.log_path().to_owned(),
-            });
-            false
-        });
-        for entry in forgotten {
-            if let Some((_, name)) = &entry.task {
-                // A newer run (a restart) may hold the name now.
-                let held = state
-                    .entries
-                    .iter()
-                    .any(|other| other.task_name().as_deref() == Some(name.as_str()));
-                if !held {
-                    state.tasks.release(name);
-                }
-            }
-            state.forgotten.push_back(entry);
-        }
-        while state.forgotten.len() > MAX_FORGOTTEN {
-            state.forgotten.pop_front();
-        }
     }
 
     fn find(&self, key: &str) -> Result<Arc<Entry>, CoreError> {

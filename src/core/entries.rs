@@ -1,5 +1,6 @@
 //! The entry table: each call or task the core knows, its status as a watch (so that waiters
-//! wake when it ends), and what is kept of entries that left the list.
+//! wake when it ends), what is kept of entries that left the list, and the forgetting of the
+//! oldest finished ones, which keeps the list and its memory bounded.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -180,4 +181,90 @@ pub(super) struct CoreState {
     pub(super) projects: super::project::Projects,
     /// What dead servers of this socket left running.
     pub(super) survivors: Vec<super::survivors::Survivor>,
+}
+
+/// Forgotten entries whose logs can still be named.
+const MAX_FORGOTTEN: usize = 10_000;
+/// Finished entries whose screens keep their cells (colors, history); older ones keep text.
+const FINISHED_SCREENS_KEPT: usize = 50;
+
+impl super::Core {
+    /// Keeps the list, and the memory its screens hold, bounded however many calls end: the
+    /// oldest finished calls go past their bound, the oldest finished tasks past theirs.
+    /// `ending` counts as finished already.
+    pub(super) fn forget_oldest_finished(&self, ending: &Entry) {
+        let mut state = self.lock();
+        let is_task = |entry: &Entry| entry.status.borrow().task.is_some();
+        let finished = |entry: &Entry| !entry.is_running() || std::ptr::eq(entry, ending);
+        let count = |tasks: bool| {
+            state
+                .entries
+                .iter()
+                .filter(|entry| finished(entry) && is_task(entry) == tasks)
+                .count()
+        };
+        // The screens of entries that ended longer ago keep only their text.
+        let mut ended: Vec<(Option<SystemTime>, &Arc<Entry>)> = state
+            .entries
+            .iter()
+            .filter(|entry| !entry.is_running())
+            .map(|entry| (entry.status.borrow().ended_at, entry))
+            .collect();
+        ended.sort_by_key(|(ended_at, _)| std::cmp::Reverse(*ended_at));
+        for (_, entry) in ended
+            .into_iter()
+            .skip(FINISHED_SCREENS_KEPT.saturating_sub(1))
+        {
+            entry.sink.retire();
+        }
+        let config = &self.inner.config;
+        let mut excess_calls = count(false).saturating_sub(config.max_finished);
+        let mut excess_tasks = count(true).saturating_sub(config.max_finished_tasks);
+        if excess_calls == 0 && excess_tasks == 0 {
+            return;
+        }
+        let mut forgotten = Vec::new();
+        state.entries.retain(|entry| {
+            // The oldest go first: the one ending now is the newest.
+            if entry.is_running() {
+                return true;
+            }
+            let excess = if is_task(entry) {
+                &mut excess_tasks
+            } else {
+                &mut excess_calls
+            };
+            if *excess == 0 {
+                return true;
+            }
+            *excess -= 1;
+            forgotten.push(Forgotten {
+                id: entry.id.clone(),
+                task: entry
+                    .status
+                    .borrow()
+                    .task
+                    .as_ref()
+                    .map(|task| (task.task_id.clone(), task.name.clone())),
+                log_path: entry.sink.log_path().to_owned(),
+            });
+            false
+        });
+        for entry in forgotten {
+            if let Some((_, name)) = &entry.task {
+                // A newer run (a restart) may hold the name now.
+                let held = state
+                    .entries
+                    .iter()
+                    .any(|other| other.task_name().as_deref() == Some(name.as_str()));
+                if !held {
+                    state.tasks.release(name);
+                }
+            }
+            state.forgotten.push_back(entry);
+        }
+        while state.forgotten.len() > MAX_FORGOTTEN {
+            state.forgotten.pop_front();
+        }
+    }
 }

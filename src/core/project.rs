@@ -71,27 +71,34 @@ impl Core {
             }
         }
         project.check().map_err(CoreError::BadProject)?;
-        // What starts: those asked for, and those they wait for.
-        let mut wanted: Vec<&str> = project
-            .processes
-            .iter()
-            .filter(|process| only.map_or(process.autostart, |only| only == process.name))
-            .map(|process| process.name.as_str())
-            .collect();
-        let mut next = 0;
-        while let Some(name) = wanted.get(next).copied() {
-            next += 1;
-            let afters = project
-                .processes
-                .iter()
-                .filter(|process| process.name == name)
-                .flat_map(|process| process.after.iter());
-            for after in afters {
-                if !wanted.contains(&after.as_str()) {
-                    wanted.push(after);
+        let (outcome, to_start) = self.claim_processes(project, &wanted(project, only));
+        for (process, waits_for, ready) in to_start {
+            let core = self.clone();
+            let file = project.file.clone();
+            let env = merged(env, &process.env);
+            tokio::spawn(async move {
+                core.keep_running(&process, env, waits_for, &ready).await;
+                let mut state = core.lock();
+                if let Some(run) = state.projects.get_mut(&file) {
+                    run.live.insert(process.name.clone(), false);
+                    let _ = ready.send(false);
+                    if run.live.values().all(|live| !live) {
+                        state.projects.remove(&file);
+                    }
                 }
-            }
+            });
         }
+        Ok(outcome)
+    }
+
+    /// Marks the `wanted` processes that are not supervised yet as supervised, under one lock
+    /// (of two starts of a project, one starts each process): what it comes to, and for each
+    /// process to start, the readiness of those it waits for and its own.
+    fn claim_processes(
+        &self,
+        project: &Project,
+        wanted: &[&str],
+    ) -> (ProjectStarted, Vec<ToStart>) {
         let mut outcome = ProjectStarted::default();
         let mut state = self.lock();
         let run = state.projects.entry(project.file.clone()).or_default();
@@ -123,24 +130,7 @@ impl Core {
                 outcome.not_started.push(process.name.clone());
             }
         }
-        drop(state);
-        for (process, waits_for, ready) in to_start {
-            let core = self.clone();
-            let file = project.file.clone();
-            let env = merged(env, &process.env);
-            tokio::spawn(async move {
-                core.keep_running(&process, env, waits_for, &ready).await;
-                let mut state = core.lock();
-                if let Some(run) = state.projects.get_mut(&file) {
-                    run.live.insert(process.name.clone(), false);
-                    let _ = ready.send(false);
-                    if run.live.values().all(|live| !live) {
-                        state.projects.remove(&file);
-                    }
-                }
-            });
-        }
-        Ok(outcome)
+        (outcome, to_start)
     }
 
     /// The processes of the project `file` kept running now (started, or waiting to start
@@ -332,6 +322,39 @@ impl Core {
             });
         }
     }
+}
+
+/// A process to start: itself, the readiness of those it waits for, and its own.
+type ToStart = (
+    ProjectProcess,
+    Vec<watch::Receiver<bool>>,
+    watch::Sender<bool>,
+);
+
+/// What starts: the processes asked for (`only`, or those that start by themselves), and those
+/// they wait for.
+fn wanted<'a>(project: &'a Project, only: Option<&str>) -> Vec<&'a str> {
+    let mut wanted: Vec<&str> = project
+        .processes
+        .iter()
+        .filter(|process| only.map_or(process.autostart, |only| only == process.name))
+        .map(|process| process.name.as_str())
+        .collect();
+    let mut next = 0;
+    while let Some(name) = wanted.get(next).copied() {
+        next += 1;
+        let afters = project
+            .processes
+            .iter()
+            .filter(|process| process.name == name)
+            .flat_map(|process| process.after.iter());
+        for after in afters {
+            if !wanted.contains(&after.as_str()) {
+                wanted.push(after);
+            }
+        }
+    }
+    wanted
 }
 
 /// `base` with `over`'s variables set over it.

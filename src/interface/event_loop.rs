@@ -180,19 +180,7 @@ pub async fn run_loop<B: ResizeBackend>(
         if app.quit {
             return Ok(());
         }
-        let next_frame = scheduler
-            .wake_at(Instant::now())
-            .map(tokio::time::Instant::from_std);
-        // Woken only when an elapsed time or a notice on screen changes.
-        let next_tick = app
-            .next_tick(now_ms())
-            .map(|wait| tokio::time::Instant::now() + wait + CLOCK_SLACK);
-        // While something runs, what it costs is sampled: at a clock tick when one comes soon
-        // enough (the first minute of a call ticks each second), else on its own.
-        let next_sample = app
-            .any_running()
-            .then(|| tokio::time::Instant::now() + usage.until_due(Instant::now()))
-            .filter(|at| next_tick.is_none_or(|tick| tick > *at + SAMPLE_EVERY / 2));
+        let wakes = Wakes::of(app, &scheduler, &usage);
         tokio::select! {
             input = inputs.recv() => {
                 let Some(input) = input else {
@@ -221,15 +209,48 @@ pub async fn run_loop<B: ResizeBackend>(
                 }
             },
             Some(outcome) = outcomes.recv() => app.handle_outcome(outcome),
-            () = crate::time::sleep_until_opt(next_frame) => {}
+            () = crate::time::sleep_until_opt(wakes.frame) => {}
             // Only elapsed times change: the pane stays as fetched.
-            () = crate::time::sleep_until_opt(next_tick) => scheduler.schedule(),
-            () = crate::time::sleep_until_opt(next_sample) => {}
+            () = crate::time::sleep_until_opt(wakes.tick) => scheduler.schedule(),
+            () = crate::time::sleep_until_opt(wakes.sample) => {}
         }
         // Panes that changed (a split, a close, another entry in one) resize their PTYs.
         let resizes = app.take_resizes();
         if !resizes.is_empty() {
             execute(link, app, resizes, &outcome_tx, &writes);
+        }
+    }
+}
+
+/// When the loop wakes up by itself.
+struct Wakes {
+    /// A frame is due.
+    frame: Option<tokio::time::Instant>,
+    /// An elapsed time or a notice on screen changes.
+    tick: Option<tokio::time::Instant>,
+    /// What running entries cost is to be sampled.
+    sample: Option<tokio::time::Instant>,
+}
+
+impl Wakes {
+    fn of(app: &App, scheduler: &FrameScheduler, usage: &UsageSampler) -> Self {
+        let next_frame = scheduler
+            .wake_at(Instant::now())
+            .map(tokio::time::Instant::from_std);
+        // Woken only when an elapsed time or a notice on screen changes.
+        let next_tick = app
+            .next_tick(now_ms())
+            .map(|wait| tokio::time::Instant::now() + wait + CLOCK_SLACK);
+        // While something runs, what it costs is sampled: at a clock tick when one comes soon
+        // enough (the first minute of a call ticks each second), else on its own.
+        let next_sample = app
+            .any_running()
+            .then(|| tokio::time::Instant::now() + usage.until_due(Instant::now()))
+            .filter(|at| next_tick.is_none_or(|tick| tick > *at + SAMPLE_EVERY / 2));
+        Self {
+            frame: next_frame,
+            tick: next_tick,
+            sample: next_sample,
         }
     }
 }

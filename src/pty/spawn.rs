@@ -23,9 +23,6 @@ pub fn spawn_on_tty(
     tty: &Path,
     cwd: &Path,
 ) -> std::io::Result<libc::pid_t> {
-    let c_string = |bytes: Vec<u8>| {
-        CString::new(bytes).map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))
-    };
     let program = c_string(program.as_os_str().as_bytes().to_vec())?;
     let tty = c_string(tty.as_os_str().as_bytes().to_vec())?;
     let cwd = c_string(cwd.as_os_str().as_bytes().to_vec())?;
@@ -42,20 +39,9 @@ pub fn spawn_on_tty(
             c_string(pair)
         })
         .collect::<Result<_, _>>()?;
-    let mut argv_ptrs: Vec<*mut libc::c_char> =
-        c_args.iter().map(|arg| arg.as_ptr().cast_mut()).collect();
-    argv_ptrs.push(std::ptr::null_mut());
-    let mut envp_ptrs: Vec<*mut libc::c_char> =
-        c_env.iter().map(|pair| pair.as_ptr().cast_mut()).collect();
-    envp_ptrs.push(std::ptr::null_mut());
+    let argv_ptrs = null_terminated(&c_args);
+    let envp_ptrs = null_terminated(&c_env);
 
-    let check = |code: libc::c_int| {
-        if code == 0 {
-            Ok(())
-        } else {
-            Err(std::io::Error::from_raw_os_error(code))
-        }
-    };
     // posix_spawn has no safe binding in the crates oino uses.
     // SAFETY: the attribute and action objects are initialised before use and destroyed once,
     // on every path; every pointer handed over points into a CString or a vector that outlives
@@ -70,47 +56,8 @@ pub fn spawn_on_tty(
             return Err(err);
         }
         let result = (|| {
-            let all = every_signal()?;
-            let mut none: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&raw mut none);
-            check(libc::posix_spawnattr_setsigdefault(
-                &raw mut attr,
-                &raw const all,
-            ))?;
-            check(libc::posix_spawnattr_setsigmask(
-                &raw mut attr,
-                &raw const none,
-            ))?;
-            #[allow(clippy::cast_possible_truncation)] // The flags are small constants.
-            let flags = libc::POSIX_SPAWN_SETSID
-                | (libc::POSIX_SPAWN_SETSIGDEF | libc::POSIX_SPAWN_SETSIGMASK) as libc::c_short;
-            check(libc::posix_spawnattr_setflags(&raw mut attr, flags))?;
-            // After setsid: the first terminal a session leader opens becomes its own.
-            check(libc::posix_spawn_file_actions_addopen(
-                &raw mut actions,
-                0,
-                tty.as_ptr(),
-                libc::O_RDWR,
-                0,
-            ))?;
-            check(libc::posix_spawn_file_actions_adddup2(
-                &raw mut actions,
-                0,
-                1,
-            ))?;
-            check(libc::posix_spawn_file_actions_adddup2(
-                &raw mut actions,
-                0,
-                2,
-            ))?;
-            check(libc::posix_spawn_file_actions_addclosefrom_np(
-                &raw mut actions,
-                3,
-            ))?;
-            check(libc::posix_spawn_file_actions_addchdir_np(
-                &raw mut actions,
-                cwd.as_ptr(),
-            ))?;
+            a_fresh_session(&mut attr)?;
+            on_the_terminal_in_its_folder(&mut actions, &tty, &cwd)?;
             let mut pid: libc::pid_t = 0;
             check(libc::posix_spawn(
                 &raw mut pid,
@@ -125,6 +72,74 @@ pub fn spawn_on_tty(
         libc::posix_spawnattr_destroy(&raw mut attr);
         libc::posix_spawn_file_actions_destroy(&raw mut actions);
         result
+    }
+}
+
+fn c_string(bytes: Vec<u8>) -> std::io::Result<CString> {
+    CString::new(bytes).map_err(|_| std::io::Error::from(std::io::ErrorKind::InvalidInput))
+}
+
+/// The pointers of `strings`, then a null: an `argv` or an `envp`.
+fn null_terminated(strings: &[CString]) -> Vec<*mut libc::c_char> {
+    strings
+        .iter()
+        .map(|string| string.as_ptr().cast_mut())
+        .chain(std::iter::once(std::ptr::null_mut()))
+        .collect()
+}
+
+/// A libc status as a result.
+fn check(code: libc::c_int) -> std::io::Result<()> {
+    if code == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::from_raw_os_error(code))
+    }
+}
+
+/// The child's attributes: a new session, every signal at its default, none blocked.
+#[allow(unsafe_code)] // libc calls on an initialised attribute object.
+fn a_fresh_session(attr: &mut libc::posix_spawnattr_t) -> std::io::Result<()> {
+    let all = every_signal()?;
+    // SAFETY: `attr` was initialised by the caller; the sets live through the calls.
+    unsafe {
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&raw mut none);
+        check(libc::posix_spawnattr_setsigdefault(attr, &raw const all))?;
+        check(libc::posix_spawnattr_setsigmask(attr, &raw const none))?;
+        #[allow(clippy::cast_possible_truncation)] // The flags are small constants.
+        let flags = libc::POSIX_SPAWN_SETSID
+            | (libc::POSIX_SPAWN_SETSIGDEF | libc::POSIX_SPAWN_SETSIGMASK) as libc::c_short;
+        check(libc::posix_spawnattr_setflags(attr, flags))
+    }
+}
+
+/// The child's file actions: the terminal as its standard input, output and error (and so,
+/// after `setsid`, its controlling terminal), no other descriptor, and its folder.
+#[allow(unsafe_code)] // libc calls on an initialised file-actions object.
+fn on_the_terminal_in_its_folder(
+    actions: &mut libc::posix_spawn_file_actions_t,
+    tty: &CString,
+    cwd: &CString,
+) -> std::io::Result<()> {
+    // SAFETY: `actions` was initialised by the caller; the paths are the caller's, and outlive
+    // the spawn.
+    unsafe {
+        // After setsid: the first terminal a session leader opens becomes its own.
+        check(libc::posix_spawn_file_actions_addopen(
+            actions,
+            0,
+            tty.as_ptr(),
+            libc::O_RDWR,
+            0,
+        ))?;
+        check(libc::posix_spawn_file_actions_adddup2(actions, 0, 1))?;
+        check(libc::posix_spawn_file_actions_adddup2(actions, 0, 2))?;
+        check(libc::posix_spawn_file_actions_addclosefrom_np(actions, 3))?;
+        check(libc::posix_spawn_file_actions_addchdir_np(
+            actions,
+            cwd.as_ptr(),
+        ))
     }
 }
 

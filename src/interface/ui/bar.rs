@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use crate::core::EntryInfo;
-use crate::interface::app::{App, Confirm, Mode, PromptPurpose};
+use crate::interface::app::{App, Confirm, Mode, Prompt, PromptPurpose};
 
 use super::theme::{Theme, title_style};
 
@@ -24,77 +24,9 @@ pub(super) fn render_bar(app: &App, theme: &Theme, area: Rect, frame: &mut Frame
         return;
     }
     let line = match &app.mode {
-        Mode::Prompt(prompt) => {
-            let (label, keys) = match prompt.purpose {
-                PromptPurpose::DetachName { .. } => ("task name: ", "  Enter detach · Esc cancel"),
-                PromptPurpose::NewCommand => ("run: ", "  Enter start · Esc cancel"),
-                PromptPurpose::Search => ("search: ", "  Enter find · Esc cancel"),
-            };
-            let x = area.x
-                + u16::try_from(label.chars().count() + prompt.text.chars().count())
-                    .unwrap_or(u16::MAX);
-            frame.set_cursor_position(Position::new(x.min(area.right().saturating_sub(1)), area.y));
-            Line::from(vec![
-                Span::styled(label, title_style()),
-                Span::raw(prompt.text.clone()),
-                Span::styled(keys, theme.dim()),
-            ])
-        }
-        Mode::Confirm(Confirm::Kill { label, .. }) => Line::from(vec![
-            Span::styled(
-                format!("Kill `{label}` and all its processes? "),
-                theme.error(),
-            ),
-            Span::styled("y to kill, any other key to keep it", theme.dim()),
-        ]),
-        Mode::Confirm(Confirm::Restart { label, .. }) => Line::from(vec![
-            Span::styled(
-                format!("`{label}` still runs: end it and start it again? "),
-                theme.fg(Color::Yellow),
-            ),
-            Span::styled("y to restart, any other key to keep it", theme.dim()),
-        ]),
-        Mode::Confirm(Confirm::Quit { running }) if app.processes_outlive => Line::from(vec![
-            Span::styled(
-                format!(
-                    "{running} still running: quit? They keep running in the oino server (`oino` \
-                     comes back to them) "
-                ),
-                theme.fg(Color::Yellow),
-            ),
-            Span::styled("y to quit, any other key to stay", theme.dim()),
-        ]),
-        Mode::Confirm(Confirm::Quit { running }) => Line::from(vec![
-            Span::styled(
-                format!("{running} still running: quit and end them all? "),
-                theme.error(),
-            ),
-            Span::styled("y to quit, any other key to stay", theme.dim()),
-        ]),
-        Mode::Focus if app.attached.is_some() => {
-            let label = app.selected_entry().map_or("", EntryInfo::label);
-            let key = app
-                .attached
-                .as_ref()
-                .map_or("", |attached| attached.detach_label.as_str());
-            Line::from(vec![
-                Span::styled(format!("attached to `{label}`"), theme.fg(Color::Cyan)),
-                Span::styled(
-                    format!(" · every key goes to it · {key} detaches (it keeps running)"),
-                    theme.dim(),
-                ),
-            ])
-        }
-        Mode::Focus => {
-            let label = app.selected_entry().map_or("", EntryInfo::label);
-            Line::from(vec![
-                Span::styled(format!("typing into `{label}`"), theme.fg(Color::Cyan)),
-                Span::styled(
-                    " · every key goes to the process · Ctrl-A to come back",
-                    theme.dim(),
-                ),
-            ])
-        }
+        Mode::Prompt(prompt) => prompt_line(prompt, theme, area, frame),
+        Mode::Confirm(confirm) => confirm_line(app, confirm, theme),
+        Mode::Focus => focus_line(app, theme),
         Mode::Normal | Mode::Help(_) => match &app.notice {
             Some(notice) if notice.is_error => Line::styled(notice.text.clone(), theme.error()),
             Some(notice) => Line::styled(notice.text.clone(), theme.fg(Color::Green)),
@@ -125,4 +57,82 @@ pub(super) fn hints(app: &App, theme: &Theme) -> Line<'static> {
         spans.push(Span::styled(format!(" {hint}  "), theme.dim()));
     }
     Line::from(spans)
+}
+
+/// A line being typed, with the cursor at its end.
+fn prompt_line(prompt: &Prompt, theme: &Theme, area: Rect, frame: &mut Frame<'_>) -> Line<'static> {
+    let (label, keys) = match prompt.purpose {
+        PromptPurpose::DetachName { .. } => ("task name: ", "  Enter detach · Esc cancel"),
+        PromptPurpose::NewCommand => ("run: ", "  Enter start · Esc cancel"),
+        PromptPurpose::Search => ("search: ", "  Enter find · Esc cancel"),
+    };
+    let x = area.x
+        + u16::try_from(label.chars().count() + prompt.text.chars().count()).unwrap_or(u16::MAX);
+    frame.set_cursor_position(Position::new(x.min(area.right().saturating_sub(1)), area.y));
+    Line::from(vec![
+        Span::styled(label, title_style()),
+        Span::raw(prompt.text.clone()),
+        Span::styled(keys, theme.dim()),
+    ])
+}
+
+/// A question, and the key that says yes.
+fn confirm_line(app: &App, confirm: &Confirm, theme: &Theme) -> Line<'static> {
+    match confirm {
+        Confirm::Kill { label, .. } => Line::from(vec![
+            Span::styled(
+                format!("Kill `{label}` and all its processes? "),
+                theme.error(),
+            ),
+            Span::styled("y to kill, any other key to keep it", theme.dim()),
+        ]),
+        Confirm::Restart { label, .. } => Line::from(vec![
+            Span::styled(
+                format!("`{label}` still runs: end it and start it again? "),
+                theme.fg(Color::Yellow),
+            ),
+            Span::styled("y to restart, any other key to keep it", theme.dim()),
+        ]),
+        Confirm::Quit { running } if app.processes_outlive => Line::from(vec![
+            Span::styled(
+                format!(
+                    "{running} still running: quit? They keep running in the oino server (`oino` \
+                 comes back to them) "
+                ),
+                theme.fg(Color::Yellow),
+            ),
+            Span::styled("y to quit, any other key to stay", theme.dim()),
+        ]),
+        Confirm::Quit { running } => Line::from(vec![
+            Span::styled(
+                format!("{running} still running: quit and end them all? "),
+                theme.error(),
+            ),
+            Span::styled("y to quit, any other key to stay", theme.dim()),
+        ]),
+    }
+}
+
+/// Where the keys go while they go to a process.
+fn focus_line(app: &App, theme: &Theme) -> Line<'static> {
+    let label = app.selected_entry().map_or("", EntryInfo::label);
+    if let Some(attached) = &app.attached {
+        return Line::from(vec![
+            Span::styled(format!("attached to `{label}`"), theme.fg(Color::Cyan)),
+            Span::styled(
+                format!(
+                    " · every key goes to it · {} detaches (it keeps running)",
+                    attached.detach_label
+                ),
+                theme.dim(),
+            ),
+        ]);
+    }
+    Line::from(vec![
+        Span::styled(format!("typing into `{label}`"), theme.fg(Color::Cyan)),
+        Span::styled(
+            " · every key goes to the process · Ctrl-A to come back",
+            theme.dim(),
+        ),
+    ])
 }

@@ -27,6 +27,45 @@ pub(super) fn render_header(
         (Some(task_id), EntryState::Running) => format!("task {task_id}, running"),
         (_, state) => state.to_string(),
     };
+    let mut right = entry_marks(entry, &state, now_ms, theme);
+    right.extend(view_marks(app, focused, theme));
+    // The label gives way to the state, the position and the search (not to the cost).
+    let right_width: usize = right.iter().map(Span::width).sum();
+    let label_width = usize::from(area.width)
+        .saturating_sub(right_width + 3)
+        .max(8);
+    // What its tree costs, while it runs: last, the first to go when the line is full.
+    if let (Some(usage), true) = (app.usage.get(&entry.id), entry.state.is_running()) {
+        right.push(Span::styled(
+            format!("  cpu {} · mem {}", usage.cpu_text(), usage.memory_text()),
+            theme.dim(),
+        ));
+    }
+    let full = crate::inert::escaped(entry.label());
+    let mut label: String = full.chars().take(label_width).collect();
+    if label.chars().count() < full.chars().count() {
+        label.pop();
+        label.push('…');
+    }
+    let mut spans = vec![
+        Span::styled(format!(" {} ", state_symbol(entry)), theme.state(entry)),
+        Span::styled(
+            label,
+            if focused && app.is_split() {
+                title_style().add_modifier(ratatui::style::Modifier::REVERSED)
+            } else if focused {
+                title_style()
+            } else {
+                theme.dim()
+            },
+        ),
+    ];
+    spans.extend(right);
+    Line::from(spans).render(area, buffer);
+}
+
+/// What the entry says of itself: its state, pid, age and id, and what it waits for or lost.
+fn entry_marks(entry: &EntryInfo, state: &str, now_ms: u64, theme: &Theme) -> Vec<Span<'static>> {
     let mut right = vec![Span::styled(
         format!(
             "  {state} · pid {} · {} · {}",
@@ -63,6 +102,12 @@ pub(super) fn render_header(
             theme.fg(Color::Yellow),
         ));
     }
+    right
+}
+
+/// Where the focused pane's view is: scrolled back, searching.
+fn view_marks(app: &App, focused: bool, theme: &Theme) -> Vec<Span<'static>> {
+    let mut right = Vec::new();
     if focused && app.scroll > 0 {
         right.push(Span::styled(
             format!(
@@ -79,37 +124,5 @@ pub(super) fn render_header(
             theme.fg(Color::Yellow),
         ));
     }
-    // The label gives way to the state, the position and the search (not to the cost).
-    let right_width: usize = right.iter().map(Span::width).sum();
-    let label_width = usize::from(area.width)
-        .saturating_sub(right_width + 3)
-        .max(8);
-    // What its tree costs, while it runs: last, the first to go when the line is full.
-    if let (Some(usage), true) = (app.usage.get(&entry.id), entry.state.is_running()) {
-        right.push(Span::styled(
-            format!("  cpu {} · mem {}", usage.cpu_text(), usage.memory_text()),
-            theme.dim(),
-        ));
-    }
-    let full = crate::inert::escaped(entry.label());
-    let mut label: String = full.chars().take(label_width).collect();
-    if label.chars().count() < full.chars().count() {
-        label.pop();
-        label.push('…');
-    }
-    let mut spans = vec![
-        Span::styled(format!(" {} ", state_symbol(entry)), theme.state(entry)),
-        Span::styled(
-            label,
-            if focused && app.is_split() {
-                title_style().add_modifier(ratatui::style::Modifier::REVERSED)
-            } else if focused {
-                title_style()
-            } else {
-                theme.dim()
-            },
-        ),
-    ];
-    spans.extend(right);
-    Line::from(spans).render(area, buffer);
+    right
 }
