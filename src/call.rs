@@ -18,16 +18,16 @@ use crate::pty::{ProcessControl, ProcessExit, ProcessStream, SpawnedProcess, Str
 use crate::registry::{CallMessage, DetachRequest, DetachedProcess, Registration};
 
 /// How long a call waits for the PTY's end of file after the shell exited.
-pub const DEFAULT_EXIT_GRACE: Duration = Duration::from_millis(300);
+pub(crate) const DEFAULT_EXIT_GRACE: Duration = Duration::from_millis(300);
 
 /// The text appended to a detached call's output: exactly this, as the registry's contract says.
 #[must_use]
-pub fn detach_marker(task_id: &str, reason: &str) -> String {
+pub(crate) fn detach_marker(task_id: &str, reason: &str) -> String {
     format!("\n\n[Detached to background task {task_id}: {reason}]")
 }
 
 /// Records a chunk and writes the answers to its queries back to the process.
-pub async fn route_chunk(sink: &OutputSink, control: &ProcessControl, chunk: &[u8]) {
+pub(crate) async fn route_chunk(sink: &OutputSink, control: &ProcessControl, chunk: &[u8]) {
     let answers = sink.record(chunk);
     if !answers.is_empty() {
         // A process that ended cannot be answered; nothing is lost by ignoring that.
@@ -38,7 +38,7 @@ pub async fn route_chunk(sink: &OutputSink, control: &ProcessControl, chunk: &[u
 /// Ends, in the background, what is left of a tree whose shell has ended (background jobs, a
 /// grandchild holding the PTY): only detached tasks outlive their call. Then the tree is
 /// released: it is never signalled again.
-pub fn end_leftovers(control: &ProcessControl, grace: Duration) {
+pub(crate) fn end_leftovers(control: &ProcessControl, grace: Duration) {
     let ended = Ended {
         control: control.clone(),
         grace,
@@ -214,7 +214,7 @@ impl CallResult {
 
 /// How a call ended.
 #[derive(Debug)]
-pub enum CallEnd {
+pub(crate) enum CallEnd {
     /// The process ended (by itself, or killed at its timeout).
     Finished(CallResult),
     /// Detached through the registry: the process went to the requester.
@@ -227,7 +227,7 @@ pub enum CallEnd {
 }
 
 /// Runs one call to its end.
-pub struct CallRunner {
+pub(crate) struct CallRunner {
     stream: ProcessStream,
     sink: Arc<OutputSink>,
     messages: mpsc::UnboundedReceiver<CallMessage>,
@@ -429,7 +429,7 @@ fn push_note(text: &mut String, note: &str) {
 
 /// The line a result gets when its log reached its cap.
 #[must_use]
-pub fn log_cut_note(cut: &crate::output::LogCut, path: &std::path::Path) -> String {
+pub(crate) fn log_cut_note(cut: &crate::output::LogCut, path: &std::path::Path) -> String {
     format!(
         "[{cut}; what is kept: {} and the .N.log files beside it]",
         path.display()
@@ -438,6 +438,6 @@ pub fn log_cut_note(cut: &crate::output::LogCut, path: &std::path::Path) -> Stri
 
 /// The line a result gets when its log could not be written.
 #[must_use]
-pub fn log_error_note(error: &str) -> String {
+pub(crate) fn log_error_note(error: &str) -> String {
     format!("[oino could not write this call's log ({error})]")
 }

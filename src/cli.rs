@@ -50,7 +50,7 @@ const FOLLOW_READ_BYTES: usize = 256 * 1024;
                   claude mcp add oino -- oino mcp   (an agent's commands through oino)\n\n\
                   A call named like a subcommand goes after `--`: oino -- ls"
 )]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
     /// Commands to start as calls in the interface (a demo when none are given and the server
@@ -191,7 +191,7 @@ const DEMO: &str = include_str!("../assets/demo.sh");
 
 /// The demo's calls: a title (the one-word comment above a line) and a command.
 #[must_use]
-pub fn demo_commands() -> Vec<(Option<String>, String)> {
+pub(crate) fn demo_commands() -> Vec<(Option<String>, String)> {
     let mut title = None;
     let mut calls = Vec::new();
     for line in DEMO.lines().map(str::trim) {
@@ -615,7 +615,7 @@ pub(crate) fn warn_log(
 
 /// An exit status as a process can return it.
 #[must_use]
-pub fn exit_byte(status: i32) -> u8 {
+pub(crate) fn exit_byte(status: i32) -> u8 {
     u8::try_from(status & 0xff).unwrap_or(1)
 }
 
@@ -653,7 +653,7 @@ pub async fn follow(
 /// or the output is full. Told apart from a server's socket failing, which is an error.
 #[derive(Debug, thiserror::Error)]
 #[error("writing the output: {0}")]
-pub struct StdoutFailed(#[source] pub std::io::Error);
+pub(crate) struct StdoutFailed(#[source] pub std::io::Error);
 
 pub(crate) fn print_text(text: &str) -> Result<(), StdoutFailed> {
     print_raw(text)?;

@@ -17,9 +17,9 @@ pub mod error;
 mod input;
 pub mod project;
 pub mod settings;
-pub mod survivors;
+pub(crate) mod survivors;
 pub mod tasks;
-pub mod types;
+pub(crate) mod types;
 
 pub use error::{CoreError, ErrorCode, ErrorData};
 pub use types::{
@@ -109,7 +109,10 @@ impl Core {
     }
 
     /// A new core whose processes `spawner` starts.
-    pub fn with_spawner(config: CoreConfig, spawner: Arc<dyn Spawner>) -> Result<Self, CoreError> {
+    pub(crate) fn with_spawner(
+        config: CoreConfig,
+        spawner: Arc<dyn Spawner>,
+    ) -> Result<Self, CoreError> {
         let log_dir = if let Some(dir) = &config.log_dir {
             crate::paths::checked_dir(
                 dir,
@@ -482,7 +485,7 @@ impl Core {
     /// Lists what the dead servers of this one's socket (`key`) left running (see
     /// [`survivors`]); returns how many calls they were.
     #[allow(clippy::must_use_candidate)] // Adopting is the point; the count is for the log.
-    pub fn adopt_survivors(&self, key: &str) -> usize {
+    pub(crate) fn adopt_survivors(&self, key: &str) -> usize {
         let found = survivors::find(key);
         let count = found.len();
         for survivor in &found {

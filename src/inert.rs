@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 /// Whether `c` is a control character: C0, DEL, or C1 (U+0080–U+009F, which some terminals take
 /// as the 8-bit forms of ESC sequences: U+009B is CSI).
 #[must_use]
-pub fn is_control(c: char) -> bool {
+pub(crate) fn is_control(c: char) -> bool {
     matches!(c, '\0'..='\x1f' | '\x7f'..='\u{9f}')
 }
 
@@ -23,7 +23,7 @@ pub fn escaped(text: &str) -> Cow<'_, str> {
 /// `text` with every control character escaped but line feeds and tabs: for messages of several
 /// lines.
 #[must_use]
-pub fn escaped_lines(text: &str) -> Cow<'_, str> {
+pub(crate) fn escaped_lines(text: &str) -> Cow<'_, str> {
     escape(text, |c| c == '\n' || c == '\t')
 }
 

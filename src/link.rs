@@ -33,7 +33,7 @@ pub use error::{LinkError, ServerGone, error_code, refusal};
 /// line of its clean text matches `on_line`; named `name` (else the name it asked for at its
 /// start, else one after its command).
 #[derive(Clone, Copy, Debug, Default)]
-pub struct DetachWhen<'a> {
+pub(crate) struct DetachWhen<'a> {
     pub after: Option<Duration>,
     pub on_line: Option<&'a regex::Regex>,
     pub name: Option<&'a str>,
@@ -46,7 +46,7 @@ impl DetachWhen<'_> {
 }
 
 /// A run's result, to come.
-pub type RunResult = tokio::task::JoinHandle<Result<CallResult, LinkError>>;
+pub(crate) type RunResult = tokio::task::JoinHandle<Result<CallResult, LinkError>>;
 
 /// Events buffered from a remote server.
 const REMOTE_EVENTS: usize = 1024;
@@ -98,7 +98,7 @@ impl ServerGone {
     /// one, with a line where the cap left some out), cleaned and capped at `max_bytes` as a
     /// result is.
     #[must_use]
-    pub fn output_so_far(&self, max_bytes: usize) -> String {
+    pub(crate) fn output_so_far(&self, max_bytes: usize) -> String {
         /// Wide enough that no line is wrapped by a cursor move the text would not show.
         const WIDTH: u16 = 500;
         let mut capped = crate::output::CappedText::new(max_bytes);
@@ -225,7 +225,10 @@ impl Link {
     }
 
     /// As [`Link::open`], with `config` for a core in this process.
-    pub async fn open_with(socket: Option<&Path>, config: CoreConfig) -> anyhow::Result<Self> {
+    pub(crate) async fn open_with(
+        socket: Option<&Path>,
+        config: CoreConfig,
+    ) -> anyhow::Result<Self> {
         match socket {
             Some(socket) => Self::remote(socket).await,
             None => Ok(Self::Local(Core::new(config)?)),
@@ -292,7 +295,7 @@ impl Link {
 
     /// Where the processes live, for the interface to say.
     #[must_use]
-    pub fn is_remote(&self) -> bool {
+    pub(crate) fn is_remote(&self) -> bool {
         matches!(self, Self::Remote(_))
     }
 
@@ -461,7 +464,10 @@ impl Link {
     /// Like [`Link::run`], with the request's id made unique if another call has it: `ID`, then
     /// `ID-2`, `ID-3`… (ids named by a client's pid meet again across pid namespaces and
     /// sessions).
-    pub async fn run_unique(&self, request: CallRequest) -> Result<(String, RunResult), LinkError> {
+    pub(crate) async fn run_unique(
+        &self,
+        request: CallRequest,
+    ) -> Result<(String, RunResult), LinkError> {
         const ATTEMPTS: u32 = 100;
         let mut attempt = 1;
         loop {
@@ -485,7 +491,7 @@ impl Link {
     /// Waits for the result of the run `id`; if it still runs when `detach` says, detaches it
     /// first. A detach refused while the call runs on goes to `refused`, and the result comes
     /// at the call's end.
-    pub async fn finish_run(
+    pub(crate) async fn finish_run(
         &self,
         id: &str,
         result: RunResult,
@@ -575,7 +581,7 @@ impl Link {
     }
 
     /// Whether the core still answers (a server may have been stopped or restarted).
-    pub async fn ping(&self) -> Result<(), LinkError> {
+    pub(crate) async fn ping(&self) -> Result<(), LinkError> {
         match self {
             Self::Local(_) => Ok(()),
             Self::Remote(remote) => {

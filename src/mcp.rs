@@ -70,7 +70,7 @@ impl From<&str> for ToolError {
 type ToolResult = Result<CallToolResult, ToolError>;
 
 /// The bridge: the MCP side of one agent.
-pub struct Bridge {
+pub(crate) struct Bridge {
     socket: PathBuf,
     /// When a call that says nothing of it is detached (`oino mcp --detach-after`).
     detach_after: Option<Duration>,

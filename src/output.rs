@@ -19,16 +19,16 @@ pub mod sink;
 
 pub use cap::{CappedText, DEFAULT_MAX_RESULT_BYTES};
 pub use clean::{TextCleaner, clean_text};
-pub use follow::{Followed, Follower, OutputSource};
-pub use lines::LineMatcher;
+pub(crate) use follow::{Followed, Follower, OutputSource};
+pub(crate) use lines::LineMatcher;
 pub use log::{DEFAULT_LOG_CAP, LOG_RETENTION, LogCut, MIN_LOG_CAP, RawLog, log_dir, prune_logs};
-pub use read::OutputSlice;
-pub use search::{match_ranges, matches_query};
-pub use sink::OutputSink;
+pub(crate) use read::OutputSlice;
+pub(crate) use search::{match_ranges, matches_query};
+pub(crate) use sink::OutputSink;
 
 /// A size as people read it: `512 bytes`, `3.4 KiB`, `12.0 MiB`, `4.0 GiB`.
 #[must_use]
-pub fn byte_size(bytes: u64) -> String {
+pub(crate) fn byte_size(bytes: u64) -> String {
     #[allow(clippy::cast_precision_loss)]
     let value = bytes as f64;
     if bytes < 1024 {

@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 
 /// What a folder must be.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Folder {
+pub(crate) enum Folder {
     /// oino's own (runtime, state, logs): the user's, and 0700 (made so when looser).
     Own,
     /// One the user chose for a socket (`--socket`): the user's, and nobody else may write in
@@ -45,7 +45,7 @@ pub enum Cause {
 
 /// The name of the user with `uid`, as `name (uid N)`, or `uid N` when it has none.
 #[must_use]
-pub fn user_name(uid: u32) -> String {
+pub(crate) fn user_name(uid: u32) -> String {
     match nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid)) {
         Ok(Some(user)) => format!("{} (uid {uid})", user.name),
         _ => format!("uid {uid}"),
@@ -62,7 +62,7 @@ type Problem = (Cause, String);
 /// Makes `dir` (and its missing parents, 0700) when it is not there, then checks it as `folder`
 /// says; an own folder of the user's that others may read is made private through its
 /// descriptor. `remedy` says what the user can do when it is refused.
-pub fn checked_dir(dir: &Path, folder: Folder, remedy: &str) -> Result<(), UnsafePath> {
+pub(crate) fn checked_dir(dir: &Path, folder: Folder, remedy: &str) -> Result<(), UnsafePath> {
     make_dir(dir)
         .and_then(|()| open_dir(dir))
         .and_then(|handle| check_dir(&handle, folder))
@@ -164,7 +164,7 @@ fn owned_by_another(owner: u32) -> String {
 /// A file oino keeps in a checked folder (a lock, a server's log), opened for reading and
 /// writing (`append` for appending), made 0600 when missing; never through a symlink, and only
 /// a regular file of the user's with no other name (a hard link is another file's name).
-pub fn open_own_file(path: &Path, append: bool) -> Result<File, UnsafePath> {
+pub(crate) fn open_own_file(path: &Path, append: bool) -> Result<File, UnsafePath> {
     let refuse = |problem: String| UnsafePath {
         path: path.to_owned(),
         cause: Cause::Unsafe,
@@ -208,7 +208,7 @@ pub fn open_own_file(path: &Path, append: bool) -> Result<File, UnsafePath> {
 }
 
 /// A new file at `path`, 0600: never one that is there already, nor through a symlink.
-pub fn create_new_file(path: &Path) -> std::io::Result<File> {
+pub(crate) fn create_new_file(path: &Path) -> std::io::Result<File> {
     OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -218,7 +218,7 @@ pub fn create_new_file(path: &Path) -> std::io::Result<File> {
 }
 
 /// Opens a file of oino's for reading, never through a symlink (nor waiting on a FIFO).
-pub fn open_for_reading(path: &Path) -> std::io::Result<File> {
+pub(crate) fn open_for_reading(path: &Path) -> std::io::Result<File> {
     OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NONBLOCK)
@@ -226,11 +226,11 @@ pub fn open_for_reading(path: &Path) -> std::io::Result<File> {
 }
 
 /// The largest settings or project file read.
-pub const MAX_SETTINGS_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_SETTINGS_BYTES: u64 = 1 << 20;
 
 /// Why a settings or project file could not be read.
 #[derive(Debug, thiserror::Error)]
-pub enum ReadFileError {
+pub(crate) enum ReadFileError {
     #[error("{}", describe(.0))]
     Io(#[from] std::io::Error),
     #[error("it is not a regular file (a {0}): give the path of a file")]
@@ -241,7 +241,7 @@ pub enum ReadFileError {
 
 /// The bytes of a settings or project file: a regular file (a symlink to one is fine: the user
 /// points at it) of at most `limit` bytes. A FIFO or a device is refused without waiting on it.
-pub fn read_regular_file(path: &Path, limit: u64) -> Result<Vec<u8>, ReadFileError> {
+pub(crate) fn read_regular_file(path: &Path, limit: u64) -> Result<Vec<u8>, ReadFileError> {
     // Non-blocking: opening a FIFO nobody writes to would wait forever.
     let file = OpenOptions::new()
         .read(true)
@@ -283,7 +283,7 @@ pub fn read_regular_file(path: &Path, limit: u64) -> Result<Vec<u8>, ReadFileErr
 
 /// An I/O error in words a person reads (`permission denied`), never Rust's debug form.
 #[must_use]
-pub fn describe(err: &std::io::Error) -> String {
+pub(crate) fn describe(err: &std::io::Error) -> String {
     let Some(code) = err.raw_os_error() else {
         return err.to_string();
     };

@@ -33,21 +33,21 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, watch};
 
 pub mod exec;
-pub mod procfs;
+pub(crate) mod procfs;
 mod spawn;
 mod stream;
 pub mod waiting;
 
-pub use stream::{ProcessStream, StreamEvent};
+pub(crate) use stream::{ProcessStream, StreamEvent};
 
 /// Bytes asked of the PTY in one read.
-pub const READ_CHUNK_BYTES: usize = 64 * 1024;
+pub(crate) const READ_CHUNK_BYTES: usize = 64 * 1024;
 /// Chunks buffered between the reader thread and the consumer: backpressure beyond that.
 const OUTPUT_CHANNEL_CHUNKS: usize = 4;
 /// Writes buffered for the writer thread.
 const INPUT_CHANNEL_WRITES: usize = 64;
 /// How long a process tree gets between SIGTERM and SIGKILL.
-pub const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(2);
+pub(crate) const DEFAULT_KILL_GRACE: Duration = Duration::from_secs(2);
 /// How often a dying tree is looked at during a kill (there is no notice for non-children).
 const KILL_POLL: Duration = Duration::from_millis(10);
 /// Stack of the reader, waiter and writer threads: they hold little.
@@ -57,10 +57,10 @@ pub const CALL_ID_ENV: &str = "OINO_CALL_ID";
 /// Environment variable naming the server (or interface) that spawned a call: `KEY:PID:START`,
 /// its socket's key, its pid and its start time, so that a server started after it died finds
 /// what it left running.
-pub const OWNER_ENV: &str = "OINO_SERVER";
+pub(crate) const OWNER_ENV: &str = "OINO_SERVER";
 /// Environment variable unique to one spawn, so that killing a tree never touches the processes
 /// of another oino that happens to use the same call id.
-pub const TREE_KEY_ENV: &str = "OINO_TREE";
+pub(crate) const TREE_KEY_ENV: &str = "OINO_TREE";
 
 /// A PTY library's error in words: it writes an OS error in Rust's debug form (`Os { code:
 /// 24, kind: …}`), which says nothing to a person; its errno is told as `describe` tells it.
@@ -89,11 +89,11 @@ pub struct TermSize {
 
 impl TermSize {
     /// The classic 80x24.
-    pub const DEFAULT: Self = Self { cols: 80, rows: 24 };
+    pub(crate) const DEFAULT: Self = Self { cols: 80, rows: 24 };
 
     /// The largest size taken: wider than any terminal on a screen, small enough that a
     /// client's request for a screen of that size cannot exhaust memory.
-    pub const MAX: Self = Self {
+    pub(crate) const MAX: Self = Self {
         cols: 1000,
         rows: 500,
     };
@@ -134,7 +134,7 @@ pub enum Waiter {
 
 /// Pager variables set to `cat` for a program's calls, whatever the caller's environment says
 /// (`GIT_PAGER` also wins over git's `core.pager`).
-pub const PAGER_VARIABLES: [&str; 5] = [
+pub(crate) const PAGER_VARIABLES: [&str; 5] = [
     "PAGER",
     "GIT_PAGER",
     "MANPAGER",
@@ -168,7 +168,7 @@ pub enum ProcessExit {
 impl ProcessExit {
     /// The exit status a shell would report: the code, or 128 + the signal.
     #[must_use]
-    pub fn shell_status(self) -> i32 {
+    pub(crate) fn shell_status(self) -> i32 {
         match self {
             Self::Code(code) => code,
             Self::Signal(signal) => 128 + signal,
@@ -291,7 +291,7 @@ impl fmt::Debug for ProcessControl {
 }
 
 /// Checks the cwd before anything starts: a missing cwd would silently become $HOME.
-pub fn check_cwd(cwd: &Path) -> Result<(), PtyError> {
+pub(crate) fn check_cwd(cwd: &Path) -> Result<(), PtyError> {
     match std::fs::metadata(cwd) {
         Ok(meta) if meta.is_dir() => Ok(()),
         Ok(_) => Err(PtyError::CwdNotADirectory(cwd.to_owned())),
@@ -354,14 +354,14 @@ fn environment(spec: &SpawnSpec, tree_key: &str) -> Vec<(OsString, OsString)> {
 
 /// A spawn checked as far as can be known before trying: its folder, and a command and an
 /// environment `execve` takes.
-pub struct Prepared<'a> {
+pub(crate) struct Prepared<'a> {
     spec: &'a SpawnSpec,
     env: Vec<(OsString, OsString)>,
     tree_key: String,
 }
 
 /// Checks `spec` and builds its process's environment, once, for [`Prepared::spawn`].
-pub fn prepare(spec: &SpawnSpec) -> Result<Prepared<'_>, PtyError> {
+pub(crate) fn prepare(spec: &SpawnSpec) -> Result<Prepared<'_>, PtyError> {
     check_cwd(&spec.cwd)?;
     let tree_key = unique_tree_key();
     let env = environment(spec, &tree_key);
@@ -388,14 +388,14 @@ pub fn spawn(spec: &SpawnSpec) -> Result<SpawnedProcess, PtyError> {
 
 /// What starts the processes of calls: the system ([`SystemSpawner`]: PTYs and bash), or in
 /// tests of the layers above, processes played by hand ([`scripted::ScriptedSpawner`]).
-pub trait Spawner: Send + Sync {
+pub(crate) trait Spawner: Send + Sync {
     /// Starts the checked call. Called within a tokio runtime.
     fn spawn(&self, prepared: Prepared<'_>) -> Result<SpawnedProcess, PtyError>;
 }
 
 /// Spawns `bash -c COMMAND` in a new PTY.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct SystemSpawner;
+pub(crate) struct SystemSpawner;
 
 impl Spawner for SystemSpawner {
     fn spawn(&self, prepared: Prepared<'_>) -> Result<SpawnedProcess, PtyError> {
@@ -640,7 +640,7 @@ impl ProcessControl {
 
     /// A receiver that sees the shell's exit.
     #[must_use]
-    pub fn exit_watch(&self) -> watch::Receiver<Option<ProcessExit>> {
+    pub(crate) fn exit_watch(&self) -> watch::Receiver<Option<ProcessExit>> {
         self.inner.exit.clone()
     }
 
@@ -668,19 +668,19 @@ impl ProcessControl {
     /// sure to come once it has read what is left, however long a loaded machine makes that.
     /// A closed terminal, or one that cannot be asked, counts as still held.
     #[must_use]
-    pub fn terminal_hung_up(&self) -> bool {
+    pub(crate) fn terminal_hung_up(&self) -> bool {
         self.inner.tree.terminal_hung_up()
     }
 
     /// Whether output is on its way: in the terminal, unread, or read and not yet handed over.
     #[must_use]
-    pub fn output_pending(&self) -> bool {
+    pub(crate) fn output_pending(&self) -> bool {
         self.inner.tree.output_pending()
     }
 
     /// Lets the terminal go once its process has ended, so that a finished call kept in a list
     /// holds no file descriptor and no writer thread (it would hang up anything still on it).
-    pub fn close_terminal(&self) {
+    pub(crate) fn close_terminal(&self) {
         self.inner
             .input
             .lock()
@@ -691,34 +691,34 @@ impl ProcessControl {
 
     /// The tree has been dealt with (its shell ended, what it left was ended): the shell may be
     /// reaped, and from then on nothing of this tree is signalled, since its pid may be reused.
-    pub fn release(&self) {
+    pub(crate) fn release(&self) {
         self.inner.tree.release();
     }
 
     /// Whether the shell has been reaped (see [`Self::release`]).
     #[must_use]
-    pub fn is_reaped(&self) -> bool {
+    pub(crate) fn is_reaped(&self) -> bool {
         self.inner.tree.is_reaped()
     }
 
     /// Sends `signal` to every process of the tree: the shell's process group, and each process
     /// in its session or carrying this spawn's environment key, checked again just before. Once
     /// the shell is reaped, nothing: the pid may be another process's by then.
-    pub fn signal_tree(&self, signal: Signal) {
+    pub(crate) fn signal_tree(&self, signal: Signal) {
         self.inner.tree.signal(signal);
     }
 
     /// Whether a process in the foreground of the call's terminal is blocked reading it (see
     /// [`waiting::reading_terminal`]); never once the shell is reaped.
     #[must_use]
-    pub fn reading_terminal(&self) -> bool {
+    pub(crate) fn reading_terminal(&self) -> bool {
         self.inner.tree.reading_terminal()
     }
 
     /// For each tree of `trees`, whether any process of it is still alive: one scan of /proc for
     /// the PTY trees among them (trees that ended together are looked at together).
     #[must_use]
-    pub fn alive_trees(trees: &[Self]) -> Vec<bool> {
+    pub(crate) fn alive_trees(trees: &[Self]) -> Vec<bool> {
         let on_pty: Vec<&tree::PtyTree> = trees
             .iter()
             .filter_map(|control| control.inner.tree.on_pty())
@@ -735,12 +735,12 @@ impl ProcessControl {
 
     /// Whether any process of the tree is still alive (zombies do not count).
     #[must_use]
-    pub fn tree_alive(&self) -> bool {
+    pub(crate) fn tree_alive(&self) -> bool {
         self.inner.tree.alive()
     }
 
     /// Ends the whole tree: SIGTERM, up to `grace` for it to go, then SIGKILL.
-    pub async fn kill_tree(&self, grace: Duration) {
+    pub(crate) async fn kill_tree(&self, grace: Duration) {
         self.signal_tree(Signal::SIGTERM);
         // The shell may ignore TERM while its children die: HUP is what a closed terminal sends.
         self.signal_tree(Signal::SIGHUP);
@@ -760,7 +760,8 @@ impl ProcessControl {
 
 /// A small reader of /proc, for finding a tree's processes.
 pub mod proc_scan;
-pub mod scripted;
+#[cfg(test)]
+pub(crate) mod scripted;
 mod tree;
 
 #[cfg(test)]

@@ -13,7 +13,7 @@
 //! is the screen that parsing every byte would give; anything else in the backlog (the alternate
 //! screen, a scroll region, a saved cursor, a charset switch) makes it parse every byte.
 
-pub mod decode;
+pub(crate) mod decode;
 mod extras;
 mod snapshot;
 mod style;
@@ -23,8 +23,8 @@ pub use snapshot::{
     Cell, CellAttrs, CellColor, CursorPos, MouseEncoding, MouseEvents, MouseReporting,
     ScreenSnapshot,
 };
-pub use style::Style;
-pub use view::ScreenView;
+pub(crate) use style::Style;
+pub(crate) use view::ScreenView;
 
 use std::num::NonZeroU16;
 use std::panic::{AssertUnwindSafe, catch_unwind};
@@ -35,7 +35,7 @@ use extras::Extras;
 
 /// Rows of history kept in memory per call: none, since the log file keeps everything and
 /// front ends scroll through it (a history row costs a cell per column, 200 columns of them).
-pub const DEFAULT_SCROLLBACK_ROWS: usize = 0;
+pub(crate) const DEFAULT_SCROLLBACK_ROWS: usize = 0;
 /// Raw bytes kept unparsed at most.
 const MAX_BACKLOG_BYTES: usize = 256 * 1024;
 /// Capacity a backlog keeps after a flush; more is given back.
@@ -542,8 +542,8 @@ impl Screen {
     }
 
     /// Bytes handed to the parser so far (fewer than fed, when floods were skipped).
-    #[must_use]
-    pub fn parsed_bytes(&self) -> u64 {
+    #[cfg(test)]
+    pub(crate) fn parsed_bytes(&self) -> u64 {
         self.parsed_bytes
     }
 
@@ -562,7 +562,7 @@ impl Screen {
 
     /// Keeps only the screen's text (no colors, no history) and lets the model go: an old
     /// finished call kept in a list then costs a few rows of text, not a grid of cells.
-    pub fn freeze(&mut self) {
+    pub(crate) fn freeze(&mut self) {
         if self.frozen.is_some() {
             return;
         }
@@ -575,7 +575,7 @@ impl Screen {
 
     /// The output has ended: parses what waits and gives back the backlog's memory, so that a
     /// finished call kept in a list costs its screen and nothing more.
-    pub fn settle(&mut self) {
+    pub(crate) fn settle(&mut self) {
         self.flush();
         let backlog = &mut self.backlog;
         backlog.bytes.shrink_to_fit();

@@ -5,7 +5,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Milliseconds since the Unix epoch at `time` (0 before it).
 #[must_use]
-pub fn unix_ms(time: SystemTime) -> u64 {
+pub(crate) fn unix_ms(time: SystemTime) -> u64 {
     time.duration_since(UNIX_EPOCH).map_or(0, |since| {
         u64::try_from(since.as_millis()).unwrap_or(u64::MAX)
     })
@@ -13,12 +13,12 @@ pub fn unix_ms(time: SystemTime) -> u64 {
 
 /// Milliseconds since the Unix epoch, now.
 #[must_use]
-pub fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     unix_ms(SystemTime::now())
 }
 
 /// Sleeps until `deadline`, or forever without one (a disabled timer in a `select!`).
-pub async fn sleep_until_opt(deadline: Option<tokio::time::Instant>) {
+pub(crate) async fn sleep_until_opt(deadline: Option<tokio::time::Instant>) {
     match deadline {
         Some(deadline) => tokio::time::sleep_until(deadline).await,
         None => std::future::pending().await,
@@ -28,7 +28,7 @@ pub async fn sleep_until_opt(deadline: Option<tokio::time::Instant>) {
 /// `12s`, `3m`, `2h05m`: seconds only in the first minute, so that an idle screen changes
 /// once a minute.
 #[must_use]
-pub fn format_elapsed(ms: u64) -> String {
+pub(crate) fn format_elapsed(ms: u64) -> String {
     let seconds = ms / 1000;
     match seconds {
         0..60 => format!("{seconds}s"),
@@ -40,13 +40,13 @@ pub fn format_elapsed(ms: u64) -> String {
 /// The elapsed time shown for something that started at `started_ms`: whole seconds counted on
 /// the wall clock, so that every elapsed time on screen changes at the same moment.
 #[must_use]
-pub fn shown_elapsed_ms(started_ms: u64, now_ms: u64) -> u64 {
+pub(crate) fn shown_elapsed_ms(started_ms: u64, now_ms: u64) -> u64 {
     (now_ms / 1000).saturating_sub(started_ms / 1000) * 1000
 }
 
 /// Milliseconds until the elapsed time shown for `started_ms` changes.
 #[must_use]
-pub fn until_elapsed_changes(started_ms: u64, now_ms: u64) -> u64 {
+pub(crate) fn until_elapsed_changes(started_ms: u64, now_ms: u64) -> u64 {
     let to_next_second = 1000 - now_ms % 1000;
     let seconds = shown_elapsed_ms(started_ms, now_ms) / 1000;
     if seconds < 59 {

@@ -119,7 +119,7 @@ pub(crate) fn seconds(flag: &str, value: f64) -> anyhow::Result<Duration> {
 
 impl RunArgs {
     /// Checks the flags into a config the rest can trust.
-    pub fn into_config(self) -> anyhow::Result<RunConfig> {
+    pub(crate) fn into_config(self) -> anyhow::Result<RunConfig> {
         let timeout = self
             .timeout
             .map(|value| seconds("--timeout", value))

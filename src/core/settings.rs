@@ -30,7 +30,7 @@ pub fn path() -> Option<PathBuf> {
 
 /// How long logs are kept, and how much of each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct LogSettings {
+pub(crate) struct LogSettings {
     /// Logs older than this are removed when a server (or an interface of its own) starts.
     pub retention: Duration,
     /// Bytes of one call's log kept on disk.

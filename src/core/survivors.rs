@@ -36,7 +36,7 @@ impl Process {
 
 /// A call's processes that its dead server left running.
 #[derive(Clone, Debug)]
-pub struct Survivor {
+pub(crate) struct Survivor {
     /// Its entry's id: the call's id and `.left` (a new call may get the old id).
     pub id: String,
     pub call_id: String,
@@ -57,7 +57,7 @@ pub struct Survivor {
 /// The tag a server (or an interface with processes of its own) puts in its calls'
 /// environment: `KEY:PID:START`.
 #[must_use]
-pub fn owner_tag(key: &str) -> String {
+pub(crate) fn owner_tag(key: &str) -> String {
     let pid = std::process::id();
     let started = i32::try_from(pid)
         .ok()
@@ -152,7 +152,7 @@ impl Survivor {
 
     /// Its entry, as front ends list it.
     #[must_use]
-    pub fn info(&self) -> EntryInfo {
+    pub(crate) fn info(&self) -> EntryInfo {
         let first = self.first();
         EntryInfo {
             id: self.id.clone(),
@@ -228,7 +228,7 @@ impl Survivor {
 
     /// Whether any of its processes still runs (those found, or any with its tags).
     #[must_use]
-    pub fn is_alive(&self) -> bool {
+    pub(crate) fn is_alive(&self) -> bool {
         self.processes.iter().any(|process| process.is_alive()) || !self.members().is_empty()
     }
 }

@@ -18,7 +18,7 @@ use crate::output::OutputSink;
 use crate::pty::{ProcessExit, ProcessStream, SpawnedProcess, StreamEvent};
 
 /// The longest task name.
-pub const MAX_NAME_CHARS: usize = 64;
+pub(crate) const MAX_NAME_CHARS: usize = 64;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum TaskError {
@@ -30,7 +30,7 @@ pub enum TaskError {
 
 /// Task ids and names in use.
 #[derive(Debug, Default)]
-pub struct TaskBook {
+pub(crate) struct TaskBook {
     next_number: u64,
     names: HashSet<String>,
     /// Names asked for by running calls (name → call id), kept for them until they are
@@ -42,7 +42,7 @@ impl TaskBook {
     /// A new task id and a name for call `for_call`: `name` when given (refused when malformed,
     /// taken by a task, kept for another call, or a call's id as `call_id` tells), else one
     /// derived from `command`, made unique with a suffix.
-    pub fn allocate(
+    pub(crate) fn allocate(
         &mut self,
         name: Option<&str>,
         command: &str,
@@ -65,7 +65,7 @@ impl TaskBook {
     }
 
     /// Keeps `name` for call `for_call`, which asked for it at its start; refused when taken.
-    pub fn reserve(&mut self, name: &str, for_call: &str) -> Result<(), TaskError> {
+    pub(crate) fn reserve(&mut self, name: &str, for_call: &str) -> Result<(), TaskError> {
         validate_name(name)?;
         if self.is_taken(name) {
             return Err(TaskError::DuplicateName(name.to_owned()));
@@ -75,19 +75,19 @@ impl TaskBook {
     }
 
     /// Lets go of what call `call` kept and did not use.
-    pub fn unreserve(&mut self, call: &str) {
+    pub(crate) fn unreserve(&mut self, call: &str) {
         self.reserved.retain(|_, kept_for| kept_for != call);
     }
 
     /// Whether a task has this name, or a call keeps it.
     #[must_use]
-    pub fn is_taken(&self, name: &str) -> bool {
+    pub(crate) fn is_taken(&self, name: &str) -> bool {
         self.names.contains(name) || self.reserved.contains_key(name)
     }
 
     /// A new task id and a name derived from `command`, made unique (among tasks and call ids)
     /// with a suffix.
-    pub fn allocate_derived(
+    pub(crate) fn allocate_derived(
         &mut self,
         command: &str,
         call_id: impl Fn(&str) -> bool,
@@ -108,7 +108,7 @@ impl TaskBook {
 
     /// Whether `id` reads as a task id (`t` and a number), which a call id may not.
     #[must_use]
-    pub fn looks_like_task_id(id: &str) -> bool {
+    pub(crate) fn looks_like_task_id(id: &str) -> bool {
         id.strip_prefix('t')
             .is_some_and(|rest| !rest.is_empty() && rest.bytes().all(|byte| byte.is_ascii_digit()))
     }
@@ -121,7 +121,7 @@ impl TaskBook {
 
     /// The name kept for call `call` since its start, if one is.
     #[must_use]
-    pub fn reserved_for(&self, call: &str) -> Option<String> {
+    pub(crate) fn reserved_for(&self, call: &str) -> Option<String> {
         self.reserved
             .iter()
             .find(|(_, kept_for)| *kept_for == call)
@@ -129,13 +129,13 @@ impl TaskBook {
     }
 
     /// Frees a name whose detach did not happen.
-    pub fn release(&mut self, name: &str) {
+    pub(crate) fn release(&mut self, name: &str) {
         self.names.remove(name);
     }
 }
 
 /// Checks a task name against the rules of names, before anything is started under it.
-pub fn validate_name(name: &str) -> Result<(), TaskError> {
+pub(crate) fn validate_name(name: &str) -> Result<(), TaskError> {
     let why = if name.is_empty() {
         Some("it is empty")
     } else if name.chars().count() > MAX_NAME_CHARS {
@@ -184,7 +184,7 @@ fn looks_like_id(name: &str) -> bool {
 /// five words (`"Start the dev server"` → `start-the-dev-server`); none when nothing usable is
 /// left.
 #[must_use]
-pub fn name_from_words(text: &str) -> Option<String> {
+pub(crate) fn name_from_words(text: &str) -> Option<String> {
     let words: Vec<String> = text
         .split(|c: char| !c.is_alphanumeric())
         .filter(|word| !word.is_empty())
@@ -199,7 +199,7 @@ pub fn name_from_words(text: &str) -> Option<String> {
 /// A name for a command: the first words of its first simple command, lower case, joined by
 /// `-` (`npm run dev && open x` → `npm-run-dev`).
 #[must_use]
-pub fn derive_name(command: &str) -> String {
+pub(crate) fn derive_name(command: &str) -> String {
     let first = command
         .trim_start_matches(|c: char| c.is_whitespace() || matches!(c, '(' | '{'))
         .split([';', '|', '&', '\n', '(', ')', '<', '>'])

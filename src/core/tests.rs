@@ -9,37 +9,53 @@ use std::time::Duration;
 
 use nix::sys::signal::Signal;
 use tokio::sync::mpsc::UnboundedReceiver;
+use tokio::sync::mpsc::error::TryRecvError;
 use tokio::time::Instant;
 
 use super::project::{Project, ProjectProcess, Restart};
 use super::{CallRequest, Core, CoreConfig, CoreError, EntryState};
 use crate::call::CallOptions;
-use crate::pty::ProcessExit;
 use crate::pty::scripted::{ScriptedProcess, ScriptedSpawner};
+use crate::pty::{ProcessExit, TermSize};
 
 /// Far beyond anything below: on the paused clock, waiting costs nothing.
 const DEADLINE: Duration = Duration::from_secs(3600);
 
-fn temp_dir(label: &str) -> PathBuf {
-    static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "oino-unit-{}-{label}-{}",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    dir
+/// A folder of its own for one test, removed with it.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(label: &str) -> Self {
+        static COUNTER: AtomicU64 = AtomicU64::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "oino-unit-{}-{label}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        Self(dir)
+    }
 }
 
-/// A core whose processes the test plays, and where they arrive.
-fn scripted_core(label: &str, config: CoreConfig) -> (Core, UnboundedReceiver<ScriptedProcess>) {
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A core whose processes the test plays, where they arrive, and its folder for logs.
+fn scripted_core(
+    label: &str,
+    config: CoreConfig,
+) -> (Core, UnboundedReceiver<ScriptedProcess>, TempDir) {
     let (scripted, spawned) = ScriptedSpawner::new();
+    let dir = TempDir::new(label);
     let config = CoreConfig {
-        log_dir: Some(temp_dir(label)),
+        log_dir: Some(dir.0.clone()),
         ..config
     };
     let core = Core::with_spawner(config, Arc::new(scripted)).expect("core");
-    (core, spawned)
+    (core, spawned, dir)
 }
 
 async fn next_spawn(spawned: &mut UnboundedReceiver<ScriptedProcess>) -> ScriptedProcess {
@@ -47,6 +63,15 @@ async fn next_spawn(spawned: &mut UnboundedReceiver<ScriptedProcess>) -> Scripte
         .await
         .expect("a process is spawned in time")
         .expect("the core is alive")
+}
+
+/// No process was spawned (and the core could still spawn one).
+fn assert_nothing_spawned(spawned: &mut UnboundedReceiver<ScriptedProcess>, what: &str) {
+    match spawned.try_recv() {
+        Err(TryRecvError::Empty) => {}
+        Ok(process) => panic!("{what}: {}", process.spec.command),
+        Err(TryRecvError::Disconnected) => panic!("the core is gone"),
+    }
 }
 
 /// Waits until `condition` holds, looking every 10 ms of the paused clock.
@@ -68,12 +93,16 @@ fn request(command: &str, options: CallOptions) -> CallRequest {
 
 #[tokio::test(start_paused = true)]
 async fn a_call_gives_what_its_process_printed_and_how_it_exited() {
-    let (core, mut spawned) = scripted_core("result", CoreConfig::default());
+    let (core, mut spawned, _dir) = scripted_core("result", CoreConfig::default());
     let handle = core
         .start(request("make", CallOptions::default()))
         .expect("start");
     let process = next_spawn(&mut spawned).await;
     assert_eq!(process.spec.command, "make");
+    assert_eq!(core.entry(&handle.id).expect("entry").pid, process.pid);
+    let size = TermSize::new(100, 30);
+    core.resize(&handle.id, size).expect("resize");
+    assert_eq!(process.size(), size);
     process.print(b"compiling\r\nerror: 1 warning\r\n").await;
     process.exit(3);
     let id = handle.id.clone();
@@ -88,14 +117,17 @@ async fn a_call_gives_what_its_process_printed_and_how_it_exited() {
         core.entry(&id).expect("kept").state,
         EntryState::Exited { code: 3 }
     );
-    // Its tree was looked at and let go: nothing of it is signalled from now on.
+    // Its tree was looked at and let go (it left nothing running): it was never signalled,
+    // and a kill now signals nothing.
     wait_until("the tree is released", || process.released()).await;
+    core.kill(&id).await.expect("kill");
     assert!(process.signals().is_empty(), "{:?}", process.signals());
+    assert!(process.signals_after_release().is_empty());
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_call_past_its_timeout_gets_term_and_hup_then_kill_after_the_grace() {
-    let (core, mut spawned) = scripted_core("timeout", CoreConfig::default());
+    let (core, mut spawned, _dir) = scripted_core("timeout", CoreConfig::default());
     let options = CallOptions {
         timeout: Some(Duration::from_secs(30)),
         kill_grace: Duration::from_secs(2),
@@ -123,7 +155,7 @@ async fn a_call_past_its_timeout_gets_term_and_hup_then_kill_after_the_grace() {
 
 #[tokio::test(start_paused = true)]
 async fn a_process_that_waits_for_input_is_marked_after_a_quiet_second_and_can_be_answered() {
-    let (core, mut spawned) = scripted_core("input", CoreConfig::default());
+    let (core, mut spawned, _dir) = scripted_core("input", CoreConfig::default());
     let handle = core
         .start(request("rm -i x", CallOptions::default()))
         .expect("start");
@@ -164,7 +196,7 @@ async fn finished_calls_past_the_limit_are_forgotten_and_their_logs_still_named(
         max_finished: 2,
         ..CoreConfig::default()
     };
-    let (core, mut spawned) = scripted_core("forget", config);
+    let (core, mut spawned, _dir) = scripted_core("forget", config);
     let mut ids = Vec::new();
     for n in 0..4 {
         let handle = core
@@ -194,10 +226,12 @@ async fn finished_calls_past_the_limit_are_forgotten_and_their_logs_still_named(
     }
 }
 
+/// A project of `processes` (its file is never read: the core is handed the project).
 fn project(label: &str, processes: Vec<ProjectProcess>) -> Project {
-    let dir = temp_dir(label);
     Project {
-        file: dir.join("oino.toml"),
+        file: std::env::temp_dir()
+            .join(format!("oino-unit-{label}"))
+            .join("oino.toml"),
         processes,
     }
 }
@@ -219,7 +253,7 @@ fn process(name: &str, restart: Restart) -> ProjectProcess {
 
 #[tokio::test(start_paused = true)]
 async fn a_crashing_process_is_started_again_after_a_doubling_backoff_up_to_its_limit() {
-    let (core, mut spawned) = scripted_core("backoff", CoreConfig::default());
+    let (core, mut spawned, _dir) = scripted_core("backoff", CoreConfig::default());
     let project = project("backoff", vec![process("web", Restart::Always)]);
     core.start_project(&project, &[], None).expect("start");
     let mut exits = Vec::new();
@@ -244,13 +278,13 @@ async fn a_crashing_process_is_started_again_after_a_doubling_backoff_up_to_its_
     }
     // The limit reached, it is given up: no fifth run, however long one waits.
     tokio::time::sleep(Duration::from_secs(120)).await;
-    assert!(spawned.try_recv().is_err(), "a fifth run was started");
+    assert_nothing_spawned(&mut spawned, "a fifth run was started");
     assert!(core.project_running(&project.file).is_empty());
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_process_that_ran_longer_than_the_largest_backoff_starts_over_at_its_first() {
-    let (core, mut spawned) = scripted_core("reset", CoreConfig::default());
+    let (core, mut spawned, _dir) = scripted_core("reset", CoreConfig::default());
     let project = project("reset", vec![process("worker", Restart::OnFailure)]);
     core.start_project(&project, &[], None).expect("start");
     next_spawn(&mut spawned).await.exit(1);
@@ -268,12 +302,12 @@ async fn a_process_that_ran_longer_than_the_largest_backoff_starts_over_at_its_f
     // OnFailure: a clean exit is not restarted.
     third.exit(0);
     tokio::time::sleep(Duration::from_secs(120)).await;
-    assert!(spawned.try_recv().is_err(), "started again after exit 0");
+    assert_nothing_spawned(&mut spawned, "started again after exit 0");
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_process_killed_during_its_backoff_is_not_started_again() {
-    let (core, mut spawned) = scripted_core("stop", CoreConfig::default());
+    let (core, mut spawned, _dir) = scripted_core("stop", CoreConfig::default());
     let mut web = process("web", Restart::Always);
     web.backoff_ms = 5_000;
     let project = project("stop", vec![web]);
@@ -287,13 +321,13 @@ async fn a_process_killed_during_its_backoff_is_not_started_again() {
     .await;
     core.kill("web").await.expect("kill");
     tokio::time::sleep(Duration::from_secs(120)).await;
-    assert!(spawned.try_recv().is_err(), "started again after a kill");
+    assert_nothing_spawned(&mut spawned, "started again after a kill");
     assert!(core.project_running(&project.file).is_empty());
 }
 
 #[tokio::test(start_paused = true)]
 async fn a_process_starts_only_once_the_one_it_comes_after_prints_its_ready_line() {
-    let (core, mut spawned) = scripted_core("after", CoreConfig::default());
+    let (core, mut spawned, _dir) = scripted_core("after", CoreConfig::default());
     let mut db = process("db", Restart::Never);
     db.ready = Some("listening on \\d+".into());
     let mut web = process("web", Restart::Never);
@@ -306,10 +340,7 @@ async fn a_process_starts_only_once_the_one_it_comes_after_prints_its_ready_line
     assert_eq!(db.spec.command, "run-db");
     db.print(b"starting\r\n").await;
     tokio::time::sleep(Duration::from_secs(60)).await;
-    assert!(
-        spawned.try_recv().is_err(),
-        "web started before db was ready"
-    );
+    assert_nothing_spawned(&mut spawned, "web started before db was ready");
     assert_eq!(core.entry("db").expect("db").ready, Some(false));
 
     db.print(b"listening on 5432\r\n").await;
@@ -320,7 +351,7 @@ async fn a_process_starts_only_once_the_one_it_comes_after_prints_its_ready_line
 
 #[tokio::test(start_paused = true)]
 async fn a_detached_call_gives_its_waiter_the_output_so_far_and_goes_on_as_a_task() {
-    let (core, mut spawned) = scripted_core("detach", CoreConfig::default());
+    let (core, mut spawned, _dir) = scripted_core("detach", CoreConfig::default());
     let handle = core
         .start(request("npm run dev", CallOptions::default()))
         .expect("start");

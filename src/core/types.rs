@@ -37,7 +37,7 @@ pub const MAX_ID_CHARS: usize = 64;
 
 /// Whether `id` may name a call: short, and nothing that breaks a line or a table.
 #[must_use]
-pub fn is_valid_id(id: &str) -> bool {
+pub(crate) fn is_valid_id(id: &str) -> bool {
     (1..=MAX_ID_CHARS).contains(&id.len())
         && id
             .bytes()
@@ -165,7 +165,7 @@ impl EntryState {
     /// The status a shell would report for it: the code, or 128 + the signal (0 while running;
     /// 1 for processes whose end nobody will see).
     #[must_use]
-    pub fn shell_status(self) -> i32 {
+    pub(crate) fn shell_status(self) -> i32 {
         match self {
             Self::Exited { code } => code,
             Self::Killed { signal } => 128 + signal,

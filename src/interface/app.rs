@@ -29,28 +29,27 @@ pub mod settings;
 mod split;
 pub mod usage;
 
-pub use actions::{Action, default_keymap};
-pub use confirm::Confirm;
-pub use copy::{Selection, osc52};
+pub(crate) use actions::{Action, default_keymap};
+pub(crate) use confirm::Confirm;
+pub(crate) use copy::{Selection, osc52};
 pub use focus::Attached;
-pub use help::{Help, HelpLine};
-pub use keymap::{Binding, key_label, parse_key};
-pub use keys::encode_key;
+pub(crate) use help::{Help, HelpLine};
+pub(crate) use keymap::{Binding, key_label, parse_key};
+pub(crate) use keys::encode_key;
 pub use layout::{
     Layout, ListLine, MIN_COLS, MIN_ROWS, Section, list_lines, list_offset, list_row_entry,
 };
-pub use prompt::{Prompt, PromptPurpose};
-pub use split::{MAX_PANES, PaneArea, split_areas};
+pub(crate) use prompt::{Prompt, PromptPurpose};
 
 /// The reason given for a detach from this interface.
-pub const DETACH_REASON: &str = "detached from the TUI";
+pub(crate) const DETACH_REASON: &str = "detached from the TUI";
 
 /// How long a notice stays in the bar.
 const NOTICE_TIME: Duration = Duration::from_secs(8);
 
 /// What the pane needs fetched.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PaneRequest {
+pub(crate) enum PaneRequest {
     Live {
         id: String,
         size: Option<TermSize>,
@@ -64,7 +63,7 @@ pub enum PaneRequest {
 
 /// What the event loop does for the app.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Effect {
+pub(crate) enum Effect {
     /// Find the search's next match and scroll to it.
     Search {
         id: String,
@@ -110,7 +109,7 @@ pub enum Effect {
 
 /// What an effect came to, reported back to the app.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Outcome {
+pub(crate) enum Outcome {
     Done(String),
     Failed(String),
     /// A search found its match: scroll there.
@@ -140,7 +139,7 @@ pub enum Input {
 
 /// Where keys go. Each mode with a state of its own keeps it, and its keys, in its own file
 /// (`prompt`, `confirm`, `help`; copy mode is the keyboard's [`Selection`], in `copy`); a new
-/// mode is a variant here and a line in [`App::handle_key`].
+/// mode is a variant here and a line in `App::handle_key`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Mode {
     Normal,
@@ -261,7 +260,7 @@ impl App {
     }
 
     /// Takes the user's settings.
-    pub fn configure(&mut self, config: crate::interface::app::settings::Config) {
+    pub(crate) fn configure(&mut self, config: crate::interface::app::settings::Config) {
         self.settings = config;
     }
 
@@ -284,7 +283,7 @@ impl App {
 
     /// The key bound to `action`, as the help names it (the first, when there are several).
     #[must_use]
-    pub fn key_of(&self, action: Action) -> String {
+    pub(crate) fn key_of(&self, action: Action) -> String {
         self.settings
             .keymap
             .iter()
@@ -296,12 +295,12 @@ impl App {
 
     /// The size every PTY should have.
     #[must_use]
-    pub fn pane_size(&self) -> Option<TermSize> {
+    pub(crate) fn pane_size(&self) -> Option<TermSize> {
         self.layout().map(|layout| layout.pane_size())
     }
 
     #[must_use]
-    pub fn selected_entry(&self) -> Option<&EntryInfo> {
+    pub(crate) fn selected_entry(&self) -> Option<&EntryInfo> {
         let id = self.selected.as_deref()?;
         self.entries.iter().find(|entry| entry.id == id)
     }
@@ -319,7 +318,7 @@ impl App {
 
     /// Takes a new list of the entries, in list order; keeps the selection, or selects the
     /// first.
-    pub fn set_entries(&mut self, mut entries: Vec<EntryInfo>) {
+    pub(crate) fn set_entries(&mut self, mut entries: Vec<EntryInfo>) {
         entries.sort_by_key(|entry| (Section::of(entry), entry.started_ms));
         // A log that could not be written, or reached its cap, is told once, where the person
         // looks.
@@ -355,7 +354,7 @@ impl App {
 
     /// What the pane needs fetched, if it is stale: the selected entry's live screen at the
     /// pane's size, or, scrolled back, a page of its history from the log.
-    pub fn pane_request(&mut self) -> Option<PaneRequest> {
+    pub(crate) fn pane_request(&mut self) -> Option<PaneRequest> {
         if !std::mem::take(&mut self.due.pane) {
             return None;
         }
@@ -375,7 +374,7 @@ impl App {
     }
 
     /// A page of history arrived for the pane.
-    pub fn set_history(&mut self, page: &HistoryPage, size: TermSize) {
+    pub(crate) fn set_history(&mut self, page: &HistoryPage, size: TermSize) {
         // Clamped to the history there is.
         self.scroll = usize::try_from(page.lines_back).unwrap_or(usize::MAX);
         self.pane = Some(ScreenSnapshot::from_lines(size, &page.lines, self.scroll));
@@ -383,7 +382,7 @@ impl App {
     }
 
     /// A new sample of what the running entries cost: a frame only when what it shows changed.
-    pub fn set_usage(
+    pub(crate) fn set_usage(
         &mut self,
         usage: std::collections::HashMap<String, crate::interface::app::usage::Usage>,
     ) {
@@ -404,12 +403,12 @@ impl App {
 
     /// Whether any entry runs (and so costs something to show).
     #[must_use]
-    pub fn any_running(&self) -> bool {
+    pub(crate) fn any_running(&self) -> bool {
         self.entries.iter().any(|entry| entry.state.is_running())
     }
 
     /// Ends a notice whose time is up.
-    pub fn expire_notice(&mut self) {
+    pub(crate) fn expire_notice(&mut self) {
         if self
             .notice
             .as_ref()
@@ -433,7 +432,7 @@ impl App {
     /// How long until something shown changes with time alone (an elapsed time, a notice that
     /// expires); `None` when nothing does.
     #[must_use]
-    pub fn next_tick(&self, now_ms: u64) -> Option<Duration> {
+    pub(crate) fn next_tick(&self, now_ms: u64) -> Option<Duration> {
         let elapsed = self
             .entries
             .iter()
@@ -449,7 +448,7 @@ impl App {
     }
 
     /// A core event. Returns effects (new entries get the pane's size).
-    pub fn handle_core_event(&mut self, event: &CoreEvent) -> Vec<Effect> {
+    pub(crate) fn handle_core_event(&mut self, event: &CoreEvent) -> Vec<Effect> {
         let shown = if let CoreEvent::OutputChanged { id } = event {
             let beside = self.is_split() && self.split.contains(id);
             self.due.split |= beside;
@@ -545,7 +544,7 @@ impl App {
     }
 
     /// What an effect came to.
-    pub fn handle_outcome(&mut self, outcome: Outcome) {
+    pub(crate) fn handle_outcome(&mut self, outcome: Outcome) {
         match outcome {
             Outcome::Done(text) => self.say(text, false),
             Outcome::Failed(text) => self.say(text, true),
@@ -561,37 +560,37 @@ impl App {
     }
 
     /// Whether a frame was asked for since the last time this was called.
-    pub fn take_frame_request(&mut self) -> bool {
+    pub(crate) fn take_frame_request(&mut self) -> bool {
         std::mem::take(&mut self.due.frame)
     }
 
     /// Whether the entries must be listed again before the next frame.
     #[must_use]
-    pub fn entries_stale(&self) -> bool {
+    pub(crate) fn entries_stale(&self) -> bool {
         self.due.entries
     }
 
     /// Everything on screen may have changed unseen (events were lost): fetch it all again.
-    pub fn mark_stale(&mut self) {
+    pub(crate) fn mark_stale(&mut self) {
         self.due.entries = true;
         self.due.pane = true;
         self.due.frame = true;
     }
 
     /// Whether the processes outlive this interface (they live in a server).
-    pub fn set_processes_outlive(&mut self, outlive: bool) {
+    pub(crate) fn set_processes_outlive(&mut self, outlive: bool) {
         self.processes_outlive = outlive;
     }
 
     /// The selected entry's screen as fetched, or `None` when it could not be.
-    pub fn set_pane(&mut self, pane: Option<(String, ScreenSnapshot)>) {
+    pub(crate) fn set_pane(&mut self, pane: Option<(String, ScreenSnapshot)>) {
         let (of, pane) = pane.unzip();
         self.pane_of = of;
         self.pane = pane;
     }
 
     /// Input from the terminal.
-    pub fn handle_input(&mut self, input: Input) -> Vec<Effect> {
+    pub(crate) fn handle_input(&mut self, input: Input) -> Vec<Effect> {
         self.due.pane = true;
         self.due.frame = true;
         match input {
@@ -670,7 +669,7 @@ impl App {
     }
 
     /// Does what an action does.
-    pub fn act(&mut self, action: Action) -> Vec<Effect> {
+    pub(crate) fn act(&mut self, action: Action) -> Vec<Effect> {
         action.run(self)
     }
 

@@ -65,7 +65,7 @@ impl ResizeBackend for TestBackend {
 /// When to draw. Frames are asked for, not drawn at once: asks are coalesced into at most one
 /// frame per `interval`, and a forced frame (a headless script's barrier) is drawn at once.
 #[derive(Debug)]
-pub struct FrameScheduler {
+pub(crate) struct FrameScheduler {
     interval: Duration,
     wanted: bool,
     forced: bool,
@@ -85,19 +85,19 @@ impl FrameScheduler {
     }
 
     /// Asks for a frame, drawn when the interval since the last one has passed.
-    pub fn schedule(&mut self) {
+    pub(crate) fn schedule(&mut self) {
         self.wanted = true;
     }
 
     /// Asks for a frame drawn at once.
-    pub fn force(&mut self) {
+    pub(crate) fn force(&mut self) {
         self.wanted = true;
         self.forced = true;
     }
 
     /// Whether a frame is to be drawn at `now`.
     #[must_use]
-    pub fn due(&self, now: Instant) -> bool {
+    pub(crate) fn due(&self, now: Instant) -> bool {
         self.wanted && (self.forced || self.last.is_none_or(|last| now >= last + self.interval))
     }
 
@@ -110,7 +110,7 @@ impl FrameScheduler {
 
     /// When to wake for a frame asked for but not yet due; `None` when none waits.
     #[must_use]
-    pub fn wake_at(&self, now: Instant) -> Option<Instant> {
+    pub(crate) fn wake_at(&self, now: Instant) -> Option<Instant> {
         (self.wanted && !self.due(now))
             .then(|| self.last.map(|last| last + self.interval))
             .flatten()

@@ -21,7 +21,7 @@ use crate::link::Link;
 use crate::pty::TermSize;
 
 /// How long a wait lasts unless the line says otherwise.
-pub const DEFAULT_WAIT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_WAIT: Duration = Duration::from_secs(10);
 
 /// One line of a script.
 #[derive(Clone, Debug, PartialEq)]
@@ -58,14 +58,14 @@ pub enum Command {
 /// A script line that failed, and why.
 #[derive(Debug, thiserror::Error)]
 #[error("line {number}: `{line}`: {message}")]
-pub struct ScriptError {
+pub(crate) struct ScriptError {
     pub number: usize,
     pub line: String,
     pub message: String,
 }
 
 /// Parses `COLSxROWS`.
-pub fn parse_size(text: &str) -> Result<TermSize, String> {
+pub(crate) fn parse_size(text: &str) -> Result<TermSize, String> {
     let (cols, rows) = text
         .split_once('x')
         .ok_or_else(|| format!("`{text}` is not a size: write COLSxROWS, like 120x40"))?;
@@ -127,7 +127,7 @@ fn parse_run(rest: &str) -> Result<Command, String> {
 }
 
 /// Parses one line; `None` for a blank line or a comment.
-pub fn parse_line(line: &str) -> Result<Option<Command>, String> {
+pub(crate) fn parse_line(line: &str) -> Result<Option<Command>, String> {
     let line = line.trim();
     if line.is_empty() || line.starts_with('#') {
         return Ok(None);

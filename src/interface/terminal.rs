@@ -32,7 +32,7 @@ const INPUT_POLL: Duration = Duration::from_secs(2);
 const INPUT_BUFFER: usize = 256;
 
 /// Puts the terminal in raw mode on the alternate screen; puts it back on drop and on panic.
-pub struct TerminalGuard {
+pub(crate) struct TerminalGuard {
     _private: (),
 }
 

@@ -27,7 +27,7 @@ use help::render_help;
 use list::render_list;
 use pane::render_pane;
 use theme::Theme;
-pub use theme::{no_color, state_symbol};
+pub(crate) use theme::no_color;
 
 fn elapsed_ms(entry: &EntryInfo, now_ms: u64) -> u64 {
     entry
@@ -37,7 +37,7 @@ fn elapsed_ms(entry: &EntryInfo, now_ms: u64) -> u64 {
 }
 
 /// Draws the whole interface.
-pub fn render(app: &App, now_ms: u64, frame: &mut Frame<'_>) {
+pub(crate) fn render(app: &App, now_ms: u64, frame: &mut Frame<'_>) {
     let theme = Theme {
         color: app.color,
         colors: app.settings.theme,
@@ -131,7 +131,7 @@ fn render_too_small(area: Rect, theme: &Theme, buffer: &mut Buffer) {
 
 /// The text of a buffer, a line a row, trailing blanks removed: what headless mode prints.
 #[must_use]
-pub fn buffer_text(buffer: &Buffer) -> String {
+pub(crate) fn buffer_text(buffer: &Buffer) -> String {
     let area = buffer.area;
     let mut text = String::with_capacity(usize::from(area.width + 1) * usize::from(area.height));
     for y in area.y..area.y + area.height {

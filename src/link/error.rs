@@ -51,7 +51,7 @@ impl LinkError {
 
     /// An error of a client of the server: its refusal, or a connection that failed.
     #[must_use]
-    pub fn from_client(err: anyhow::Error) -> Self {
+    pub(crate) fn from_client(err: anyhow::Error) -> Self {
         match err.downcast::<Refused>() {
             Ok(refused) => Self::Refused {
                 code: refused.code,

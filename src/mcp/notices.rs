@@ -9,7 +9,7 @@ use crate::core::EntryInfo;
 
 /// The tasks this bridge started or read, by entry id, and what it has said of their end.
 #[derive(Default)]
-pub struct Watched {
+pub(crate) struct Watched {
     entries: Mutex<HashMap<String, Seen>>,
 }
 
@@ -39,7 +39,7 @@ impl Watched {
     }
 
     /// Whether an end may still be owed.
-    pub fn any_untold(&self) -> bool {
+    pub(crate) fn any_untold(&self) -> bool {
         self.entries().values().any(|seen| !seen.told)
     }
 
@@ -64,7 +64,7 @@ impl Watched {
 
     /// Whether the end of entry `id` is to be logged now (watched, and neither told nor logged
     /// yet); it counts as logged from here.
-    pub fn log_end(&self, id: &str) -> bool {
+    pub(crate) fn log_end(&self, id: &str) -> bool {
         match self.entries().get_mut(id) {
             Some(seen) if !seen.told && !seen.logged => {
                 seen.logged = true;
@@ -76,7 +76,7 @@ impl Watched {
 }
 
 /// `[task t3 "npm-run-dev" exited 1 after 4m12s: task_output {"task":"t3"} shows its output]`
-pub fn end_notice(entry: &EntryInfo) -> String {
+pub(crate) fn end_notice(entry: &EntryInfo) -> String {
     let task = entry.task_id.as_deref().unwrap_or(&entry.id);
     let name = entry
         .name

@@ -31,7 +31,7 @@ pub struct Lines {
 }
 
 /// Resolves once the input has ended (or cannot be read).
-pub struct InputEnded(watch::Receiver<bool>);
+pub(crate) struct InputEnded(watch::Receiver<bool>);
 
 impl InputEnded {
     pub async fn wait(mut self) {

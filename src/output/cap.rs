@@ -63,14 +63,14 @@ impl CappedText {
 
     /// Whether the text had to be cut.
     #[must_use]
-    pub fn is_cut(&self) -> bool {
+    pub(crate) fn is_cut(&self) -> bool {
         self.cut
     }
 
     /// The text: whole, or head + one notice line naming what was left out and where it is +
     /// tail.
     #[must_use]
-    pub fn render(&self, full_output: Option<&Path>) -> String {
+    pub(crate) fn render(&self, full_output: Option<&Path>) -> String {
         if !self.cut {
             return self.head.clone();
         }

@@ -63,7 +63,7 @@ impl TextCleaner {
     /// A cleaner that keeps colors and attributes: its text carries SGR sequences (each line
     /// sets what it needs and resets at its end), starting with `pen` set.
     #[must_use]
-    pub fn with_colors(width: u16, pen: Style) -> Self {
+    pub(crate) fn with_colors(width: u16, pen: Style) -> Self {
         let mut cleaner = Self::new(width);
         cleaner.row.colors = Some(Colors {
             pens: Vec::new(),
@@ -74,16 +74,10 @@ impl TextCleaner {
     }
 
     /// The terminal was resized: rows from now on are this wide.
-    pub fn set_width(&mut self, width: u16) {
+    pub(crate) fn set_width(&mut self, width: u16) {
         let width = usize::from(width).max(MIN_WIDTH);
         self.row.width = width;
         self.row.column = self.row.column.min(width);
-    }
-
-    /// Whether the bytes so far end at a boundary (see [`Decoder::at_boundary`]).
-    #[must_use]
-    pub fn at_boundary(&self) -> bool {
-        self.decoder.at_boundary()
     }
 
     /// Cleans `bytes`, appending to `out` every row that became final (a line with its `\n`, or
@@ -128,13 +122,13 @@ impl TextCleaner {
     }
 
     /// The row being written, as it stands (the unfinished end of the last line).
-    pub fn pending_line(&self) -> impl Iterator<Item = char> + '_ {
+    pub(crate) fn pending_line(&self) -> impl Iterator<Item = char> + '_ {
         self.row.cells.iter().copied()
     }
 
     /// Ends the text: a half-read character becomes U+FFFD, and the unfinished row goes to `out`
     /// without a newline.
-    pub fn finish(&mut self, out: &mut String) {
+    pub(crate) fn finish(&mut self, out: &mut String) {
         let Self { decoder, row } = self;
         decoder.finish(&mut |step| row.apply(step, out));
         row.flush(out);

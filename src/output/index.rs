@@ -38,7 +38,7 @@ pub struct ChunkStart {
 impl ChunkStart {
     /// Where a reader coming from a gap starts: the first line start, else the first boundary.
     #[must_use]
-    pub fn resume(&self) -> Option<Checkpoint> {
+    pub(crate) fn resume(&self) -> Option<Checkpoint> {
         self.line_start.or(self.boundary)
     }
 }
@@ -152,14 +152,14 @@ impl OutputIndex {
 
     /// The output has ended: what is left after the last boundary (a half character, an
     /// unfinished sequence) becomes readable too; readers end it as the cleaner does.
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         self.boundary = self.recorded;
         self.readable_newlines = self.newlines;
     }
 
     /// Raw bytes recorded.
     #[must_use]
-    pub fn recorded(&self) -> u64 {
+    pub(crate) fn recorded(&self) -> u64 {
         self.recorded
     }
 
@@ -177,7 +177,7 @@ impl OutputIndex {
 
     /// The last checkpoint at or before `offset`.
     #[must_use]
-    pub fn checkpoint_before(&self, offset: u64) -> Checkpoint {
+    pub(crate) fn checkpoint_before(&self, offset: u64) -> Checkpoint {
         let after = self
             .checkpoints
             .partition_point(|checkpoint| checkpoint.offset <= offset);
@@ -186,7 +186,7 @@ impl OutputIndex {
 
     /// The last checkpoint from which line `line` is read whole.
     #[must_use]
-    pub fn checkpoint_for_line(&self, line: u64) -> Checkpoint {
+    pub(crate) fn checkpoint_for_line(&self, line: u64) -> Checkpoint {
         let after = self.checkpoints.partition_point(|checkpoint| {
             checkpoint.line < line || (checkpoint.line == line && checkpoint.line_start)
         });
@@ -206,8 +206,8 @@ impl OutputIndex {
     }
 
     /// Checkpoints held.
-    #[must_use]
-    pub fn checkpoints(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn checkpoints(&self) -> usize {
         self.checkpoints.len()
     }
 

@@ -8,7 +8,7 @@ use regex::Regex;
 const MAX_LINE_BYTES: usize = 64 * 1024;
 
 /// Finds the first line of text fed in pieces that matches a pattern.
-pub struct LineMatcher {
+pub(crate) struct LineMatcher {
     pattern: Regex,
     /// The last line so far, not ended yet.
     open: String,
@@ -47,7 +47,7 @@ impl LineMatcher {
 
     /// Whether the line not ended yet matches (a prompt waits on one): the line, if it does.
     #[must_use]
-    pub fn open_line_match(&self) -> Option<String> {
+    pub(crate) fn open_line_match(&self) -> Option<String> {
         (!self.open.is_empty() && self.pattern.is_match(&self.open))
             .then(|| self.open.trim_end().to_owned())
     }

@@ -20,11 +20,11 @@ use super::index::{Checkpoint, ChunkStart};
 use crate::paths::{Cause, Folder, UnsafePath, checked_dir};
 
 /// Raw output kept in memory per call once its log cannot be written, while it runs…
-pub const MEMORY_TAIL_BYTES: usize = 8 * 1024 * 1024;
+pub(crate) const MEMORY_TAIL_BYTES: usize = 8 * 1024 * 1024;
 /// …once it has ended…
-pub const ENDED_MEMORY_TAIL_BYTES: usize = 1024 * 1024;
+pub(crate) const ENDED_MEMORY_TAIL_BYTES: usize = 1024 * 1024;
 /// …and once it is an old one in a long list.
-pub const OLD_MEMORY_TAIL_BYTES: usize = 64 * 1024;
+pub(crate) const OLD_MEMORY_TAIL_BYTES: usize = 64 * 1024;
 /// Small chunks kept in memory are joined up to this size (or an eighth of the limit), so that a
 /// program writing a byte at a time costs bytes, not a chunk each.
 const MEMORY_CHUNK_BYTES: usize = 64 * 1024;
@@ -119,7 +119,7 @@ fn create_private(path: &Path) -> std::io::Result<File> {
 }
 
 /// A new, private (0600) log file for `call_id` in `dir`.
-pub fn create_log_file(dir: &Path, call_id: &str) -> std::io::Result<(File, PathBuf)> {
+pub(crate) fn create_log_file(dir: &Path, call_id: &str) -> std::io::Result<(File, PathBuf)> {
     let safe_id: String = call_id
         .chars()
         .map(|c| {
@@ -259,7 +259,7 @@ impl RawLog {
 
     /// A log kept in memory only, for `why` no file could be made.
     #[must_use]
-    pub fn in_memory(dir: &Path, call_id: &str, why: String) -> Self {
+    pub(crate) fn in_memory(dir: &Path, call_id: &str, why: String) -> Self {
         Self {
             failure: Some(why),
             file: None,
@@ -346,7 +346,7 @@ impl RawLog {
     }
 
     /// Raw offsets left out since the last call: checkpoints there lead nowhere.
-    pub fn take_dropped(&mut self) -> Option<std::ops::Range<u64>> {
+    pub(crate) fn take_dropped(&mut self) -> Option<std::ops::Range<u64>> {
         self.dropped.take()
     }
 
@@ -412,7 +412,7 @@ impl RawLog {
     /// Whether a file written to was removed meanwhile (by a cleanup, by hand): then the log
     /// fails as on a full disk, saying so, and the newest output is kept in memory. An ended
     /// call's log is looked for by its path.
-    pub fn check_removed(&mut self) {
+    pub(crate) fn check_removed(&mut self) {
         if self.failure.is_some() {
             return;
         }
@@ -449,7 +449,7 @@ impl RawLog {
 
     /// Whether the log failed (was removed) only after its call had ended.
     #[must_use]
-    pub fn failed_after_end(&self) -> bool {
+    pub(crate) fn failed_after_end(&self) -> bool {
         self.failed_after_end
     }
 
@@ -466,7 +466,7 @@ impl RawLog {
 
     /// Appends the chunk that starts at raw offset `offset`, to the file while it can be
     /// written, else to memory. Unbuffered, so readers of the file see it at once.
-    pub fn append(&mut self, offset: u64, chunk: &[u8], start: ChunkStart) {
+    pub(crate) fn append(&mut self, offset: u64, chunk: &[u8], start: ChunkStart) {
         self.appends_unchecked += 1;
         if self.appends_unchecked >= APPENDS_PER_REMOVAL_CHECK {
             self.check_removed();
@@ -575,7 +575,7 @@ impl RawLog {
     }
 
     /// Keeps at most `limit` bytes in memory from now on (the newest).
-    pub fn limit_memory(&mut self, limit: usize) {
+    pub(crate) fn limit_memory(&mut self, limit: usize) {
         self.memory_limit = self.memory_limit.min(limit);
         self.trim();
     }
@@ -610,7 +610,7 @@ impl RawLog {
 
 /// Why output is missing from a log.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GapCause {
+pub(crate) enum GapCause {
     /// The log reached its cap: the head and the newest part are kept.
     Capped,
     /// The log could not be written and memory kept only the newest part.
@@ -639,7 +639,7 @@ pub struct LogView {
 
 /// What a read at an offset finds.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Piece {
+pub(crate) enum Piece {
     /// Bytes were read into the buffer.
     Bytes(usize),
     /// The bytes from the offset up to `resume` are not kept; reading goes on from there.
@@ -657,7 +657,7 @@ impl LogView {
     /// Reads what is stored at `offset` into `buffer` (at most its length). `End` before the
     /// end of what was recorded means that nothing after `offset` can be read yet: the rest is
     /// inside a sequence whose end is still to come.
-    pub fn read_at(&self, offset: u64, buffer: &mut [u8]) -> std::io::Result<Piece> {
+    pub(crate) fn read_at(&self, offset: u64, buffer: &mut [u8]) -> std::io::Result<Piece> {
         if offset < self.file_len {
             if self.removed {
                 let after_head = self.parts.iter().find_map(Part::resume).or(self.resume);

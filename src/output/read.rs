@@ -16,7 +16,7 @@ use crate::screen::decode::Decoder;
 /// Bytes read from a log at once.
 const READ_BLOCK_BYTES: usize = 64 * 1024;
 /// Characters of one line kept by a reader of lines (the rest of a longer line is cut).
-pub const MAX_LINE_CHARS: usize = 4096;
+pub(crate) const MAX_LINE_CHARS: usize = 4096;
 
 /// A piece of output read back from a log: clean text of raw bytes `[from, next_offset)`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -137,7 +137,7 @@ fn clean_range(
 
 /// Where a read from `wanted` may start: the first boundary at or after it (`checkpoint` is a
 /// boundary at or before it).
-pub fn boundary_at_or_after(
+pub(crate) fn boundary_at_or_after(
     view: &LogView,
     checkpoint: Checkpoint,
     wanted: u64,
@@ -232,7 +232,7 @@ fn slice_end(view: &LogView, from: u64, end: u64, max_bytes: usize) -> io::Resul
 
 /// Clean output from the boundary `from` up to `end` (a boundary), at most about `max_bytes` raw
 /// bytes of it; it ends at a line's end when it is cut short.
-pub fn read_slice(
+pub(crate) fn read_slice(
     view: &LogView,
     from: u64,
     end: u64,
@@ -283,7 +283,7 @@ fn starts_a_line(view: &LogView, offset: u64) -> bool {
 /// Lines `[first, first + count)` as a person saw them, their colors and attributes kept as SGR
 /// sequences (each cut at [`MAX_LINE_CHARS`]), reading from `checkpoint` (one from which line
 /// `first` is read whole) up to `end`.
-pub fn read_lines(
+pub(crate) fn read_lines(
     view: &LogView,
     checkpoint: Checkpoint,
     first: u64,

@@ -3,12 +3,12 @@
 
 /// Whether `line` contains `query`: case-insensitive unless the query has capitals.
 #[must_use]
-pub fn matches_query(line: &str, query: &str) -> bool {
+pub(crate) fn matches_query(line: &str, query: &str) -> bool {
     match_ranges(line, query).next().is_some()
 }
 
 /// Where `query` occurs in `line`, as char ranges (smart case).
-pub fn match_ranges<'a>(
+pub(crate) fn match_ranges<'a>(
     line: &'a str,
     query: &'a str,
 ) -> impl Iterator<Item = std::ops::Range<usize>> + 'a {

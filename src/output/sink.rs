@@ -106,13 +106,13 @@ impl OutputSink {
 
     /// Raw bytes readable so far (a boundary).
     #[must_use]
-    pub fn readable(&self) -> u64 {
+    pub(crate) fn readable(&self) -> u64 {
         *self.readable.borrow()
     }
 
     /// A receiver that wakes when more bytes are readable.
     #[must_use]
-    pub fn readable_watch(&self) -> watch::Receiver<u64> {
+    pub(crate) fn readable_watch(&self) -> watch::Receiver<u64> {
         self.readable.subscribe()
     }
 
@@ -136,7 +136,7 @@ impl OutputSink {
 
     /// What was left out of the log once it reached its cap.
     #[must_use]
-    pub fn log_cut(&self) -> Option<super::LogCut> {
+    pub(crate) fn log_cut(&self) -> Option<super::LogCut> {
         self.recorded().log.cut()
     }
 
@@ -188,7 +188,11 @@ impl OutputSink {
 
     /// Lines `[first, first + count)` of the whole output, colors kept as SGR sequences, and how
     /// many lines there are.
-    pub fn read_lines(&self, first: u64, count: usize) -> std::io::Result<(Vec<String>, u64)> {
+    pub(crate) fn read_lines(
+        &self,
+        first: u64,
+        count: usize,
+    ) -> std::io::Result<(Vec<String>, u64)> {
         let plan = self.plan(|index| index.checkpoint_for_line(first));
         let total = plan.lines;
         if count == 0 || first >= total {
@@ -224,7 +228,7 @@ impl OutputSink {
 
     /// The process has ended and all its output is recorded: everything becomes readable, the
     /// log file is closed, and what waits to be parsed is, so that its memory goes.
-    pub fn settle(&self) {
+    pub(crate) fn settle(&self) {
         {
             let mut recorded = self.recorded();
             recorded.index.finish();
@@ -240,7 +244,7 @@ impl OutputSink {
     /// An old finished call in a long list: its screen keeps only its text (see
     /// [`Screen::freeze`]) and memory only the newest [`OLD_MEMORY_TAIL_BYTES`] of a log that
     /// could not be written.
-    pub fn retire(&self) {
+    pub(crate) fn retire(&self) {
         self.recorded().log.limit_memory(OLD_MEMORY_TAIL_BYTES);
         self.screen
             .lock()

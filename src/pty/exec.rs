@@ -9,7 +9,7 @@ use super::PtyError;
 
 /// The longest single argument or `NAME=VALUE`: Linux's `MAX_ARG_STRLEN` (32 pages of 4 KiB),
 /// less its terminating NUL.
-pub const MAX_ARG_BYTES: usize = 128 * 1024 - 1;
+pub(crate) const MAX_ARG_BYTES: usize = 128 * 1024 - 1;
 
 /// Room kept for what is counted beside the arguments and the environment: the program's path,
 /// and `SHELL` when the PTY crate sets it.
@@ -18,7 +18,7 @@ const RESERVED_BYTES: usize = 1024;
 /// The kernel's cap on arguments and environment together (`fs/exec.c`): a quarter of the stack
 /// limit (`ulimit -s`), no less than 128 KiB and no more than 6 MiB.
 #[must_use]
-pub fn total_limit() -> usize {
+pub(crate) fn total_limit() -> usize {
     const FLOOR: u64 = 128 * 1024;
     const CEILING: u64 = 6 * 1024 * 1024;
     let stack = rustix::process::getrlimit(rustix::process::Resource::Stack).current;

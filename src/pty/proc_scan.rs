@@ -20,11 +20,11 @@ pub struct ProcessStat {
 }
 
 /// Clock ticks a second in what /proc reports (`USER_HZ`, 100 on every Linux ABI).
-pub const TICKS_PER_SECOND: f64 = 100.0;
+pub(crate) const TICKS_PER_SECOND: f64 = 100.0;
 
 /// Now, in the clock ticks of [`ProcessStat::started`]; `None` if /proc cannot say.
 #[must_use]
-pub fn now_ticks() -> Option<u64> {
+pub(crate) fn now_ticks() -> Option<u64> {
     let uptime = std::fs::read_to_string("/proc/uptime").ok()?;
     let seconds: f64 = uptime.split_whitespace().next()?.parse().ok()?;
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
@@ -32,7 +32,7 @@ pub fn now_ticks() -> Option<u64> {
 }
 
 /// Every process that is not a zombie.
-pub fn live_processes() -> impl Iterator<Item = ProcessStat> {
+pub(crate) fn live_processes() -> impl Iterator<Item = ProcessStat> {
     std::fs::read_dir("/proc")
         .into_iter()
         .flatten()
@@ -80,7 +80,7 @@ pub fn stat(pid: i32) -> Option<ProcessStat> {
 /// `shell` (a call's shell, leader of its session, as just read) and its descendants in
 /// that session, by the kernel's lists of children; at most `limit` of them.
 #[must_use]
-pub fn session_tree(shell: ProcessStat, limit: usize) -> Vec<ProcessStat> {
+pub(crate) fn session_tree(shell: ProcessStat, limit: usize) -> Vec<ProcessStat> {
     let mut found = vec![shell];
     let mut next = 0;
     while next < found.len() && found.len() < limit {
@@ -123,7 +123,7 @@ pub fn threads(pid: i32) -> impl Iterator<Item = i32> {
 
 /// Whether the environment of `pid` holds exactly the entry `name=value`.
 #[must_use]
-pub fn environ_contains(pid: i32, entry: &str) -> bool {
+pub(crate) fn environ_contains(pid: i32, entry: &str) -> bool {
     std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
         environ
             .split(|byte| *byte == 0)
@@ -134,7 +134,7 @@ pub fn environ_contains(pid: i32, entry: &str) -> bool {
 /// Signals `found` (a process a search found) if it still is that process (the same start
 /// time) and `still` holds for it: a pidfd pins it first, so that its pid cannot be handed
 /// to another process between the check and the signal.
-pub fn signal_pinned(
+pub(crate) fn signal_pinned(
     found: ProcessStat,
     still: impl Fn(&ProcessStat) -> bool,
     signal: nix::sys::signal::Signal,

@@ -30,7 +30,7 @@ pub fn cwd(pid: i32) -> Option<PathBuf> {
 /// Its environment as it started, `NAME=VALUE` each ended by a NUL (readable for processes of
 /// this user only).
 #[must_use]
-pub fn environ(pid: i32) -> Option<Vec<u8>> {
+pub(crate) fn environ(pid: i32) -> Option<Vec<u8>> {
     std::fs::read(format!("/proc/{pid}/environ")).ok()
 }
 
@@ -45,7 +45,7 @@ pub fn owner(pid: i32) -> Option<u32> {
 
 /// Its real and effective uids.
 #[must_use]
-pub fn uids(pid: i32) -> Option<(u32, u32)> {
+pub(crate) fn uids(pid: i32) -> Option<(u32, u32)> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
     let ids = status.lines().find_map(|line| line.strip_prefix("Uid:"))?;
     let mut ids = ids.split_whitespace().map(str::parse);
@@ -54,7 +54,7 @@ pub fn uids(pid: i32) -> Option<(u32, u32)> {
 
 /// The descriptors this process has open.
 #[must_use]
-pub fn own_descriptors() -> Vec<i32> {
+pub(crate) fn own_descriptors() -> Vec<i32> {
     std::fs::read_dir("/proc/self/fd")
         .into_iter()
         .flatten()

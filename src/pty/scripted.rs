@@ -20,7 +20,7 @@ const FIRST_PID: u32 = 1 << 30;
 
 /// Spawns [`ScriptedProcess`]es and hands each to the test.
 #[derive(Debug)]
-pub struct ScriptedSpawner {
+pub(crate) struct ScriptedSpawner {
     spawned: mpsc::UnboundedSender<ScriptedProcess>,
     next_pid: AtomicU32,
 }
@@ -28,7 +28,7 @@ pub struct ScriptedSpawner {
 impl ScriptedSpawner {
     /// A spawner, and where the test receives each process it spawns, in spawn order.
     #[must_use]
-    pub fn new() -> (Self, mpsc::UnboundedReceiver<ScriptedProcess>) {
+    pub(crate) fn new() -> (Self, mpsc::UnboundedReceiver<ScriptedProcess>) {
         let (hand_over, receiver) = mpsc::unbounded_channel();
         let this = Self {
             spawned: hand_over,
@@ -49,6 +49,7 @@ impl Spawner for ScriptedSpawner {
             output: Mutex::new(Some(output_tx)),
             exit: exit_tx,
             signals: Mutex::new(Vec::new()),
+            signals_after_release: Mutex::new(Vec::new()),
             ignored: Mutex::new(Vec::new()),
             reading: AtomicBool::new(false),
             released: AtomicBool::new(false),
@@ -83,6 +84,8 @@ struct Shared {
     output: Mutex<Option<mpsc::Sender<Vec<u8>>>>,
     exit: watch::Sender<Option<ProcessExit>>,
     signals: Mutex<Vec<Signal>>,
+    /// Signals sent once its tree was let go: a real tree gets none (its pid may be reused).
+    signals_after_release: Mutex<Vec<Signal>>,
     /// Signals it survives.
     ignored: Mutex<Vec<Signal>>,
     reading: AtomicBool,
@@ -113,11 +116,11 @@ impl Shared {
 
 /// A spawned process, as the test plays it.
 #[derive(Debug)]
-pub struct ScriptedProcess {
+pub(crate) struct ScriptedProcess {
     /// What the core asked to spawn.
-    pub spec: SpawnSpec,
+    pub(crate) spec: SpawnSpec,
     /// The pid its call shows (never a real process's).
-    pub pid: u32,
+    pub(crate) pid: u32,
     input: mpsc::Receiver<Vec<u8>>,
     shared: Arc<Shared>,
 }
@@ -125,7 +128,7 @@ pub struct ScriptedProcess {
 impl ScriptedProcess {
     /// Writes `bytes` to its terminal; waits while the call's channel is full, as a real
     /// process's write blocks. Nothing is written once it has exited.
-    pub async fn print(&self, bytes: &[u8]) {
+    pub(crate) async fn print(&self, bytes: &[u8]) {
         let output = self
             .shared
             .output
@@ -138,32 +141,24 @@ impl ScriptedProcess {
     }
 
     /// Exits with `code` (its output ends with it).
-    pub fn exit(&self, code: i32) {
+    pub(crate) fn exit(&self, code: i32) {
         self.shared.end(ProcessExit::Code(code));
     }
 
     /// Whether it still runs.
     #[must_use]
-    pub fn running(&self) -> bool {
+    pub(crate) fn running(&self) -> bool {
         self.shared.running()
     }
 
     /// How it ended, if it has.
     #[must_use]
-    pub fn exited(&self) -> Option<ProcessExit> {
+    pub(crate) fn exited(&self) -> Option<ProcessExit> {
         *self.shared.exit.borrow()
     }
 
-    /// Waits until it has ended, however.
-    pub async fn ended(&self) -> ProcessExit {
-        let mut exit = self.shared.exit.subscribe();
-        let ended = exit.wait_for(Option::is_some).await.map(|exit| *exit);
-        // The sender lives in `shared`, which this process holds: it cannot be gone.
-        ended.ok().flatten().unwrap_or(ProcessExit::Code(-1))
-    }
-
     /// Makes it survive `signal` (it dies of every other one that ends a process).
-    pub fn ignore(&self, signal: Signal) {
+    pub(crate) fn ignore(&self, signal: Signal) {
         self.shared
             .ignored
             .lock()
@@ -173,7 +168,7 @@ impl ScriptedProcess {
 
     /// The signals sent to its tree so far, in order.
     #[must_use]
-    pub fn signals(&self) -> Vec<Signal> {
+    pub(crate) fn signals(&self) -> Vec<Signal> {
         self.shared
             .signals
             .lock()
@@ -181,25 +176,36 @@ impl ScriptedProcess {
             .clone()
     }
 
+    /// The signals the core tried to send after it let the tree go (a real tree would not
+    /// have got them: they are a defect).
+    #[must_use]
+    pub(crate) fn signals_after_release(&self) -> Vec<Signal> {
+        self.shared
+            .signals_after_release
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
     /// Says whether it is blocked reading its terminal, as a prompt is.
-    pub fn set_reading(&self, reading: bool) {
+    pub(crate) fn set_reading(&self, reading: bool) {
         self.shared.reading.store(reading, Ordering::Release);
     }
 
     /// The next bytes written to its terminal; `None` once the terminal is closed.
-    pub async fn input(&mut self) -> Option<Vec<u8>> {
+    pub(crate) async fn input(&mut self) -> Option<Vec<u8>> {
         self.input.recv().await
     }
 
     /// Whether the core has let its tree go (it would be reaped now).
     #[must_use]
-    pub fn released(&self) -> bool {
+    pub(crate) fn released(&self) -> bool {
         self.shared.released.load(Ordering::Acquire)
     }
 
     /// Its terminal's size.
     #[must_use]
-    pub fn size(&self) -> TermSize {
+    pub(crate) fn size(&self) -> TermSize {
         *self
             .shared
             .size
@@ -230,11 +236,19 @@ impl Tree for ScriptedTree {
         self.0.released.store(true, Ordering::Release);
     }
 
+    /// As a real shell: reaped once it has exited and its tree was let go.
     fn is_reaped(&self) -> bool {
-        self.0.released.load(Ordering::Acquire)
+        self.0.released.load(Ordering::Acquire) && !self.0.running()
     }
 
     fn signal(&self, signal: Signal) {
+        if self.0.released.load(Ordering::Acquire) {
+            self.0
+                .signals_after_release
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(signal);
+        }
         if self.is_reaped() {
             return;
         }

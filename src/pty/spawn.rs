@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 
 /// Spawns `program` with `args` (the first is its `argv[0]`) and `env` on the terminal at
 /// `tty` (a PTY's slave side), in `cwd`; returns its pid.
-pub fn spawn_on_tty(
+pub(crate) fn spawn_on_tty(
     program: &Path,
     args: &[&OsStr],
     env: &[(OsString, OsString)],
@@ -98,10 +98,13 @@ fn check(code: libc::c_int) -> std::io::Result<()> {
 }
 
 /// The child's attributes: a new session, every signal at its default, none blocked.
-#[allow(unsafe_code)] // libc calls on an initialised attribute object.
-fn a_fresh_session(attr: &mut libc::posix_spawnattr_t) -> std::io::Result<()> {
+///
+/// # Safety
+/// `attr` was initialised by `posix_spawnattr_init` and not destroyed yet.
+#[allow(unsafe_code)]
+unsafe fn a_fresh_session(attr: &mut libc::posix_spawnattr_t) -> std::io::Result<()> {
     let all = every_signal()?;
-    // SAFETY: `attr` was initialised by the caller; the sets live through the calls.
+    // SAFETY: `attr` is initialised (this function's contract); the sets live through the calls.
     unsafe {
         let mut none: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&raw mut none);
@@ -116,13 +119,16 @@ fn a_fresh_session(attr: &mut libc::posix_spawnattr_t) -> std::io::Result<()> {
 
 /// The child's file actions: the terminal as its standard input, output and error (and so,
 /// after `setsid`, its controlling terminal), no other descriptor, and its folder.
-#[allow(unsafe_code)] // libc calls on an initialised file-actions object.
-fn on_the_terminal_in_its_folder(
+///
+/// # Safety
+/// `actions` was initialised by `posix_spawn_file_actions_init` and not destroyed yet.
+#[allow(unsafe_code)]
+unsafe fn on_the_terminal_in_its_folder(
     actions: &mut libc::posix_spawn_file_actions_t,
     tty: &CString,
     cwd: &CString,
 ) -> std::io::Result<()> {
-    // SAFETY: `actions` was initialised by the caller; the paths are the caller's, and outlive
+    // SAFETY: `actions` is initialised (this function's contract); the paths are the caller's, and outlive
     // the spawn.
     unsafe {
         // After setsid: the first terminal a session leader opens becomes its own.
@@ -166,7 +172,7 @@ fn every_signal() -> std::io::Result<libc::sigset_t> {
 /// Where `program` is found in the `PATH` of `env`, as the shell that runs it would look:
 /// the first executable file of that name.
 #[must_use]
-pub fn find_in_path(program: &str, env: &[(OsString, OsString)]) -> Option<PathBuf> {
+pub(crate) fn find_in_path(program: &str, env: &[(OsString, OsString)]) -> Option<PathBuf> {
     let path = env.iter().find(|(name, _)| name == "PATH")?.1.clone();
     std::env::split_paths(&path)
         .filter(|dir| dir.is_absolute())

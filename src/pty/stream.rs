@@ -60,7 +60,7 @@ impl ProcessStream {
 
     /// Gives the process back, with every chunk not yet yielded still in its channel.
     #[must_use]
-    pub fn into_process(self) -> SpawnedProcess {
+    pub(crate) fn into_process(self) -> SpawnedProcess {
         self.process
     }
 

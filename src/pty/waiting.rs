@@ -18,7 +18,7 @@ const MAX_POLLED: u64 = 256;
 /// Whether a process of the foreground group of the terminal that `leader` (the call's shell,
 /// leader of its session) controls is blocked reading that terminal.
 #[must_use]
-pub fn reading_terminal(leader: i32) -> bool {
+pub(crate) fn reading_terminal(leader: i32) -> bool {
     let Some(shell) = proc_scan::stat(leader) else {
         return false;
     };

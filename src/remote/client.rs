@@ -30,7 +30,7 @@ pub struct Client {
 /// A request the server turned down: what kind of failure, and what to do in words.
 #[derive(Debug, thiserror::Error)]
 #[error("{message}")]
-pub struct Refused {
+pub(crate) struct Refused {
     pub code: ErrorCode,
     pub message: String,
     pub data: crate::core::ErrorData,
@@ -62,7 +62,7 @@ impl Client {
     }
 
     /// Connects, starting a server in the background when none answers.
-    pub async fn connect_or_start(socket: &Path) -> anyhow::Result<Self> {
+    pub(crate) async fn connect_or_start(socket: &Path) -> anyhow::Result<Self> {
         match Self::connect(socket).await {
             Ok(client) => return Ok(client),
             // Nothing listens there: start a server. Anything else (a refusal) is an answer.
@@ -201,7 +201,7 @@ fn check_peer(stream: &UnixStream, socket: &Path) -> anyhow::Result<()> {
 /// Whether connecting failed because no server listens: no socket, a stale one, or one whose
 /// server died as the connection came (starting one is safe: the lock lets one serve).
 #[must_use]
-pub fn nobody_listens(err: &anyhow::Error) -> bool {
+pub(crate) fn nobody_listens(err: &anyhow::Error) -> bool {
     err.downcast_ref::<std::io::Error>().is_some_and(|err| {
         matches!(
             err.kind(),

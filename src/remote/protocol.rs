@@ -17,7 +17,7 @@ pub use wire::Travel;
 
 /// The version a client and a server must share: 2 since `run` carries `size` and `name`, 3
 /// since it carries `on_input`, which older servers refuse as unknown fields.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub(crate) const PROTOCOL_VERSION: u32 = 3;
 /// The longest request line the server reads: room for a command of the longest a program can
 /// be given and an environment of the most the kernel takes (6 MiB), as JSON escapes ordinary
 /// text (control characters, six bytes each, could still pass it).
@@ -107,7 +107,7 @@ impl Reply {
 
     /// The failure a core error is, with its data when it has some.
     #[must_use]
-    pub fn from_error(error: &crate::core::CoreError) -> Self {
+    pub(crate) fn from_error(error: &crate::core::CoreError) -> Self {
         let data = error.data();
         let data = (!data.is_empty()).then(|| data.to_wire());
         Self::refusal(error.code(), &error.to_string(), data)
@@ -149,7 +149,7 @@ impl Reply {
 
 /// A reply as a client reads it, straight into the result's type.
 #[derive(Debug, Deserialize)]
-pub struct ReplyOf<T> {
+pub(crate) struct ReplyOf<T> {
     pub ok: bool,
     #[serde(default = "Option::default")]
     pub result: Option<T>,

@@ -31,12 +31,12 @@ use crate::remote::protocol::{
 use crate::remote::socket::{elder_server, lock_holder, lock_path, prepare_dir};
 
 /// How long an idle server (no process, no client) stays.
-pub const DEFAULT_IDLE_EXIT: Duration = Duration::from_secs(60);
+pub(crate) const DEFAULT_IDLE_EXIT: Duration = Duration::from_secs(60);
 
 /// Closes every descriptor but standard input, output and error, so that a server started by a
 /// client holds none of the client's (a pipe a harness waits on, make's jobserver, bats' fd 3).
 /// Called first thing, before anything of the server's own is open.
-pub fn close_inherited_descriptors() {
+pub(crate) fn close_inherited_descriptors() {
     let inherited = crate::pty::procfs::own_descriptors();
     let inherited = inherited.into_iter().filter(|fd| *fd > 2);
     // The listing's own descriptor is closed by now: closing its number again does nothing.

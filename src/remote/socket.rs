@@ -13,7 +13,7 @@ use crate::pty::proc_scan;
 /// Where the socket of session `name` lives: `$XDG_RUNTIME_DIR/oino/NAME.sock`, else
 /// `$TMPDIR/oino-UID/NAME.sock` (`/tmp` without `TMPDIR`).
 #[must_use]
-pub fn session_socket(name: &str) -> PathBuf {
+pub(crate) fn session_socket(name: &str) -> PathBuf {
     let dir = std::env::var_os("XDG_RUNTIME_DIR")
         .filter(|value| !value.is_empty())
         .map_or_else(
@@ -27,7 +27,7 @@ pub fn session_socket(name: &str) -> PathBuf {
 /// the default session's. What is said on the command line wins over the environment. A
 /// relative path is made absolute, so that its folder is known (and checked).
 #[must_use]
-pub fn choose_socket(socket: Option<PathBuf>, session: Option<&str>) -> PathBuf {
+pub(crate) fn choose_socket(socket: Option<PathBuf>, session: Option<&str>) -> PathBuf {
     let socket = socket
         .or_else(|| session.map(session_socket))
         .or_else(|| {
@@ -42,7 +42,7 @@ pub fn choose_socket(socket: Option<PathBuf>, session: Option<&str>) -> PathBuf 
 /// Makes the socket's folder, or checks an existing one: never a symlink, always the user's.
 /// oino's own folder (the default sessions') is kept 0700; a folder the user chose for a socket
 /// may be readable by others but nobody else may write in it (the socket itself is 0600).
-pub fn prepare_dir(dir: &Path) -> Result<(), UnsafePath> {
+pub(crate) fn prepare_dir(dir: &Path) -> Result<(), UnsafePath> {
     let default = session_socket("default");
     if default.parent() == Some(dir) {
         let remedy = if std::env::var_os("XDG_RUNTIME_DIR").is_some_and(|dir| !dir.is_empty()) {
@@ -62,7 +62,7 @@ pub fn prepare_dir(dir: &Path) -> Result<(), UnsafePath> {
 }
 
 /// The socket's folder, checked (see [`prepare_dir`]).
-pub fn prepare_socket_dir(socket: &Path) -> anyhow::Result<()> {
+pub(crate) fn prepare_socket_dir(socket: &Path) -> anyhow::Result<()> {
     let dir = socket
         .parent()
         .filter(|dir| !dir.as_os_str().is_empty())
@@ -73,7 +73,7 @@ pub fn prepare_socket_dir(socket: &Path) -> anyhow::Result<()> {
 
 /// Where the lock of the server at `socket` is.
 #[must_use]
-pub fn lock_path(socket: &Path) -> PathBuf {
+pub(crate) fn lock_path(socket: &Path) -> PathBuf {
     socket.with_extension("lock")
 }
 
@@ -81,7 +81,7 @@ pub fn lock_path(socket: &Path) -> PathBuf {
 /// else one found among the processes (its lock may have been removed with its folder). Looked at
 /// without touching the lock, which a server starting meanwhile may be taking.
 #[must_use]
-pub fn lock_holder(socket: &Path) -> Option<u32> {
+pub(crate) fn lock_holder(socket: &Path) -> Option<u32> {
     server_of(socket, |_| true)
 }
 
@@ -152,7 +152,7 @@ fn is_mine(pid: u32) -> bool {
 /// The name of the server of `socket`: the socket's name and a hash of its whole path
 /// (`default-1a2b3c4d`), for its log and the tag its calls carry.
 #[must_use]
-pub fn socket_key(socket: &Path) -> String {
+pub(crate) fn socket_key(socket: &Path) -> String {
     let stem = socket.file_stem().map_or_else(
         || "default".into(),
         |stem| stem.to_string_lossy().into_owned(),

@@ -10,7 +10,7 @@
 //! CAN, SUB, or the ESC of any new sequence. Nothing is buffered here: their content is skipped.
 
 /// Numeric parameters of a CSI sequence kept; more are ignored (as vte does).
-pub const MAX_CSI_PARAMS: usize = 16;
+pub(crate) const MAX_CSI_PARAMS: usize = 16;
 
 /// Where the decoder is within the grammar.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,7 +34,7 @@ enum State {
 
 /// A complete CSI sequence: `ESC [ params final`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Csi {
+pub(crate) struct Csi {
     pub action: u8,
     /// A private marker (`?`, `>`, `<`, `=`) came first.
     pub private: bool,
@@ -55,7 +55,7 @@ impl Csi {
 
     /// Whether parameter `index` is a part of the one before it (it came after a colon).
     #[must_use]
-    pub fn is_subparam(&self, index: usize) -> bool {
+    pub(crate) fn is_subparam(&self, index: usize) -> bool {
         index < MAX_CSI_PARAMS && self.subparams & (1 << index) != 0
     }
 
@@ -85,7 +85,7 @@ pub enum Step {
 /// An escape sequence's content: designations (`ESC ( 0`), index moves (`ESC D`), tests
 /// (`ESC # 8`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Escape {
+pub(crate) struct Escape {
     /// The first intermediate byte (`(`, `)`, `#` …), if any.
     pub intermediate: Option<u8>,
     pub action: u8,
@@ -93,7 +93,7 @@ pub struct Escape {
 
 /// The decoder: state only, a few dozen bytes, whatever the input.
 #[derive(Clone, Debug)]
-pub struct Decoder {
+pub(crate) struct Decoder {
     state: State,
     utf8: [u8; 4],
     utf8_len: u8,
@@ -139,26 +139,26 @@ impl Decoder {
     }
 
     /// Forgets a character half read: for a reader that passes over text it does not need.
-    pub fn forget_character(&mut self) {
+    pub(crate) fn forget_character(&mut self) {
         self.utf8_need = 0;
         self.utf8_len = 0;
     }
 
     /// Whether the bytes so far end at a boundary: the ground state, no character half read.
     #[must_use]
-    pub fn at_boundary(&self) -> bool {
+    pub(crate) fn at_boundary(&self) -> bool {
         self.state == State::Ground && self.utf8_need == 0
     }
 
     /// Whether the decoder is in the ground state (a character may be half read).
     #[must_use]
-    pub fn in_ground(&self) -> bool {
+    pub(crate) fn in_ground(&self) -> bool {
         self.state == State::Ground
     }
 
     /// Whether the decoder is within a string control (OSC, DCS, SOS, PM, APC).
     #[must_use]
-    pub fn in_string(&self) -> bool {
+    pub(crate) fn in_string(&self) -> bool {
         matches!(
             self.state,
             State::DcsString | State::OscString | State::IgnoredString | State::DcsIgnore
@@ -166,7 +166,7 @@ impl Decoder {
     }
 
     /// Ends the input: a half-read character becomes U+FFFD; an unfinished sequence is dropped.
-    pub fn finish(&mut self, emit: &mut impl FnMut(Step)) {
+    pub(crate) fn finish(&mut self, emit: &mut impl FnMut(Step)) {
         if self.utf8_need > 0 {
             self.utf8_need = 0;
             self.utf8_len = 0;
@@ -177,7 +177,7 @@ impl Decoder {
 
     /// Takes one byte; `emit` gets what it amounts to (a broken character gives two steps).
     #[inline]
-    pub fn advance(&mut self, byte: u8, emit: &mut impl FnMut(Step)) {
+    pub(crate) fn advance(&mut self, byte: u8, emit: &mut impl FnMut(Step)) {
         if self.utf8_need > 0 {
             if byte & 0xc0 == 0x80 {
                 self.utf8[usize::from(self.utf8_len)] = byte;

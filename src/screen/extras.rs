@@ -20,7 +20,7 @@ const TAB_WIDTH: u16 = 8;
 
 /// The state vt100 does not keep.
 #[derive(Clone, Debug)]
-pub struct Extras {
+pub(crate) struct Extras {
     decoder: Decoder,
     /// Whether G0 and G1 hold DEC special graphics.
     graphics: [bool; 2],
@@ -43,7 +43,7 @@ pub struct Extras {
 /// character: invisible to vt100, which appends them like combining marks, and taken out
 /// again when the cell is read.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Marks {
+pub(crate) struct Marks {
     pub blink: bool,
     pub strikethrough: bool,
 }
@@ -52,7 +52,7 @@ const BLINK_MARK: char = '\u{E0062}';
 const STRIKETHROUGH_MARK: char = '\u{E0073}';
 
 /// Takes the marks out of a cell's text.
-pub fn take_marks(text: &mut String) -> Marks {
+pub(crate) fn take_marks(text: &mut String) -> Marks {
     // A character and a mark take at least five bytes: most cells are passed over at once.
     if text.len() < 5 {
         return Marks::default();

@@ -146,7 +146,7 @@ impl MouseReporting {
 impl ScreenSnapshot {
     /// A plain screen showing `lines` (history read back from a log), `scroll_offset` rows back.
     #[must_use]
-    pub fn from_lines(size: TermSize, lines: &[String], scroll_offset: usize) -> Self {
+    pub(crate) fn from_lines(size: TermSize, lines: &[String], scroll_offset: usize) -> Self {
         let cols = usize::from(size.cols);
         let rows = (0..usize::from(size.rows))
             .map(|row| {

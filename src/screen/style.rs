@@ -18,12 +18,12 @@ pub struct Style {
 impl Style {
     /// Whether this is the pen a terminal starts with.
     #[must_use]
-    pub fn is_plain(&self) -> bool {
+    pub(crate) fn is_plain(&self) -> bool {
         *self == Self::default()
     }
 
     /// The pen after `step`: SGR sets it, RIS resets it, nothing else touches it.
-    pub fn follow(&mut self, step: &Step) {
+    pub(crate) fn follow(&mut self, step: &Step) {
         match step {
             Step::Csi(csi) if csi.action == b'm' && !csi.private && !csi.intermediate => {
                 self.apply_sgr(csi);
@@ -38,7 +38,7 @@ impl Style {
 
     /// Carries out an SGR sequence (`ESC [ … m`), as xterm reads it: `;` between attributes, and
     /// an extended color's numbers after `;` or `:` (`38;5;N`, `38;2;R;G;B`, `38:2::R:G:B`).
-    pub fn apply_sgr(&mut self, csi: &Csi) {
+    pub(crate) fn apply_sgr(&mut self, csi: &Csi) {
         let params = csi.params();
         if params.is_empty() {
             *self = Self::default();
@@ -105,7 +105,7 @@ impl Style {
 
     /// Writes the SGR sequences that set this pen from any other (the first is a reset). Each
     /// holds at most [`MAX_CSI_PARAMS`] parameters, as every reader takes.
-    pub fn write_sgr(&self, out: &mut String) {
+    pub(crate) fn write_sgr(&self, out: &mut String) {
         let attrs = &self.attrs;
         let mut params: Vec<u8> = vec![0];
         for (on, code) in [

@@ -32,7 +32,7 @@ impl ScreenView {
 
     /// One line in brackets saying the size, the cursor and the screen in use.
     #[must_use]
-    pub fn summary(&self) -> String {
+    pub(crate) fn summary(&self) -> String {
         let mut summary = format!("{}x{}", self.cols, self.rows);
         match self.cursor {
             Some(cursor) => {

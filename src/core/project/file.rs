@@ -85,7 +85,7 @@ pub type ProjectError = FileError;
 impl FileError {
     /// A mistake at byte `offset` of `text`, the file's content.
     #[must_use]
-    pub fn at_offset(file: &Path, text: &str, offset: usize, message: String) -> Self {
+    pub(crate) fn at_offset(file: &Path, text: &str, offset: usize, message: String) -> Self {
         let (line, column) = line_and_column(text, offset);
         Self {
             file: file.to_owned(),
@@ -97,7 +97,7 @@ impl FileError {
 
     /// A file that could not be read.
     #[must_use]
-    pub fn unreadable(file: &Path, err: &impl std::fmt::Display) -> Self {
+    pub(crate) fn unreadable(file: &Path, err: &impl std::fmt::Display) -> Self {
         Self {
             file: file.to_owned(),
             line: 1,
@@ -109,7 +109,7 @@ impl FileError {
     /// The text of a file of settings or processes: a regular file of at most
     /// [`crate::paths::MAX_SETTINGS_BYTES`] (never a device or a FIFO, which could be endless or
     /// wait forever), in UTF-8; a byte that is not names its line and column.
-    pub fn read_text(file: &Path) -> Result<String, Self> {
+    pub(crate) fn read_text(file: &Path) -> Result<String, Self> {
         let bytes = crate::paths::read_regular_file(file, crate::paths::MAX_SETTINGS_BYTES)
             .map_err(|err| Self::unreadable(file, &err))?;
         String::from_utf8(bytes).map_err(|err| {

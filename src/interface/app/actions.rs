@@ -18,7 +18,7 @@ macro_rules! actions {
 
         impl Action {
             /// Every action, in the help's order.
-            pub const ALL: &[Self] = &[$(Self::$action),*];
+            pub(crate) const ALL: &[Self] = &[$(Self::$action),*];
 
             /// The name the settings file binds keys to.
             #[must_use]
@@ -30,7 +30,7 @@ macro_rules! actions {
 
             /// What the action does, for the help.
             #[must_use]
-            pub fn describe(self) -> &'static str {
+            pub(crate) fn describe(self) -> &'static str {
                 match self {
                     $(Self::$action => $doc,)*
                 }
@@ -46,7 +46,7 @@ macro_rules! actions {
 
         /// The default keys.
         #[must_use]
-        pub fn default_keymap() -> Vec<Binding> {
+        pub(crate) fn default_keymap() -> Vec<Binding> {
             vec![$(Binding {
                 keys: default_keys(&[$($key),*]),
                 label: $label.to_owned(),

@@ -8,7 +8,7 @@ use super::{App, Effect};
 use crate::screen::ScreenSnapshot;
 
 /// A place in the pane: row and column.
-pub type Spot = (u16, u16);
+pub(crate) type Spot = (u16, u16);
 
 /// A selection in the pane, from `anchor` to `cursor` in reading order, both included.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,7 +30,7 @@ pub enum CopyKey {
 impl Selection {
     /// The first and last spots, in reading order.
     #[must_use]
-    pub fn bounds(&self) -> (Spot, Spot) {
+    pub(crate) fn bounds(&self) -> (Spot, Spot) {
         if self.anchor <= self.cursor {
             (self.anchor, self.cursor)
         } else {
@@ -107,7 +107,7 @@ impl Selection {
 
 /// OSC 52: `text` for the host terminal's clipboard.
 #[must_use]
-pub fn osc52(text: &str) -> String {
+pub(crate) fn osc52(text: &str) -> String {
     format!("\x1b]52;c;{}\x07", base64(text.as_bytes()))
 }
 

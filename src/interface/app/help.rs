@@ -17,7 +17,7 @@ const OTHER_KEYS: [(&str, &str); 3] = [
 
 /// A line of the help.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum HelpLine {
+pub(crate) enum HelpLine {
     Title,
     Blank,
     Key {
@@ -55,7 +55,7 @@ impl ModeKeys for Help {
 impl App {
     /// The help's lines: every binding of the keymap, then the other keys.
     #[must_use]
-    pub fn help_lines(&self) -> Vec<HelpLine> {
+    pub(crate) fn help_lines(&self) -> Vec<HelpLine> {
         let key = |label: &str, does| HelpLine::Key {
             label: label.to_owned(),
             does,
@@ -75,7 +75,7 @@ impl App {
 
     /// Lines of the help past what the terminal shows (inside its border).
     #[must_use]
-    pub fn help_overflow(&self) -> u16 {
+    pub(crate) fn help_overflow(&self) -> u16 {
         let lines = self.help_lines().len();
         let shown = usize::from(self.term_size.1.saturating_sub(2));
         u16::try_from(lines.saturating_sub(shown)).unwrap_or(u16::MAX)

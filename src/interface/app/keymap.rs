@@ -16,7 +16,7 @@ pub struct Binding {
 }
 
 /// Parses a key name: `d`, `enter`, `esc`, `ctrl-a`, `alt-x`, `up`, `pgup`, `f5`, …
-pub fn parse_key(name: &str) -> Result<KeyEvent, String> {
+pub(crate) fn parse_key(name: &str) -> Result<KeyEvent, String> {
     let mut modifiers = KeyModifiers::NONE;
     let mut rest = name;
     loop {
@@ -83,7 +83,7 @@ pub fn parse_key(name: &str) -> Result<KeyEvent, String> {
 
 /// A key's name as people write it: `ctrl-a` is `Ctrl-A`, `f12` is `F12`.
 #[must_use]
-pub fn key_label(name: &str) -> String {
+pub(crate) fn key_label(name: &str) -> String {
     name.split('-')
         .map(|part| {
             let mut chars = part.chars();

@@ -4,7 +4,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 /// The bytes a terminal sends for a key.
 #[must_use]
-pub fn encode_key(key: KeyEvent, application_cursor: bool) -> Option<Vec<u8>> {
+pub(crate) fn encode_key(key: KeyEvent, application_cursor: bool) -> Option<Vec<u8>> {
     let alt = key.modifiers.contains(KeyModifiers::ALT);
     let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
     let cursor = |letter: u8| {

@@ -47,7 +47,7 @@ impl Layout {
 
     /// The size of the PTYs: the pane's.
     #[must_use]
-    pub fn pane_size(&self) -> TermSize {
+    pub(crate) fn pane_size(&self) -> TermSize {
         TermSize::new(self.pane.width, self.pane.height)
     }
 }

@@ -86,7 +86,7 @@ pub fn report(
 /// The wheel as arrow keys, `rows` of them: what a full-screen program without mouse reporting
 /// gets.
 #[must_use]
-pub fn wheel_as_arrows(up: bool, application_cursor: bool, rows: usize) -> Vec<u8> {
+pub(crate) fn wheel_as_arrows(up: bool, application_cursor: bool, rows: usize) -> Vec<u8> {
     let arrow: &[u8] = match (up, application_cursor) {
         (true, true) => b"\x1bOA",
         (true, false) => b"\x1b[A",
@@ -104,7 +104,7 @@ impl App {
     /// to one program, only those it asks for, while it asks (a shell never gets mouse tracking
     /// it did not turn on).
     #[must_use]
-    pub fn wants_mouse(&self) -> crate::screen::MouseEvents {
+    pub(crate) fn wants_mouse(&self) -> crate::screen::MouseEvents {
         use crate::screen::MouseEvents;
         match (&self.attached, self.settings.mouse) {
             (_, false) => MouseEvents::None,

@@ -123,7 +123,7 @@ impl Default for Config {
 }
 
 /// A mistake in the settings, where it is.
-pub type ConfigError = crate::core::project::FileError;
+pub(crate) type ConfigError = crate::core::project::FileError;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]

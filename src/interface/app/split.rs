@@ -10,7 +10,7 @@ use crate::pty::TermSize;
 use super::{Action, App, Layout};
 
 /// Panes shown at most.
-pub const MAX_PANES: usize = 4;
+pub(crate) const MAX_PANES: usize = 4;
 /// Two panes go side by side only when each gets this many columns; else they are stacked.
 const SIDE_BY_SIDE_COLS: u16 = 60;
 /// The smallest pane a split makes: rows of output (under its header line), and columns.
@@ -19,7 +19,7 @@ const MIN_PANE_COLS: u16 = 20;
 
 /// One pane of a split view: whose it is, its header line and its screen.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PaneArea {
+pub(crate) struct PaneArea {
     pub id: String,
     pub header: Rect,
     pub pane: Rect,
@@ -29,7 +29,7 @@ pub struct PaneArea {
 /// two columns when both are wide enough, rows of them top to bottom; a last pane alone in its
 /// row takes the row. `None` when they would be too small.
 #[must_use]
-pub fn split_areas(area: Rect, count: usize) -> Option<Vec<(Rect, Rect)>> {
+pub(crate) fn split_areas(area: Rect, count: usize) -> Option<Vec<(Rect, Rect)>> {
     let count_u16 = u16::try_from(count).ok().filter(|count| *count > 0)?;
     let columns: u16 = if count > 1 && area.width > 2 * SIDE_BY_SIDE_COLS {
         2
@@ -74,13 +74,13 @@ pub fn split_areas(area: Rect, count: usize) -> Option<Vec<(Rect, Rect)>> {
 impl App {
     /// Whether the view is split (and not zoomed to one pane).
     #[must_use]
-    pub fn is_split(&self) -> bool {
+    pub(crate) fn is_split(&self) -> bool {
         self.split.len() > 1 && !self.zoom
     }
 
     /// Every pane of the split view, the focused one included; empty when not split.
     #[must_use]
-    pub fn pane_areas(&self) -> Vec<PaneArea> {
+    pub(crate) fn pane_areas(&self) -> Vec<PaneArea> {
         let Some(single) = self.single_layout().filter(|_| self.is_split()) else {
             return Vec::new();
         };
@@ -115,7 +115,7 @@ impl App {
     /// The size `id`'s PTY should have: its pane's when it is shown in a split, else the
     /// single pane's.
     #[must_use]
-    pub fn size_for(&self, id: &str) -> Option<TermSize> {
+    pub(crate) fn size_for(&self, id: &str) -> Option<TermSize> {
         let single = self.single_layout()?;
         Some(
             self.pane_areas()
@@ -129,7 +129,7 @@ impl App {
     }
 
     /// The other panes to fetch: their ids and sizes, when stale.
-    pub fn split_requests(&mut self) -> Vec<(String, TermSize)> {
+    pub(crate) fn split_requests(&mut self) -> Vec<(String, TermSize)> {
         if !std::mem::take(&mut self.due.split) {
             return Vec::new();
         }
@@ -145,7 +145,7 @@ impl App {
     }
 
     /// A pane of the split view was fetched.
-    pub fn set_split_pane(&mut self, id: String, pane: crate::screen::ScreenSnapshot) {
+    pub(crate) fn set_split_pane(&mut self, id: String, pane: crate::screen::ScreenSnapshot) {
         self.split_panes.insert(id, pane);
     }
 
@@ -282,7 +282,7 @@ impl App {
     }
 
     /// Resizes owed since the panes changed.
-    pub fn take_resizes(&mut self) -> Vec<super::Effect> {
+    pub(crate) fn take_resizes(&mut self) -> Vec<super::Effect> {
         if std::mem::take(&mut self.due.resizes) {
             self.resize_all()
         } else {

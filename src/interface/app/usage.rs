@@ -12,7 +12,7 @@ use crate::core::EntryInfo;
 use crate::pty::proc_scan;
 
 /// The time between two samples.
-pub const SAMPLE_EVERY: Duration = Duration::from_secs(2);
+pub(crate) const SAMPLE_EVERY: Duration = Duration::from_secs(2);
 /// How early a sample may come.
 const SAMPLE_SLACK: Duration = Duration::from_millis(100);
 /// The most processes of one tree looked at.
@@ -30,14 +30,14 @@ pub struct Usage {
 impl Usage {
     /// `12%` (or `…` before a second sample), as the list shows it.
     #[must_use]
-    pub fn cpu_text(&self) -> String {
+    pub(crate) fn cpu_text(&self) -> String {
         self.cpu_percent
             .map_or_else(|| "…".to_owned(), |percent| format!("{percent:.0}%"))
     }
 
     /// `34M`, `1.2G`: at most four characters.
     #[must_use]
-    pub fn memory_text(&self) -> String {
+    pub(crate) fn memory_text(&self) -> String {
         const MIB: f64 = 1024.0 * 1024.0;
         #[allow(clippy::cast_precision_loss)] // Shown to two digits.
         let mib = self.memory_bytes as f64 / MIB;
@@ -62,7 +62,7 @@ struct Sample {
 
 /// Samples the running entries' trees, remembering the last sample of each for the CPU share.
 #[derive(Debug, Default)]
-pub struct UsageSampler {
+pub(crate) struct UsageSampler {
     last: HashMap<String, Sample>,
     sampled_at: Option<Instant>,
 }
@@ -70,14 +70,14 @@ pub struct UsageSampler {
 impl UsageSampler {
     /// Whether a sample is due at `now` (a little early is as good: wakes are not exact).
     #[must_use]
-    pub fn due(&self, now: Instant) -> bool {
+    pub(crate) fn due(&self, now: Instant) -> bool {
         self.sampled_at
             .is_none_or(|at| now.duration_since(at) + SAMPLE_SLACK >= SAMPLE_EVERY)
     }
 
     /// How long until the next sample is due.
     #[must_use]
-    pub fn until_due(&self, now: Instant) -> Duration {
+    pub(crate) fn until_due(&self, now: Instant) -> Duration {
         self.sampled_at.map_or(Duration::ZERO, |at| {
             SAMPLE_EVERY.saturating_sub(now.duration_since(at))
         })

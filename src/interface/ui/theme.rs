@@ -59,7 +59,7 @@ pub(super) fn title_style() -> Style {
 
 /// The symbol of an entry's state.
 #[must_use]
-pub fn state_symbol(entry: &EntryInfo) -> &'static str {
+pub(crate) fn state_symbol(entry: &EntryInfo) -> &'static str {
     if entry.state.is_running() && entry.waiting_for_input.is_some() {
         return "?";
     }
@@ -80,6 +80,6 @@ pub fn state_symbol(entry: &EntryInfo) -> &'static str {
 
 /// Whether oino's own colors are off (<https://no-color.org>).
 #[must_use]
-pub fn no_color() -> bool {
+pub(crate) fn no_color() -> bool {
     std::env::var_os("NO_COLOR").is_some_and(|value| !value.is_empty())
 }

@@ -144,7 +144,7 @@ pub struct Run {
 impl Run {
     /// The request for `call` (a program waits for it).
     #[must_use]
-    pub fn from_call(call: CallRequest, started: bool) -> Self {
+    pub(crate) fn from_call(call: CallRequest, started: bool) -> Self {
         let options = call.options;
         Self {
             command: call.command,
@@ -167,7 +167,7 @@ impl Run {
 
     /// The call it asks for.
     #[must_use]
-    pub fn into_call(self) -> CallRequest {
+    pub(crate) fn into_call(self) -> CallRequest {
         CallRequest {
             id: self.id,
             cwd: self.cwd,
@@ -298,7 +298,7 @@ impl Send {
 
     /// What it types, in order.
     #[must_use]
-    pub fn into_bytes(self) -> Vec<u8> {
+    pub(crate) fn into_bytes(self) -> Vec<u8> {
         let mut bytes = self.bytes;
         bytes.splice(0..0, self.text.into_bytes());
         bytes
@@ -328,7 +328,7 @@ pub struct Start {
 impl Start {
     /// The request for `call` (a person waits for it, in an interface).
     #[must_use]
-    pub fn from_call(call: CallRequest) -> Self {
+    pub(crate) fn from_call(call: CallRequest) -> Self {
         Self {
             command: call.command,
             cwd: call.cwd,
@@ -340,7 +340,7 @@ impl Start {
 
     /// The call it asks for.
     #[must_use]
-    pub fn into_call(self) -> CallRequest {
+    pub(crate) fn into_call(self) -> CallRequest {
         CallRequest {
             cwd: self.cwd,
             env: self.env,
