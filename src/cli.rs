@@ -83,6 +83,9 @@ pub enum Command {
     /// Start a process of the project file here (oino.toml, else a Procfile), even one with
     /// `autostart = false`, on the server.
     Start(StartArgs),
+    /// Stop the project here (or the named processes and those that wait for them), each before
+    /// those it waits for; nothing else on the server.
+    Down(DownArgs),
     /// Print a completion script for a shell (see README: where to put it).
     Completions(CompletionsArgs),
     /// Print the manual page (roff): `oino man | man -l -`.
@@ -104,6 +107,17 @@ pub struct AttachArgs {
 pub struct StartArgs {
     /// The process's name in the project file.
     pub name: String,
+    /// The project file (default: oino.toml here, else a Procfile).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub server: ServerChoice,
+}
+
+#[derive(Debug, Args)]
+pub struct DownArgs {
+    /// Processes to stop, with those that wait for them (default: all of the project's).
+    pub names: Vec<String>,
     /// The project file (default: oino.toml here, else a Procfile).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
@@ -219,6 +233,10 @@ pub fn main() -> ExitCode {
         Some(Command::Attach(args)) => attach(&args),
         Some(Command::Start(args)) => match runtime() {
             Ok(runtime) => runtime.block_on(start_process(args)),
+            Err(code) => code,
+        },
+        Some(Command::Down(args)) => match runtime() {
+            Ok(runtime) => runtime.block_on(stop_project(args)),
             Err(code) => code,
         },
         Some(Command::Completions(args)) => completions(&args),
@@ -402,6 +420,40 @@ async fn start_process(args: StartArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(err) => report("oino start", &err),
+    }
+}
+
+/// `oino down [NAME...]`: the project here stopped on the server, or the named processes.
+async fn stop_project(args: DownArgs) -> ExitCode {
+    let project = match load_project(args.config.as_deref()) {
+        Ok(Some(project)) => project,
+        Ok(None) => {
+            say!(
+                "oino down: no oino.toml or Procfile in this folder: run it in the project's \
+                 folder, or give --config FILE"
+            );
+            return ExitCode::from(EXIT_USAGE);
+        }
+        Err(err) => {
+            say!("oino down: {err}");
+            return ExitCode::from(EXIT_USAGE);
+        }
+    };
+    let stopped = async {
+        let link = Link::open(Some(&args.server.path())).await?;
+        Ok::<_, anyhow::Error>(link.stop_project(&project, args.names).await?)
+    };
+    match stopped.await {
+        Ok(outcome) => {
+            for name in &outcome.stopped {
+                say!("stopped {name}");
+            }
+            for name in &outcome.not_running {
+                say!("{name} was not running");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(err) => report("oino down", &err),
     }
 }
 

@@ -383,6 +383,19 @@ impl Link {
         .await
     }
 
+    /// Stops the processes of `project` (or `only` and those that wait for them).
+    pub async fn stop_project(
+        &self,
+        project: &crate::core::project::Project,
+        only: Vec<String>,
+    ) -> Result<crate::core::project::ProjectStopped, LinkError> {
+        self.ask(ask::Down {
+            project: project.clone().to_wire(),
+            only,
+        })
+        .await
+    }
+
     /// Starts the processes of `project` that do not run yet (or only `only`).
     pub async fn start_project(
         &self,

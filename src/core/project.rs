@@ -35,12 +35,23 @@ pub struct ProjectStarted {
     pub not_started: Vec<String>,
 }
 
+/// How a project's stop went.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProjectStopped {
+    /// Processes stopped now, in the order they were (each before those it waits for).
+    pub stopped: Vec<String>,
+    /// Processes asked for that were not running.
+    pub not_running: Vec<String>,
+}
+
 /// A running project: whether each of its processes is supervised, and whether it is ready.
 #[derive(Debug, Default)]
 pub(super) struct ProjectRun {
     ready: HashMap<String, watch::Sender<bool>>,
     /// Processes whose supervision goes on.
     live: HashMap<String, bool>,
+    /// Each supervisor, to end one that waits (for those it comes after, or its backoff).
+    supervisors: HashMap<String, tokio::task::AbortHandle>,
 }
 
 /// How long a supervisor waits for the new run of a process someone restarted.
@@ -58,16 +69,7 @@ impl Core {
     ) -> Result<ProjectStarted, CoreError> {
         if let Some(only) = only {
             if !project.processes.iter().any(|process| process.name == only) {
-                return Err(CoreError::NoSuchProcess {
-                    name: only.to_owned(),
-                    file: project.file.clone(),
-                    names: project
-                        .processes
-                        .iter()
-                        .map(|process| process.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                });
+                return Err(no_such_process(project, only));
             }
         }
         project.check().map_err(CoreError::BadProject)?;
@@ -76,17 +78,74 @@ impl Core {
             let core = self.clone();
             let file = project.file.clone();
             let env = merged(env, &process.env);
-            tokio::spawn(async move {
+            let name = process.name.clone();
+            // Held while the supervisor is recorded: it cannot end before it is.
+            let mut state = self.lock();
+            let supervisor = tokio::spawn(async move {
                 core.keep_running(&process, env, waits_for, &ready).await;
-                let mut state = core.lock();
-                if let Some(run) = state.projects.get_mut(&file) {
-                    run.live.insert(process.name.clone(), false);
-                    let _ = ready.send(false);
-                    if run.live.values().all(|live| !live) {
-                        state.projects.remove(&file);
-                    }
-                }
+                core.supervision_ended(&file, &process.name);
             });
+            if let Some(run) = state.projects.get_mut(&project.file) {
+                run.supervisors.insert(name, supervisor.abort_handle());
+            }
+        }
+        Ok(outcome)
+    }
+
+    /// The supervision of `name` in the project `file` is over.
+    fn supervision_ended(&self, file: &std::path::Path, name: &str) {
+        let mut state = self.lock();
+        if let Some(run) = state.projects.get_mut(file) {
+            run.live.insert(name.to_owned(), false);
+            run.supervisors.remove(name);
+            if let Some(ready) = run.ready.get(name) {
+                let _ = ready.send(false);
+            }
+            if run.live.values().all(|live| !live) {
+                state.projects.remove(file);
+            }
+        }
+    }
+
+    /// Stops the processes of `project` (or those named in `only`, and those that wait for
+    /// them), each before those it waits for: a running one is killed, one waiting to start is
+    /// not started. Nothing else on the server is touched.
+    pub async fn stop_project(
+        &self,
+        project: &Project,
+        only: &[String],
+    ) -> Result<ProjectStopped, CoreError> {
+        if let Some(unknown) = only.iter().find(|name| {
+            !project
+                .processes
+                .iter()
+                .any(|process| process.name == **name)
+        }) {
+            return Err(no_such_process(project, unknown));
+        }
+        let mut outcome = ProjectStopped::default();
+        for name in stop_order(project, only) {
+            let supervisor = self.lock().projects.get_mut(&project.file).and_then(|run| {
+                let live = run.live.get(&name).copied().unwrap_or(false);
+                run.live.insert(name.clone(), false);
+                run.supervisors.remove(&name).filter(|_| live)
+            });
+            // Its supervisor first, so that nothing starts it again; then its run, if it has one.
+            if let Some(supervisor) = &supervisor {
+                supervisor.abort();
+                self.supervision_ended(&project.file, &name);
+            }
+            let running = self
+                .find(&name)
+                .is_ok_and(|entry| entry.is_running() && entry.status.borrow().task.is_some());
+            if running {
+                self.kill(&name).await?;
+            }
+            if running || supervisor.is_some() {
+                outcome.stopped.push(name);
+            } else {
+                outcome.not_running.push(name);
+            }
         }
         Ok(outcome)
     }
@@ -322,6 +381,65 @@ impl Core {
             });
         }
     }
+}
+
+/// The error for `name`, which is no process of `project`.
+fn no_such_process(project: &Project, name: &str) -> CoreError {
+    CoreError::NoSuchProcess {
+        name: name.to_owned(),
+        file: project.file.clone(),
+        names: project
+            .processes
+            .iter()
+            .map(|process| process.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", "),
+    }
+}
+
+/// What a stop ends, in the order it ends it: `only` (every process when empty) and those that
+/// wait for them, each before any process it waits for.
+fn stop_order(project: &Project, only: &[String]) -> Vec<String> {
+    let mut chosen: Vec<&str> = if only.is_empty() {
+        project
+            .processes
+            .iter()
+            .map(|process| process.name.as_str())
+            .collect()
+    } else {
+        only.iter().map(String::as_str).collect()
+    };
+    // Those that wait for a chosen one are chosen too.
+    let mut next = 0;
+    while let Some(name) = chosen.get(next).copied() {
+        next += 1;
+        for process in &project.processes {
+            if process.after.iter().any(|after| after == name)
+                && !chosen.contains(&process.name.as_str())
+            {
+                chosen.push(&process.name);
+            }
+        }
+    }
+    // A process comes before those it waits for: repeatedly take one that no chosen process
+    // left waits for.
+    let mut order = Vec::with_capacity(chosen.len());
+    while !chosen.is_empty() {
+        let waited_for = |name: &str| {
+            project.processes.iter().any(|process| {
+                chosen.contains(&process.name.as_str())
+                    && process.name != name
+                    && process.after.iter().any(|after| after == name)
+            })
+        };
+        let at = chosen
+            .iter()
+            .position(|name| !waited_for(name))
+            // A cycle (the file's check refuses them): in file order.
+            .unwrap_or(0);
+        order.push(chosen.remove(at).to_owned());
+    }
+    order
 }
 
 /// A process to start: itself, the readiness of those it waits for, and its own.

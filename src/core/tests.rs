@@ -388,3 +388,82 @@ async fn a_detached_call_gives_its_waiter_the_output_so_far_and_goes_on_as_a_tas
     );
     assert_eq!(process.signals()[0], Signal::SIGTERM);
 }
+
+#[tokio::test(start_paused = true)]
+async fn down_stops_each_process_before_those_it_waits_for_and_nothing_starts_again() {
+    let (core, mut spawned, _dir) = scripted_core("down", CoreConfig::default());
+    let mut db = process("db", Restart::Always);
+    db.ready = Some("ready".into());
+    let mut web = process("web", Restart::Always);
+    web.after = vec!["db".into()];
+    let mut worker = process("worker", Restart::Always);
+    worker.after = vec!["web".into()];
+    let other = core
+        .start(request("an agent's call", CallOptions::default()))
+        .expect("start");
+    let other_process = next_spawn(&mut spawned).await;
+    let project = project("down", vec![db, web, worker]);
+    core.start_project(&project, &[], None).expect("start");
+    let db = next_spawn(&mut spawned).await;
+    db.print(b"ready\r\n").await;
+    let web = next_spawn(&mut spawned).await;
+    assert_eq!(web.spec.command, "run-web");
+    // The worker waits for a web that never prints it is ready (it has no ready line: it is
+    // ready at once), so it starts too.
+    let worker = next_spawn(&mut spawned).await;
+
+    let stopped = core.stop_project(&project, &[]).await.expect("down");
+    assert_eq!(stopped.stopped, ["worker", "web", "db"]);
+    assert!(stopped.not_running.is_empty());
+    let ended: Vec<_> = [&worker, &web, &db]
+        .iter()
+        .map(|run| run.exited().is_some())
+        .collect();
+    assert_eq!(ended, [true, true, true]);
+    tokio::time::sleep(Duration::from_secs(120)).await;
+    assert_nothing_spawned(&mut spawned, "a stopped process started again");
+    assert!(core.project_running(&project.file).is_empty());
+    // Nothing else on the server was touched.
+    assert!(other_process.running());
+    assert!(other_process.signals().is_empty());
+    other_process.exit(0);
+    other.result().await;
+}
+
+#[tokio::test(start_paused = true)]
+async fn down_of_one_process_stops_those_that_wait_for_it_even_before_they_start() {
+    let (core, mut spawned, _dir) = scripted_core("down-one", CoreConfig::default());
+    let mut db = process("db", Restart::Never);
+    db.ready = Some("ready".into());
+    let mut web = process("web", Restart::Never);
+    web.after = vec!["db".into()];
+    let cache = process("cache", Restart::Never);
+    let project = project("down-one", vec![db, web, cache]);
+    core.start_project(&project, &[], None).expect("start");
+    let mut runs = vec![
+        next_spawn(&mut spawned).await,
+        next_spawn(&mut spawned).await,
+    ];
+    runs.sort_by(|a, b| a.spec.command.cmp(&b.spec.command));
+    let [cache, db] = <[ScriptedProcess; 2]>::try_from(runs).expect("two runs");
+    assert_eq!(db.spec.command, "run-db");
+    // web waits for db, which is not ready: it has not started, and never will.
+    let stopped = core
+        .stop_project(&project, &["db".to_owned()])
+        .await
+        .expect("down db");
+    assert_eq!(stopped.stopped, ["web", "db"]);
+    assert_eq!(db.exited(), Some(ProcessExit::Signal(15)));
+    db.print(b"ready\r\n").await;
+    tokio::time::sleep(Duration::from_secs(120)).await;
+    assert_nothing_spawned(&mut spawned, "web started after its project went down");
+    assert!(cache.running());
+    assert_eq!(core.project_running(&project.file), ["cache"]);
+    // A name the file does not have is refused, with the names it has.
+    match core.stop_project(&project, &["dbb".to_owned()]).await {
+        Err(CoreError::NoSuchProcess { name, names, .. }) => {
+            assert_eq!((name.as_str(), names.as_str()), ("dbb", "db, web, cache"));
+        }
+        other => panic!("{other:?}"),
+    }
+}

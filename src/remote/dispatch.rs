@@ -29,6 +29,7 @@ pub async fn answer(core: &Core, request: Request) -> Option<Reply> {
         Request::Wait(request) => reply(core, request).await,
         Request::Kill(request) => reply(core, request).await,
         Request::Project(request) => reply(core, request).await,
+        Request::Down(request) => reply(core, request).await,
         Request::Restart(request) => reply(core, request).await,
         Request::Send(request) => reply(core, request).await,
         Request::Start(request) => reply(core, request).await,
@@ -122,6 +123,13 @@ impl Handle for requests::Project {
     async fn handle(self, core: &Core) -> Result<Self::Reply, CoreError> {
         let project = Travel::from_wire(self.project);
         core.start_project(&project, &self.env, self.only.as_deref())
+    }
+}
+
+impl Handle for requests::Down {
+    async fn handle(self, core: &Core) -> Result<Self::Reply, CoreError> {
+        core.stop_project(&Travel::from_wire(self.project), &self.only)
+            .await
     }
 }
 

@@ -359,3 +359,94 @@ async fn two_running_tasks_never_share_a_name() {
     assert!(running.contains(&"web".to_owned()), "{running:?}");
     core.shutdown().await;
 }
+
+/// The server's entries, as `oino ls --json` gives them.
+fn listed(server: &ServerGuard) -> Vec<EntryInfo> {
+    let listed = server.oino(&["ls", "--json"]).output().expect("oino ls");
+    oino::remote::protocol::Travel::from_wire(
+        serde_json::from_slice::<Vec<oino::remote::protocol::wire::Entry>>(&listed.stdout)
+            .expect("JSON"),
+    )
+}
+
+/// Starts the project `file` on the server with a headless script, and waits for `line`.
+fn start_on_server(server: &ServerGuard, dir: &std::path::Path, file: &str, line: &str) {
+    let script = dir.join("script.oino");
+    std::fs::write(
+        &script,
+        format!("project {}\nwait-for {line}\n", dir.join(file).display()),
+    )
+    .expect("script");
+    let output = server
+        .oino(&["headless", "--server", "--script"])
+        .arg(&script)
+        .output()
+        .expect("oino headless");
+    assert!(output.status.success(), "{output:?}");
+}
+
+#[test]
+fn down_stops_the_project_here_in_reverse_order_and_nothing_else() {
+    let server = ServerGuard::new("project-down");
+    let dir = temp_dir("project-down");
+    std::fs::write(
+        dir.join("oino.toml"),
+        "[processes.db]\ncmd = \"echo db-up; sleep 600\"\nready = \"db-up\"\nrestart = \"always\"\n\n\
+         [processes.web]\ncmd = \"echo web-up; sleep 600\"\nafter = [\"db\"]\nrestart = \"always\"\n",
+    )
+    .expect("oino.toml");
+    let other = temp_dir("project-down-other");
+    std::fs::write(other.join("Procfile"), "agent: echo agent-up; sleep 600\n").expect("Procfile");
+    start_on_server(&server, &other, "Procfile", "agent-up");
+    start_on_server(&server, &dir, "oino.toml", "db");
+    // web starts once db printed its ready line.
+    let deadline = std::time::Instant::now() + crate::support::DEADLINE;
+    while !listed(&server)
+        .iter()
+        .any(|entry| entry.name.as_deref() == Some("web") && entry.state.is_running())
+    {
+        assert!(std::time::Instant::now() < deadline, "web never started");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+
+    let down = server
+        .oino(&["down"])
+        .current_dir(&dir)
+        .output()
+        .expect("oino down");
+    assert!(down.status.success(), "{down:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&down.stderr),
+        "stopped web\nstopped db\n"
+    );
+    let entries = listed(&server);
+    let state = |name: &str| {
+        entries
+            .iter()
+            .find(|entry| entry.name.as_deref() == Some(name))
+            .map(|entry| entry.state)
+    };
+    assert_eq!(state("web"), Some(EntryState::Killed { signal: 15 }));
+    assert_eq!(state("db"), Some(EntryState::Killed { signal: 15 }));
+    assert_eq!(state("agent"), Some(EntryState::Running));
+    // Again: nothing runs, and it says so; a name the file lacks is refused with its names.
+    let again = server
+        .oino(&["down", "web"])
+        .current_dir(&dir)
+        .output()
+        .expect("oino down");
+    assert_eq!(
+        String::from_utf8_lossy(&again.stderr),
+        "web was not running\n"
+    );
+    let wrong = server
+        .oino(&["down", "wbe"])
+        .current_dir(&dir)
+        .output()
+        .expect("oino down");
+    assert_ne!(wrong.status.code(), Some(0));
+    assert!(
+        String::from_utf8_lossy(&wrong.stderr).contains("wbe"),
+        "{wrong:?}"
+    );
+}

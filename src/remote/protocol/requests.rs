@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use super::wire::{self, Size, Travel};
 use crate::call::{CallOptions, CallResult, InputPolicy, TimeoutPolicy};
-use crate::core::project::ProjectStarted;
+use crate::core::project::{ProjectStarted, ProjectStopped};
 use crate::core::{CallRequest, EntryInfo, EntryState, HistoryPage as Page};
 use crate::output::{DEFAULT_MAX_RESULT_BYTES, OutputSlice};
 use crate::pty::Waiter;
@@ -85,6 +85,7 @@ requests! {
     Wait -> EntryState, apart;
     Kill -> EntryState, apart;
     Project -> ProjectStarted;
+    Down -> ProjectStopped, apart;
     Restart -> EntryInfo, apart;
     Send -> String;
     KillServer -> String;
@@ -258,6 +259,16 @@ pub struct Project {
     pub env: Vec<(String, String)>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub only: Option<String>,
+}
+
+/// Stops the processes of a project file (or those of `only` and those that wait for them),
+/// each before those it waits for.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Down {
+    pub project: wire::Project,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub only: Vec<String>,
 }
 
 /// Starts `key`'s command again as a new call (ending it first if it still runs): the new entry.
@@ -606,6 +617,21 @@ pub(crate) mod tests {
                 not_started: vec!["seed".into()],
             };
             (project, started)
+        }
+    }
+
+    impl Example for Down {
+        fn example() -> (Self, ProjectStopped) {
+            let (Project { project, .. }, _) = Project::example();
+            let down = Self {
+                project,
+                only: vec!["db".into()],
+            };
+            let stopped = ProjectStopped {
+                stopped: vec!["web".into(), "db".into()],
+                not_running: vec!["seed".into()],
+            };
+            (down, stopped)
         }
     }
 

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::call::{CallResult as CoreCallResult, DetachedTo as CoreDetachedTo};
 use crate::core::project::{
     Project as ProjectFile, ProjectProcess, ProjectStarted as CoreProjectStarted,
-    Restart as CoreRestart,
+    ProjectStopped as CoreProjectStopped, Restart as CoreRestart,
 };
 use crate::core::{
     CoreEvent, EntryInfo, EntryKind, EntryState, ErrorData as CoreErrorData,
@@ -435,6 +435,29 @@ impl Travel for CoreProjectStarted {
             started: wire.started,
             running: wire.running,
             not_started: wire.not_started,
+        }
+    }
+}
+
+/// How a project's stop went: what was stopped, in order, and what was not running.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProjectStopped {
+    pub stopped: Vec<String>,
+    pub not_running: Vec<String>,
+}
+
+impl Travel for CoreProjectStopped {
+    type Wire = ProjectStopped;
+    fn to_wire(self) -> ProjectStopped {
+        ProjectStopped {
+            stopped: self.stopped,
+            not_running: self.not_running,
+        }
+    }
+    fn from_wire(wire: ProjectStopped) -> Self {
+        Self {
+            stopped: wire.stopped,
+            not_running: wire.not_running,
         }
     }
 }
