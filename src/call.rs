@@ -153,11 +153,17 @@ pub enum InputPolicy {
 /// How one call runs.
 #[derive(Clone, Debug)]
 pub struct CallOptions {
+    /// How long its waiter waits; `None` for as long as it runs.
     pub timeout: Option<Duration>,
+    /// What happens once the timeout passes.
     pub on_timeout: TimeoutPolicy,
+    /// What happens once it waits for someone to type.
     pub on_input: InputPolicy,
+    /// The cap of the result text, in bytes; past it, a head and a tail of half the cap each.
     pub max_result_bytes: usize,
+    /// How long it waits for its PTY's end of file once the shell exited.
     pub exit_grace: Duration,
+    /// How long a killed tree gets between SIGTERM and SIGKILL.
     pub kill_grace: Duration,
 }
 
@@ -177,18 +183,25 @@ impl Default for CallOptions {
 /// The task a call was detached to.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DetachedTo {
+    /// The task's id (`t3`).
     pub task_id: String,
+    /// Why: the words of a detach, the timeout, or `waiting for input: PROMPT`.
     pub reason: String,
 }
 
 /// What a call returns to its waiter.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CallResult {
+    /// The output as clean text, capped (past the cap, a head and a tail and a line saying what was
+    /// left out), then a line on how it failed, or the detach marker.
     pub text: String,
+    /// It failed: a non-zero exit, a signal, or a timeout that killed it (a detach is no error).
     pub is_error: bool,
     /// How the shell ended; `None` when detached (it still runs).
     pub exit: Option<ProcessExit>,
+    /// Its timeout passed: it was killed, or detached.
     pub timed_out: bool,
+    /// The task it became, when it was detached.
     pub detached: Option<DetachedTo>,
     /// The complete output, when the text was cut.
     pub full_output_path: Option<PathBuf>,

@@ -67,12 +67,14 @@ pub(crate) struct Cli {
     pub server: ServerChoice,
 }
 
+/// The subcommands; without one, `oino` opens its interface.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run one command in a PTY and print its result text as an agent receives it.
     Run(RunArgs),
     /// Run the interface with no terminal, driven by a script (for tests).
     Headless(HeadlessArgs),
+    /// The commands that ask a server: `server`, `ls`, `detach`, `logs` and the others.
     #[command(flatten)]
     Remote(remote::Command),
     /// Serve AI agents over MCP (stdio): their shell commands run as calls of the server.
@@ -92,6 +94,7 @@ pub enum Command {
     Man,
 }
 
+/// `oino attach ID`: the entry, and the key that leaves it.
 #[derive(Debug, Args)]
 pub struct AttachArgs {
     /// A call id, task id or task name.
@@ -99,10 +102,12 @@ pub struct AttachArgs {
     /// The key that detaches: ctrl-a (default), ctrl-], f12, …
     #[arg(long, value_name = "KEY", default_value = "ctrl-a")]
     pub detach_key: String,
+    /// The server that runs it.
     #[command(flatten)]
     pub server: ServerChoice,
 }
 
+/// `oino start NAME`: a process of a project file.
 #[derive(Debug, Args)]
 pub struct StartArgs {
     /// The process's name in the project file.
@@ -110,10 +115,12 @@ pub struct StartArgs {
     /// The project file (default: oino.toml here, else a Procfile).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// The server that runs it.
     #[command(flatten)]
     pub server: ServerChoice,
 }
 
+/// `oino completions SHELL`.
 #[derive(Debug, Args)]
 pub struct DownArgs {
     /// Processes to stop, with those that wait for them (default: all of the project's).
@@ -137,6 +144,7 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
+/// `oino mcp`: the server the agent's calls run on, and when a long call detaches.
 #[derive(Debug, Args)]
 #[command(after_help = "Register it in an agent as a stdio MCP server, e.g.\n  \
                   claude mcp add oino -- oino mcp\n  \
@@ -145,6 +153,7 @@ pub struct CompletionsArgs {
                   commands appear in every oino attached to the same server (`oino` in another \
                   terminal), where a key detaches one that would block the agent.")]
 pub struct McpArgs {
+    /// The server the agent's calls run on.
     #[command(flatten)]
     pub server: ServerChoice,
     /// Detach every bash call still running after SECS seconds into a background task (unless
@@ -166,6 +175,8 @@ pub struct ServerChoice {
 }
 
 impl ServerChoice {
+    /// The socket chosen: `--socket`, else the session's, else `OINO_SOCKET`, else the default
+    /// session's.
     #[must_use]
     pub fn path(&self) -> PathBuf {
         crate::remote::socket::choose_socket(self.socket.clone(), self.session.as_deref())
@@ -186,10 +197,12 @@ impl ServerChoice {
                         result ID                    wait for a call's result and print it\n  \
                         # ...                        a comment"
 )]
+/// `oino headless`: a script drives the interface in a pretend terminal.
 pub struct HeadlessArgs {
     /// Attach to the server (started if needed) instead of hosting the processes here.
     #[arg(long)]
     pub server: bool,
+    /// The server, with `--server`.
     #[command(flatten)]
     pub choice: ServerChoice,
     /// The size of the pretend terminal.

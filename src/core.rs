@@ -51,6 +51,7 @@ const ADOPT_WAIT: Duration = Duration::from_secs(5);
 /// A started call: its id, and its result once it ends or is detached.
 #[derive(Debug)]
 pub struct CallHandle {
+    /// The call's id.
     pub id: String,
     result: oneshot::Receiver<CallResult>,
 }

@@ -8,6 +8,8 @@
 //! and the front ends: the [`interface`], the agent bridge ([`mcp`]) and the command line
 //! ([`cli`]).
 
+#![warn(missing_docs)]
+
 pub mod call;
 pub mod cli;
 pub mod core;

@@ -54,7 +54,9 @@ const REMOTE_EVENTS: usize = 1024;
 /// Where the core is.
 #[derive(Clone)]
 pub enum Link {
+    /// The core in this process: its processes end with it.
     Local(Core),
+    /// A server, reached through its socket.
     Remote(Arc<Remote>),
 }
 
@@ -67,6 +69,7 @@ pub struct Remote {
 /// What an event source yields.
 #[derive(Debug, PartialEq, Eq)]
 pub enum LinkEvent {
+    /// An event of the core.
     Core(CoreEvent),
     /// Events were missed: list everything again.
     Lagged,
@@ -76,11 +79,14 @@ pub enum LinkEvent {
 
 /// The core's events, from either side.
 pub enum Events {
+    /// A core in this process: its broadcast.
     Local(broadcast::Receiver<CoreEvent>),
+    /// A server's, read from a connection subscribed to them.
     Remote(mpsc::Receiver<LinkEvent>),
 }
 
 impl Events {
+    /// The next event; [`LinkEvent::Closed`] once none will come.
     pub async fn recv(&mut self) -> LinkEvent {
         match self {
             Self::Local(events) => match events.recv().await {
@@ -256,6 +262,7 @@ impl Link {
         }
     }
 
+    /// The entry `key` names (a call id, a task id or a task name).
     pub async fn entry(&self, key: &str) -> Result<EntryInfo, LinkError> {
         self.ask(ask::Entry {
             key: key.to_owned(),
@@ -299,6 +306,7 @@ impl Link {
         matches!(self, Self::Remote(_))
     }
 
+    /// Subscribes to the core's events (a server's on a connection of their own).
     pub async fn events(&self) -> anyhow::Result<Events> {
         match self {
             Self::Local(core) => Ok(Events::Local(core.subscribe())),
@@ -306,6 +314,7 @@ impl Link {
         }
     }
 
+    /// Every call and task, as `list` answers.
     pub async fn entries(&self) -> Result<Vec<EntryInfo>, LinkError> {
         self.ask(ask::List {}).await
     }
@@ -323,6 +332,8 @@ impl Link {
         .await
     }
 
+    /// `rows` clean lines of the whole output, ending `lines_back` lines before the last, their
+    /// colors as SGR sequences.
     pub async fn history_page(
         &self,
         key: &str,
@@ -337,6 +348,8 @@ impl Link {
         .await
     }
 
+    /// The number of the nearest line before `from` (after it when `newer`) containing `query`
+    /// (case-insensitive unless it has capitals).
     pub async fn find_line(
         &self,
         key: &str,
@@ -362,6 +375,8 @@ impl Link {
         Ok(())
     }
 
+    /// Makes the running call `key` a task named `name` (else after its command); `reason` ends its
+    /// waiter's text. The entry, now a task.
     pub async fn detach(
         &self,
         key: &str,
@@ -376,6 +391,7 @@ impl Link {
         .await
     }
 
+    /// Ends `key`'s whole tree (SIGTERM and SIGHUP, SIGKILL to what is left); its state after.
     pub async fn kill(&self, key: &str) -> Result<EntryState, LinkError> {
         self.ask(ask::Kill {
             key: key.to_owned(),
@@ -420,11 +436,13 @@ impl Link {
         .await
     }
 
+    /// Types `bytes` into `key`'s process, as its terminal would send them.
     pub async fn write(&self, key: &str, bytes: Vec<u8>) -> Result<(), LinkError> {
         self.ask(ask::Send::bytes(key, bytes)).await?;
         Ok(())
     }
 
+    /// Resizes `key`'s PTY and screen.
     pub async fn resize(&self, key: &str, size: TermSize) -> Result<(), LinkError> {
         self.ask(ask::Resize {
             key: key.to_owned(),

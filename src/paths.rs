@@ -27,9 +27,13 @@ pub(crate) enum Folder {
 #[derive(Debug, thiserror::Error)]
 #[error("{path}: {problem}; {remedy}", path = .path.display())]
 pub struct UnsafePath {
+    /// The folder or file refused.
     pub path: PathBuf,
+    /// Whether it is unsafe, or could only not be made.
     pub cause: Cause,
+    /// What is wrong with it, in words.
     pub problem: String,
+    /// What to do about it.
     pub remedy: String,
 }
 

@@ -83,7 +83,9 @@ fn in_words(err: &impl std::fmt::Display) -> String {
 /// A terminal size in character cells.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct TermSize {
+    /// Width, in columns.
     pub cols: u16,
+    /// Height, in rows.
     pub rows: u16,
 }
 
@@ -145,12 +147,17 @@ pub(crate) const PAGER_VARIABLES: [&str; 5] = [
 /// What to spawn.
 #[derive(Clone, Debug)]
 pub struct SpawnSpec {
+    /// The call it runs for: its processes carry it in `OINO_CALL_ID`.
     pub call_id: String,
+    /// The shell command, run by `bash -c`.
     pub command: String,
+    /// The folder it starts in; it must exist.
     pub cwd: PathBuf,
     /// The process's environment (the caller's); when empty, oino's own.
     pub env: Vec<(String, String)>,
+    /// The PTY's size.
     pub size: TermSize,
+    /// Who reads its output: a program's calls get `cat` as their pager.
     pub waiter: Waiter,
     /// The tag of whoever spawns it (see [`OWNER_ENV`]), if it has one.
     pub owner: Option<String>,
@@ -175,6 +182,7 @@ impl ProcessExit {
         }
     }
 
+    /// Whether it exited with code 0.
     #[must_use]
     pub fn success(self) -> bool {
         self == Self::Code(0)
@@ -196,36 +204,56 @@ impl fmt::Display for ProcessExit {
 /// Errors of this layer.
 #[derive(Debug, thiserror::Error)]
 pub enum PtyError {
+    /// The folder asked for does not exist.
     #[error("cwd {0} does not exist: create it or choose another directory")]
     MissingCwd(PathBuf),
+    /// The folder asked for is not a folder.
     #[error("cwd {0} is not a directory: choose a directory")]
     CwdNotADirectory(PathBuf),
+    /// No PTY could be opened.
     #[error("could not open a PTY: {0}")]
     Open(String),
+    /// bash could not be started.
     #[error("could not start bash: {0}")]
     Spawn(String),
+    /// Written to after the process ended.
     #[error("the process has ended: its input is closed")]
     InputClosed,
+    /// The PTY's size could not be set.
     #[error("could not resize the PTY: {0}")]
     Resize(String),
+    /// The command or a variable's value holds a NUL byte: which one, in words.
     #[error("{0} contains a NUL byte, which no program's argument or environment can hold")]
     NulByte(String),
+    /// A variable name that is empty or holds `=` or a NUL byte.
     #[error(
         "{0:?} cannot name an environment variable: a name is not empty and holds no `=` or NUL"
     )]
     BadVariableName(String),
+    /// One variable is longer, as `NAME=VALUE`, than the kernel passes (131,071 bytes).
     #[error(
         "the environment variable `{name}` is {bytes} bytes as NAME=VALUE, more than one variable \
          can be ({max}): unset it or make it shorter",
         max = exec::MAX_ARG_BYTES
     )]
-    VariableTooLong { name: String, bytes: usize },
+    VariableTooLong {
+        /// The variable's name.
+        name: String,
+        /// Its length as `NAME=VALUE`.
+        bytes: usize,
+    },
+    /// The command and the environment together are larger than the kernel starts a program with.
     #[error(
         "the command and its environment take {bytes} bytes, more than the {limit} bytes the \
          kernel starts a program with (a quarter of the server's stack limit, `ulimit -s`): unset \
          large environment variables, or start the server under a larger `ulimit -s`"
     )]
-    EnvironmentTooLarge { bytes: usize, limit: usize },
+    EnvironmentTooLarge {
+        /// What they take, with the kernel's pointers and oino's own variables.
+        bytes: usize,
+        /// A quarter of the stack limit (`ulimit -s`), between 128 KiB and 6 MiB.
+        limit: usize,
+    },
 }
 
 /// A running process, as spawned: its output and its control.
@@ -627,6 +655,7 @@ impl ProcessControl {
         self.inner.pid
     }
 
+    /// The id of the call the process runs for.
     #[must_use]
     pub fn call_id(&self) -> &str {
         &self.inner.call_id

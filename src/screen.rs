@@ -497,6 +497,8 @@ fn dimension(value: u16) -> NonZeroU16 {
 }
 
 impl Screen {
+    /// A blank screen of `size` (clamped between 2x2 and 1000x500) that keeps `scrollback_rows`
+    /// rows of history.
     #[must_use]
     pub fn new(size: TermSize, scrollback_rows: usize) -> Self {
         let size = TermSize::new(size.cols, size.rows);
@@ -521,6 +523,7 @@ impl Screen {
         )
     }
 
+    /// Its size now.
     #[must_use]
     pub fn size(&self) -> TermSize {
         self.size

@@ -14,6 +14,7 @@ use crate::pty::TermSize;
 
 use super::{ServerChoice, exit_byte, follow, print_text, report, runtime, stop_signal, warn_log};
 
+/// What `--on-timeout` does once the timeout passes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum OnTimeout {
     /// Kill the process tree (exit status 124).
@@ -43,6 +44,7 @@ impl OnInput {
     }
 }
 
+/// `oino run`: its flags and its command, as given.
 #[derive(Debug, Args)]
 pub struct RunArgs {
     /// Stop waiting after SECS seconds (see --on-timeout).
@@ -81,6 +83,7 @@ pub struct RunArgs {
     /// Print the whole result as JSON (`text`, `is_error`, `exit`, `timed_out`, `detached`, …).
     #[arg(long)]
     pub json: bool,
+    /// The server that runs the call (unless `--embedded`).
     #[command(flatten)]
     pub server: ServerChoice,
     /// The command, run by `bash -c` (several words are joined by spaces).
@@ -91,13 +94,19 @@ pub struct RunArgs {
 /// A `run` whose arguments were checked.
 #[derive(Debug)]
 pub struct RunConfig {
+    /// The call: its command, folder, environment and options.
     pub request: CallRequest,
+    /// The name of the task it becomes if it is detached.
     pub name: Option<String>,
+    /// Detach it once it has run this long.
     pub detach_after: Option<Duration>,
+    /// Detach it as soon as a line of output matches.
     pub detach_on: Option<regex::Regex>,
+    /// After a detach, print the task's output until it ends.
     pub follow: bool,
     /// The server's socket, or `None` to run in this process.
     pub socket: Option<PathBuf>,
+    /// Print the result as JSON.
     pub json: bool,
 }
 

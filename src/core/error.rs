@@ -8,69 +8,115 @@ use super::tasks::TaskError;
 use super::types::{MAX_COMMAND_BYTES, MAX_ID_CHARS};
 use crate::pty::PtyError;
 
+/// What the core refuses or fails at, in words for a person; [`CoreError::code`] gives its wire
+/// code and [`CoreError::data`] what a front end acts on.
 #[derive(Debug, thiserror::Error)]
 pub enum CoreError {
+    /// The PTY layer refused or failed: a missing folder, a PTY or bash that would not start, an
+    /// environment too large, a process that ended.
     #[error(transparent)]
     Pty(#[from] PtyError),
+    /// A task name was refused.
     #[error(transparent)]
     Task(#[from] TaskError),
+    /// No call or task has that key.
     #[error("no call or task `{0}`")]
     NotFound(String),
+    /// It has ended, so it cannot be detached.
     #[error("call `{0}` is not running: only a running call can be detached")]
     NotRunning(String),
+    /// It is a task already.
     #[error("`{0}` is already a background task")]
     AlreadyTask(String),
+    /// A restart killed it, but it did not end: the new call was not started.
     #[error("`{0}` did not end when killed, so it was not started again: try once more")]
     WouldNotEnd(String),
+    /// The core is ending its processes: nothing new starts.
     #[error("oino is ending its processes: nothing new starts now")]
     ShuttingDown,
+    /// A project from a client fails the checks a project file gets (a name, a pattern, what
+    /// `after` names).
     #[error("the project cannot be started: {0}")]
     BadProject(String),
+    /// `only` names no process of the project.
     #[error("{} has no process `{name}`: it has {names}", file.display())]
     NoSuchProcess {
+        /// The name asked for.
         name: String,
+        /// The project file.
         file: PathBuf,
+        /// Its processes' names, comma-separated.
         names: String,
     },
+    /// The id is a call's id or a task's name already.
     #[error("the id `{0}` is taken (a call's id, or a task's name): choose another id")]
     DuplicateId(String),
+    /// A call id that reads as a task id (`t` and a number).
     #[error("call id `{0}` reads as a task id (`t` and a number): choose another id")]
     TaskLikeId(String),
+    /// A call id that is not 1 to 64 letters, digits, `-`, `_` or `.`.
     #[error("invalid call id {0:?}: use 1 to {MAX_ID_CHARS} letters, digits, `-`, `_` or `.`")]
     InvalidId(String),
+    /// The command is empty.
     #[error("the command is empty: give a command to run")]
     EmptyCommand,
+    /// This process's folder cannot be told (it was removed, or is out of reach).
     #[error("cannot tell this folder: {0}")]
     NoFolder(String),
+    /// A folder whose path is not UTF-8: the protocol's JSON cannot carry it.
     #[error(
         "the folder {0:?} is not UTF-8, which oino cannot pass to its server: run the command \
          from a folder whose path is UTF-8"
     )]
     NotUtf8Folder(PathBuf),
+    /// A command longer than `bash -c` takes: its length in bytes.
     #[error(
         "the command is {0} bytes, more than `bash -c` takes ({MAX_COMMAND_BYTES}): write it to a \
          file and run the file"
     )]
     CommandTooLong(usize),
+    /// No log can be kept in that folder.
     #[error("cannot keep a log in {dir}: {message}")]
-    Log { dir: PathBuf, message: String },
+    Log {
+        /// The logs' folder.
+        dir: PathBuf,
+        /// Why, in words.
+        message: String,
+    },
+    /// Left running by a server that died: it can only be killed.
     #[error(
         "`{key}` was left running by a server that died (pid {server_pid}): its terminal went \
          with that server, so it cannot be read or typed into, only killed"
     )]
-    Orphaned { key: String, server_pid: u32 },
+    Orphaned {
+        /// The key asked for.
+        key: String,
+        /// The pid of the server that died.
+        server_pid: u32,
+    },
+    /// The logs' folder is not safe from other users, or cannot be made.
     #[error("cannot keep logs: {0}")]
     UnsafeFolder(#[from] crate::paths::UnsafePath),
+    /// The entry's log could not be read.
     #[error("cannot read the log of `{id}`: {message}")]
-    ReadLog { id: String, message: String },
+    ReadLog {
+        /// The key asked for.
+        id: String,
+        /// Why, in words.
+        message: String,
+    },
+    /// It ended long ago and is no longer kept; its log is still on disk.
     #[error(
         "`{key}` ended and is no longer kept (only the newest {kept} ended ones are): its output \
          is in {}",
         log_path.display()
     )]
     Forgotten {
+        /// The key asked for.
         key: String,
+        /// How many ended entries of its kind (calls, or tasks) are kept.
         kept: usize,
+        /// Its log: its output is still there.
         log_path: PathBuf,
     },
 }
@@ -87,6 +133,7 @@ pub struct ErrorData {
 }
 
 impl ErrorData {
+    /// Whether there is nothing to act on.
     #[must_use]
     pub fn is_empty(&self) -> bool {
         *self == Self::default()

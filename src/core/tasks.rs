@@ -20,12 +20,20 @@ use crate::pty::{ProcessExit, ProcessStream, SpawnedProcess, StreamEvent};
 /// The longest task name.
 pub(crate) const MAX_NAME_CHARS: usize = 64;
 
+/// A task name refused.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum TaskError {
+    /// Another task has that name, or a call has it as its id.
     #[error("the name `{0}` is taken (a task's name, or a call's id): choose another name")]
     DuplicateName(String),
+    /// The name breaks a rule of names.
     #[error("invalid task name `{name}`: {why}")]
-    InvalidName { name: String, why: &'static str },
+    InvalidName {
+        /// The name refused.
+        name: String,
+        /// Which rule, in words.
+        why: &'static str,
+    },
 }
 
 /// Task ids and names in use.

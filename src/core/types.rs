@@ -14,9 +14,15 @@ use crate::screen::DEFAULT_SCROLLBACK_ROWS;
 pub struct CoreConfig {
     /// Where call logs go; `None` for the user's state dir.
     pub log_dir: Option<PathBuf>,
+    /// The terminal size of a call whose request names none (80x24).
     pub default_size: TermSize,
+    /// Rows of history each screen keeps in memory (none by default: front ends read history from
+    /// the log).
     pub scrollback_rows: usize,
+    /// How long a killed tree gets between SIGTERM and SIGKILL (2 s).
     pub kill_grace: Duration,
+    /// How long a call waits for its PTY's end of file once the shell exited (300 ms), so that a
+    /// grandchild holding the PTY cannot hang it.
     pub exit_grace: Duration,
     /// Finished calls kept in the list (each keeps a screen); older ones are forgotten, their
     /// logs stay on disk.
@@ -74,23 +80,27 @@ impl Default for CoreConfig {
 pub struct CallRequest {
     /// The call id (an agent's tool-call id); `None` to let the core make one (`c1`, `c2`, …).
     pub id: Option<String>,
+    /// The shell command, run by `bash -c`.
     pub command: String,
     /// `None` for oino's own working directory.
     pub cwd: Option<PathBuf>,
     /// The process's whole environment (the caller's); empty for oino's own.
     pub env: Vec<(String, String)>,
+    /// The terminal size; `None` for the core's default (80x24).
     pub size: Option<TermSize>,
     /// A title to show instead of the command.
     pub title: Option<String>,
     /// The name of the task it becomes when its timeout detaches it (else one is made from the
     /// command).
     pub task_name: Option<String>,
+    /// Its timeout, the cap of its result text, and what a timeout or a prompt does.
     pub options: CallOptions,
     /// A program (the default) or a person: who reads what it writes.
     pub waiter: pty::Waiter,
 }
 
 impl CallRequest {
+    /// A request to run `command`, everything else left to the defaults.
     #[must_use]
     pub fn new(command: impl Into<String>) -> Self {
         Self {
@@ -135,28 +145,37 @@ pub fn variables_not_utf8() -> Vec<String> {
 /// Whether an entry is still a call (someone waits for it) or a background task.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EntryKind {
+    /// Someone waits for its result.
     Call,
+    /// Detached into the background: it has a task id and a name.
     Task,
 }
 
 /// Where an entry's process stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EntryState {
+    /// Its shell has not ended.
     Running,
+    /// Its shell exited by itself.
     Exited {
+        /// The exit status.
         code: i32,
     },
+    /// A signal ended its shell.
     Killed {
+        /// The signal's number (15 is SIGTERM).
         signal: i32,
     },
     /// Left running by a server that died (pid `server_pid`): its terminal went with that
     /// server, so it can only be killed.
     Orphaned {
+        /// The pid of the server that died.
         server_pid: u32,
     },
 }
 
 impl EntryState {
+    /// Whether its shell still runs here (an orphaned one does not count).
     #[must_use]
     pub fn is_running(self) -> bool {
         self == Self::Running
@@ -215,23 +234,35 @@ impl From<ProcessExit> for EntryState {
 pub struct EntryInfo {
     /// The call id.
     pub id: String,
+    /// A call, or a task once detached.
     pub kind: EntryKind,
+    /// The task id (`t3`); `None` while it is a call.
     pub task_id: Option<String>,
+    /// The task's name; `None` while it is a call.
     pub name: Option<String>,
+    /// Shown instead of the command, when one was given.
     pub title: Option<String>,
+    /// The shell command, run by `bash -c`.
     pub command: String,
+    /// The folder it runs in.
     pub cwd: PathBuf,
+    /// The shell's pid, also its process group's.
     pub pid: u32,
     /// Milliseconds since the Unix epoch.
     pub started_ms: u64,
+    /// When it became a task, in milliseconds since the Unix epoch; `None` while it is a call.
     pub detached_ms: Option<u64>,
+    /// When it ended, in milliseconds since the Unix epoch; `None` while it runs.
     pub ended_ms: Option<u64>,
+    /// How it stands: running, exited, killed, or orphaned.
     pub state: EntryState,
+    /// Its timeout passed: it was killed, or detached to a task.
     pub timed_out: bool,
     /// Raw bytes of output readable so far: a boundary, never within a character or a sequence.
     pub bytes: u64,
     /// Raw offset where the task's own output starts (0 for a call).
     pub detach_offset: u64,
+    /// Its log: the raw output.
     pub log_path: PathBuf,
     /// Why the log could not be written, if it could not.
     pub log_error: Option<String>,
@@ -263,36 +294,52 @@ pub struct HistoryPage {
     pub first_line: u64,
     /// Lines between the page's end and the last line (clamped).
     pub lines_back: u64,
+    /// Lines in the whole output.
     pub total_lines: u64,
 }
 
 /// What the core reports.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum CoreEvent {
+    /// A new entry: a call started, or one a dead server left running was found.
     Started {
+        /// Its call id.
         id: String,
     },
     /// New output since the entry's last snapshot: a notice, not the bytes.
     OutputChanged {
+        /// Its call id.
         id: String,
     },
+    /// A call became a task.
     Detached {
+        /// Its call id.
         id: String,
+        /// The task's id (`t3`).
         task_id: String,
+        /// The task's name.
         name: String,
     },
+    /// Its shell ended.
     Ended {
+        /// Its call id.
         id: String,
+        /// How it ended.
         state: EntryState,
     },
     /// It began (with its prompt line) or stopped waiting for someone to type.
     Waiting {
+        /// Its call id.
         id: String,
+        /// The prompt line (the one the cursor is on) when it begins; `None` when it stops.
         prompt: Option<String>,
     },
     /// A project's process became ready (a line matched its pattern), or waits to.
     Ready {
+        /// Its call id.
         id: String,
+        /// `false` from its start, `true` once a line matched its ready pattern; `None` without
+        /// one.
         ready: Option<bool>,
     },
 }

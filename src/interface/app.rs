@@ -124,11 +124,17 @@ pub(crate) enum Outcome {
 /// Input from the terminal (or a headless script).
 #[derive(Debug)]
 pub enum Input {
+    /// A key pressed.
     Key(KeyEvent),
+    /// Text pasted (bracketed paste), whole.
     Paste(String),
+    /// A mouse event, when oino takes the mouse.
     Mouse(MouseEvent),
+    /// The terminal's new size.
     Resize {
+        /// Width, in columns.
         cols: u16,
+        /// Height, in rows.
         rows: u16,
     },
     /// A signal asks oino to end now.
@@ -142,11 +148,15 @@ pub enum Input {
 /// mode is a variant here and a line in `App::handle_key`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Mode {
+    /// Keys move through the list and run the keymap's actions.
     Normal,
     /// Keys go to the selected process (`focus`).
     Focus,
+    /// A line typed in the bar: a task's name, a new command, a search.
     Prompt(Prompt),
+    /// A question in the bar (kill, restart, quit) that `y` answers.
     Confirm(Confirm),
+    /// The keys' help, open.
     Help(Help),
 }
 
@@ -159,8 +169,11 @@ trait ModeKeys {
 /// A message in the bar.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Notice {
+    /// What it says, its control characters escaped.
     pub text: String,
+    /// Shown as an error (bold, in the theme's `failed` color).
     pub is_error: bool,
+    /// When it was shown: it goes after 8 s.
     pub shown_at: Instant,
 }
 
@@ -186,13 +199,17 @@ struct Due {
 pub struct App {
     /// Entries in list order: running calls, tasks, finished.
     pub entries: Vec<EntryInfo>,
+    /// The selected entry's call id; `None` before there is one.
     pub selected: Option<String>,
+    /// Where keys go now.
     pub mode: Mode,
+    /// The pane fills the screen: no list.
     pub zoom: bool,
     /// Rows scrolled back from the live output.
     pub scroll: usize,
     /// The active search, if any.
     pub search: Option<String>,
+    /// The message in the bar, until it expires.
     pub notice: Option<Notice>,
     /// The selected entry's screen, as last fetched.
     pub pane: Option<ScreenSnapshot>,
@@ -210,8 +227,11 @@ pub struct App {
     due: Due,
     /// The processes live in a server, so quitting leaves them running.
     pub processes_outlive: bool,
+    /// The terminal's size: columns, rows.
     pub term_size: (u16, u16),
+    /// Whether oino's chrome has colors (not under `NO_COLOR`).
     pub color: bool,
+    /// Set when the interface is to end.
     pub quit: bool,
     /// Entries whose failed log was told in the bar already.
     pub log_errors_told: std::collections::HashSet<String>,
@@ -226,6 +246,8 @@ pub struct App {
 }
 
 impl App {
+    /// An interface for a terminal of `term_size` (columns, rows), with colors or not, and no
+    /// entries yet.
     #[must_use]
     pub fn new(term_size: (u16, u16), color: bool) -> Self {
         Self {

@@ -30,6 +30,7 @@ const WRITE_BUFFER: usize = 256;
 
 /// A backend whose size the loop can change (the real terminal changes its own).
 pub trait ResizeBackend: Backend {
+    /// Takes the terminal's new size (the real terminal has it already).
     fn resize_to(&mut self, cols: u16, rows: u16);
 
     /// Asks the terminal for these mouse reports (none: stops asking).

@@ -26,31 +26,48 @@ pub(crate) const DEFAULT_WAIT: Duration = Duration::from_secs(10);
 /// One line of a script.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Command {
+    /// `run [--id ID] COMMAND`: starts a call.
     Run {
+        /// The call id; `None` for the core to make one.
         id: Option<String>,
+        /// The command.
         command: String,
     },
+    /// `key KEY`: presses a key.
     Key(KeyEvent),
+    /// `type TEXT`: types the text, a key a character.
     Type(String),
+    /// `wait-for TEXT`: waits until the screen shows the text.
     WaitFor {
+        /// The text to wait for.
         text: String,
+        /// How long to wait before the script fails (10 s unless `--timeout`).
         timeout: Duration,
     },
     /// Waits until a line of the screen matches a regular expression: for a condition that no
     /// one text shows (a number at least so large).
     WaitMatch {
+        /// The regular expression.
         pattern: String,
+        /// How long to wait before the script fails (10 s unless `--timeout`).
         timeout: Duration,
     },
     /// Start the processes of a project file, as `oino` does in its folder.
     Project(std::path::PathBuf),
+    /// `wait-exit ID`: waits until a call or task ends.
     WaitExit {
+        /// The entry: a call id, a task id (`t3`) or a task name.
         key: String,
+        /// How long to wait before the script fails (10 s unless `--timeout`).
         timeout: Duration,
     },
+    /// `resize COLSxROWS`: resizes the pretend terminal.
     Resize(TermSize),
+    /// `snapshot`: prints the screen.
     Snapshot,
+    /// `result ID`: waits for a call's result and prints it.
     Result {
+        /// The id of a call this script started.
         id: String,
     },
 }

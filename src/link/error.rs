@@ -14,8 +14,11 @@ pub enum LinkError {
     /// The core turned it down.
     #[error("{message}")]
     Refused {
+        /// Its wire code: what a front end decides by.
         code: ErrorCode,
+        /// What is wrong, in words for a person.
         message: String,
+        /// What a front end may act on: the key, a forgotten entry's log, a dead server's pid.
         data: ErrorData,
     },
     /// The server could not be reached, so the request was never sent: trying it again on
@@ -105,6 +108,8 @@ pub fn error_code(err: &anyhow::Error) -> Option<ErrorCode> {
      kill {id}.left` ends it"
 )]
 pub struct ServerGone {
+    /// The call whose waiter lost its server.
     pub id: String,
+    /// The call's log: what it wrote is there.
     pub log_path: PathBuf,
 }

@@ -20,6 +20,7 @@ pub struct CappedText {
 }
 
 impl CappedText {
+    /// Empty text that keeps `max_bytes` (2 at least) whole.
     #[must_use]
     pub fn new(max_bytes: usize) -> Self {
         Self {

@@ -15,6 +15,7 @@ const MAX_WAIT: Duration = Duration::from_secs(30);
 
 /// Where a follower reads: one entry's output, and whether it still runs.
 pub trait OutputSource {
+    /// What a failed read or wait gives.
     type Error;
     /// Clean text of raw bytes from `from` (a boundary; one that is not is moved to the next), at
     /// most about `max_bytes` of them.
@@ -53,6 +54,7 @@ pub struct Follower<S> {
 }
 
 impl<S: OutputSource + Sync> Follower<S> {
+    /// Follows `source` from raw offset `from` (a boundary).
     #[must_use]
     pub fn new(source: S, from: u64) -> Self {
         Self {
@@ -68,6 +70,7 @@ impl<S: OutputSource + Sync> Follower<S> {
         self.offset
     }
 
+    /// Where it reads.
     #[must_use]
     pub fn source(&self) -> &S {
         &self.source

@@ -18,6 +18,7 @@ const LONG_LINE_STRIDE_BYTES: u64 = 1024 * 1024;
 /// A place a reader may start: a boundary, with the number of the line it is in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Checkpoint {
+    /// The raw offset: a boundary, never within a character or a sequence.
     pub offset: u64,
     /// Newlines before `offset`: the number (from 0) of the line `offset` is in.
     pub line: u64,
@@ -31,7 +32,9 @@ pub struct Checkpoint {
 /// there (after a gap): it resumes at a line's start when the chunk has one.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ChunkStart {
+    /// The chunk's first boundary; `None` when the chunk has none (it is all inside a sequence).
     pub boundary: Option<Checkpoint>,
+    /// The chunk's first line start; `None` when no line starts in it.
     pub line_start: Option<Checkpoint>,
 }
 

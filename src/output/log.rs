@@ -177,6 +177,7 @@ impl Part {
 /// How much of a capped log was kept and left out.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LogCut {
+    /// The cap (`log_cap`).
     pub cap: u64,
     /// Bytes kept from the start.
     pub head: u64,
@@ -453,6 +454,7 @@ impl RawLog {
         self.failed_after_end
     }
 
+    /// The log file.
     #[must_use]
     pub fn path(&self) -> &Path {
         &self.path
@@ -649,6 +651,7 @@ pub(crate) enum Piece {
 }
 
 impl LogView {
+    /// The log file read.
     #[must_use]
     pub fn path(&self) -> &Path {
         &self.path

@@ -21,6 +21,8 @@ pub(crate) const MAX_LINE_CHARS: usize = 4096;
 /// A piece of output read back from a log: clean text of raw bytes `[from, next_offset)`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OutputSlice {
+    /// Clean text: what a person saw, without the escape sequences; a line of its own says where
+    /// output was left out or lost.
     pub text: String,
     /// Raw offset where this slice started (a boundary).
     pub from: u64,

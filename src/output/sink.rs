@@ -99,6 +99,7 @@ impl OutputSink {
         answers
     }
 
+    /// The call's log file.
     #[must_use]
     pub fn log_path(&self) -> &Path {
         &self.log_path

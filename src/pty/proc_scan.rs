@@ -1,9 +1,13 @@
 /// A process as /proc/PID/stat shows it.
 #[derive(Clone, Copy, Debug)]
 pub struct ProcessStat {
+    /// Its process id.
     pub pid: i32,
+    /// Its parent's pid.
     pub parent: i32,
+    /// Its process group.
     pub group: i32,
+    /// Its session (a call's shell leads one).
     pub session: i32,
     /// The foreground process group of its terminal (-1 without one).
     pub terminal_group: i32,
@@ -16,6 +20,7 @@ pub struct ProcessStat {
     pub cpu_ticks: u64,
     /// Memory resident now, in pages.
     pub resident_pages: u64,
+    /// How many threads it has.
     pub threads: u64,
 }
 

@@ -97,6 +97,7 @@ impl Client {
         }
     }
 
+    /// The socket it is connected to.
     #[must_use]
     pub fn socket(&self) -> &Path {
         &self.socket

@@ -15,6 +15,7 @@ const DEFAULT_OUTPUT_BYTES: usize = 64 * 1024;
 /// A request the core answers by itself (not one its connection answers: `hello`, `run`,
 /// `subscribe`, `kill_server`).
 pub trait Handle: Ask + Send {
+    /// Answers it from `core`: the reply, or why the core refused.
     fn handle(self, core: &Core) -> impl Future<Output = Result<Self::Reply, CoreError>> + Send;
 }
 

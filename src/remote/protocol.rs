@@ -86,6 +86,7 @@ pub struct Reply {
 }
 
 impl Reply {
+    /// A success carrying `result`; a `failed` failure if `result` cannot be written as JSON.
     pub fn success(result: impl Serialize) -> Self {
         let mut line = br#"{"ok":true,"result":"#.to_vec();
         match serde_json::to_writer(&mut line, &result) {

@@ -50,8 +50,10 @@ pub(crate) fn close_inherited_descriptors() {
 pub enum Served {
     /// Another server holds this socket's lock (its pid, when it wrote it there).
     AlreadyRunning {
+        /// The pid of the server that has it; `None` when its lock file does not say.
         holder: Option<u32>,
     },
+    /// It served until it stopped: idle, `kill_server`, a signal, or its socket taken by another.
     Stopped,
 }
 

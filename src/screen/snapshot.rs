@@ -10,9 +10,12 @@ use crate::pty::TermSize;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum CellColor {
+    /// The terminal's own color.
     #[default]
     Default,
+    /// A palette color: 0-7 the basic ones, 8-15 their bright forms, up to 255.
     Indexed(u8),
+    /// A 24-bit color: red, green, blue.
     Rgb(u8, u8, u8),
 }
 
@@ -30,13 +33,20 @@ impl From<vt100::Color> for CellColor {
 #[allow(clippy::struct_excessive_bools)] // They are independent flags of one cell.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct CellAttrs {
+    /// Bold (SGR 1).
     pub bold: bool,
+    /// Faint (SGR 2).
     pub dim: bool,
+    /// Italic (SGR 3).
     pub italic: bool,
+    /// Underlined (SGR 4).
     pub underline: bool,
+    /// Foreground and background swapped (SGR 7).
     pub inverse: bool,
+    /// Blinking (SGR 5).
     #[serde(default, skip_serializing_if = "is_default")]
     pub blink: bool,
+    /// Crossed out (SGR 9).
     #[serde(default, skip_serializing_if = "is_default")]
     pub strikethrough: bool,
 }
@@ -48,10 +58,13 @@ pub struct Cell {
     /// The grapheme shown; empty for a blank cell and for the right half of a wide character.
     #[serde(rename = "t", default, skip_serializing_if = "String::is_empty")]
     pub text: String,
+    /// The foreground.
     #[serde(default, skip_serializing_if = "is_default")]
     pub fg: CellColor,
+    /// The background.
     #[serde(default, skip_serializing_if = "is_default")]
     pub bg: CellColor,
+    /// Bold, italic and the other attributes.
     #[serde(rename = "a", default, skip_serializing_if = "is_default")]
     pub attrs: CellAttrs,
     /// The left half of a double-width character.
@@ -66,13 +79,16 @@ fn is_default<T: Default + PartialEq>(value: &T) -> bool {
 /// A cursor position, zero-based.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CursorPos {
+    /// From the top.
     pub row: u16,
+    /// From the left.
     pub col: u16,
 }
 
 /// An owned picture of a screen, as a front end draws it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ScreenSnapshot {
+    /// Its size: every row has `size.cols` cells.
     pub size: TermSize,
     /// `size.rows` rows of `size.cols` cells.
     pub rows: Vec<Vec<Cell>>,
@@ -96,6 +112,7 @@ pub struct ScreenSnapshot {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MouseEvents {
+    /// None: the mouse is the terminal's own.
     #[default]
     None,
     /// X10: presses only.
@@ -112,16 +129,21 @@ pub enum MouseEvents {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MouseEncoding {
+    /// X10's: the button and the cell as single bytes, so no column past 223.
     #[default]
     Default,
+    /// The X10 form with the cell as UTF-8 characters (DECSET 1005).
     Utf8,
+    /// `ESC [ < button ; col ; row M` (`m` for a release) (DECSET 1006).
     Sgr,
 }
 
 /// A program's mouse reporting.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MouseReporting {
+    /// Which events it asked for.
     pub events: MouseEvents,
+    /// How it wants them written.
     pub encoding: MouseEncoding,
 }
 

@@ -30,15 +30,19 @@ pub const PROCFILE: &str = "Procfile";
 pub const DEFAULT_RESTART_LIMIT: u32 = 5;
 /// The first wait before a restart, unless the file says; it doubles up to [`MAX_BACKOFF_MS`].
 pub const DEFAULT_BACKOFF_MS: u64 = 1000;
+/// The longest wait before a restart: a backoff doubles up to it.
 pub const MAX_BACKOFF_MS: u64 = 30_000;
 
 /// When a process that ended is started again.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Restart {
+    /// It stays ended.
     #[default]
     Never,
+    /// When it ends other than by exiting 0.
     OnFailure,
+    /// Whenever it ends (up to `restart_limit` times in a row).
     Always,
 }
 
@@ -47,14 +51,21 @@ pub enum Restart {
 pub struct ProjectProcess {
     /// Its name: the name of the task it runs as.
     pub name: String,
+    /// The shell command, run by `bash -c`.
     pub cmd: String,
     /// Its folder, absolute.
     pub cwd: PathBuf,
     /// Variables set for it, over the environment `oino` was started in.
     pub env: Vec<(String, String)>,
+    /// Whether a start of the project starts it (else only a start of it by name does).
     pub autostart: bool,
+    /// When it is started again once it ends.
     pub restart: Restart,
+    /// Restarts in a row after which it is left ended (one that ran over 30 s starts the count
+    /// over); 5 unless the file says.
     pub restart_limit: u32,
+    /// The wait before its first restart, in ms (the file gives `backoff` in seconds); it doubles
+    /// with each, up to [`MAX_BACKOFF_MS`].
     pub backoff_ms: u64,
     /// A pattern: it is ready once a line of its output matches (ready at once without one).
     pub ready: Option<String>,
@@ -65,7 +76,9 @@ pub struct ProjectProcess {
 /// A project: its file and its processes, each after those it waits for.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Project {
+    /// The file, absolute: a project is known by it.
     pub file: PathBuf,
+    /// Its processes, each after those it waits for.
     pub processes: Vec<ProjectProcess>,
 }
 
@@ -73,9 +86,13 @@ pub struct Project {
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("{}:{line}:{column}: {message}", file.display())]
 pub struct FileError {
+    /// The file with the mistake.
     pub file: PathBuf,
+    /// The mistake's line, from 1.
     pub line: usize,
+    /// The mistake's column, from 1, in characters.
     pub column: usize,
+    /// What is wrong, and what was expected.
     pub message: String,
 }
 

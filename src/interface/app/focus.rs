@@ -9,7 +9,9 @@ use crate::core::EntryState;
 /// An interface attached to one entry: its pane is the whole view and every key goes to it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Attached {
+    /// The entry's call id.
     pub id: String,
+    /// The key that leaves the entry running and ends the attach.
     pub detach_key: KeyEvent,
     /// The name of the detach key, as the bar shows it.
     pub detach_label: String,

@@ -8,14 +8,19 @@ use super::App;
 
 /// The smallest terminal the layout works in.
 pub const MIN_COLS: u16 = 40;
+/// The fewest rows the layout works in.
 pub const MIN_ROWS: u16 = 8;
 
 /// Where things go on the screen, computed from its size alone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
+    /// The list of entries, on the left (no width when zoomed).
     pub list: ratatui::layout::Rect,
+    /// One row above the pane: its entry's state, pid, age and id.
     pub header: ratatui::layout::Rect,
+    /// The selected entry's screen.
     pub pane: ratatui::layout::Rect,
+    /// The bottom row: notices, prompts and questions.
     pub bar: ratatui::layout::Rect,
 }
 
@@ -55,12 +60,16 @@ impl Layout {
 /// The section of the list an entry is in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Section {
+    /// Running calls: someone waits for them.
     Running,
+    /// Running tasks, and what a dead server left running.
     Tasks,
+    /// Ended calls and tasks.
     Finished,
 }
 
 impl Section {
+    /// The section `entry` is listed in.
     #[must_use]
     pub fn of(entry: &EntryInfo) -> Self {
         match (entry.state, entry.kind) {
@@ -72,6 +81,7 @@ impl Section {
         }
     }
 
+    /// Its title in the list.
     #[must_use]
     pub fn title(self) -> &'static str {
         match self {
@@ -85,10 +95,13 @@ impl Section {
 /// One line of the list: a section's title or an entry (by index in `app.entries`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ListLine {
+    /// A section's title.
     Title(Section),
+    /// An entry, by its index in `app.entries`.
     Entry(usize),
 }
 
+/// The list's lines in order: a section's title before its first entry.
 #[must_use]
 pub fn list_lines(app: &App) -> Vec<ListLine> {
     let mut lines = Vec::with_capacity(app.entries.len() + 3);

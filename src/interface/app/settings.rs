@@ -29,6 +29,7 @@ use crate::interface::app::{Action, Binding};
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Notify {
+    /// Nobody is told.
     #[default]
     None,
     /// The terminal's bell.
@@ -40,10 +41,15 @@ pub enum Notify {
 /// The colors of oino's own chrome.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Theme {
+    /// A running call's state.
     pub running: Color,
+    /// A running task's state.
     pub task: Color,
+    /// The state of one that exited 0.
     pub done: Color,
+    /// The state of one that failed, and errors in the bar.
     pub failed: Color,
+    /// The state of one waiting for someone to type.
     pub waiting: Color,
     /// Rules, borders and dim text.
     pub border: Color,
@@ -103,10 +109,15 @@ impl Theme {
 /// The settings, checked.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Config {
+    /// Columns of the list; `None` for a quarter of the terminal, 24 to 40.
     pub list_width: Option<u16>,
+    /// Whether oino takes the mouse (if not, the terminal's own selection works).
     pub mouse: bool,
+    /// Whom to tell when a task ends.
     pub notify: Notify,
+    /// Each action's keys: the defaults, with those `[keys]` names replaced.
     pub keymap: Vec<Binding>,
+    /// The chrome's colors (`[theme]`).
     pub theme: Theme,
 }
 

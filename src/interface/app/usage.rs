@@ -24,6 +24,7 @@ use crate::pty::proc_scan::TICKS_PER_SECOND;
 pub struct Usage {
     /// Percent of one core since the sample before; `None` after the first sample.
     pub cpu_percent: Option<f64>,
+    /// Memory resident now, summed over the tree, in bytes.
     pub memory_bytes: u64,
 }
 

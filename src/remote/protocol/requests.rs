@@ -34,7 +34,10 @@ macro_rules! requests {
         #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
         #[serde(tag = "op", rename_all = "snake_case")]
         pub enum Request {
-            $($kind($kind),)*
+            $(
+                #[doc = concat!("A [`", stringify!($kind), "`] request.")]
+                $kind($kind),
+            )*
         }
 
         $(
@@ -101,6 +104,7 @@ requests! {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Hello {
+    /// The protocol version the client speaks; a server of another answers `version`.
     pub version: u32,
 }
 
@@ -108,18 +112,25 @@ pub struct Hello {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Run {
+    /// The command, run by `bash -c`: at most 131,071 bytes.
     pub command: String,
+    /// The call id: 1 to 64 letters, digits, `-`, `_` or `.`; `None` for the server to name it
+    /// (`c1`, `c2`, …).
     #[serde(default)]
     pub id: Option<String>,
+    /// The folder it runs in; `None` for the server's.
     #[serde(default)]
     pub cwd: Option<PathBuf>,
+    /// How long its waiter waits, in ms, before `on_timeout`; `None` for no limit.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
     /// `"kill"` (default) or `"detach"`.
     #[serde(default)]
     pub on_timeout: Option<TimeoutPolicy>,
+    /// The cap of the result text, in bytes (30000 when left out); past it, a head and a tail.
     #[serde(default)]
     pub max_bytes: Option<usize>,
+    /// Shown instead of the command.
     #[serde(default)]
     pub title: Option<String>,
     /// The call's whole environment (a client sends its own, so that the command runs as it
@@ -198,6 +209,7 @@ pub struct List {}
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Entry {
+    /// The entry: a call id, a task id (`t3`) or a task name.
     pub key: String,
 }
 
@@ -205,9 +217,13 @@ pub struct Entry {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Detach {
+    /// The entry: a call id, a task id (`t3`) or a task name.
     pub key: String,
+    /// The task's name; made from the command when left out.
     #[serde(default)]
     pub name: Option<String>,
+    /// Why, as the detach marker in its waiter's text says it; "detached by `oino detach`" when
+    /// left out.
     #[serde(default)]
     pub reason: Option<String>,
 }
@@ -217,9 +233,14 @@ pub struct Detach {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Output {
+    /// The entry: a call id, a task id (`t3`) or a task name.
     pub key: String,
+    /// The raw offset to read from (one within a character or a sequence moves to the next
+    /// boundary); `None` for the start, or where a task's own output starts.
     #[serde(default)]
     pub since: Option<u64>,
+    /// At most about this many raw bytes (64 KiB when left out); a read goes past it rather than
+    /// cut a sequence.
     #[serde(default)]
     pub max_bytes: Option<usize>,
 }
@@ -228,8 +249,11 @@ pub struct Output {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WaitOutput {
+    /// The entry: a call id, a task id (`t3`) or a task name.
     pub key: String,
+    /// The raw offset past which output counts as more.
     pub offset: u64,
+    /// How long to wait, in ms, before answering `false`.
     pub timeout_ms: u64,
 }
 
@@ -237,7 +261,9 @@ pub struct WaitOutput {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Wait {
+    /// The entry: a call id, a task id (`t3`) or a task name.
     pub key: String,
+    /// How long to wait, in ms, before answering `running`; `None` for no limit.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
 }
@@ -246,6 +272,7 @@ pub struct Wait {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Kill {
+    /// The entry: a call id, a task id (`t3`) or a task name.
     pub key: String,
 }
 
@@ -254,9 +281,12 @@ pub struct Kill {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Project {
+    /// The project, as a client read its file.
     pub project: wire::Project,
+    /// The caller's environment, which each process's own variables go over.
     #[serde(default)]
     pub env: Vec<(String, String)>,
+    /// One process's name: only it starts, whatever its `autostart`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub only: Option<String>,
 }
@@ -275,7 +305,9 @@ pub struct Down {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Restart {
+    /// The entry: a call id, a task id (`t3`) or a task name.
     pub key: String,
+    /// The new call's terminal size; `None` for the size the old one had.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<Size>,
 }
@@ -284,9 +316,12 @@ pub struct Restart {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Send {
+    /// The entry: a call id, a task id (`t3`) or a task name.
     pub key: String,
+    /// UTF-8 text, written first.
     #[serde(default)]
     pub text: String,
+    /// Any bytes (keys as a terminal sends them), written after `text`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub bytes: Vec<u8>,
 }
@@ -325,13 +360,18 @@ pub struct KillServer {}
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Start {
+    /// The command, run by `bash -c`.
     pub command: String,
+    /// The folder it runs in; `None` for the server's.
     #[serde(default)]
     pub cwd: Option<PathBuf>,
+    /// Shown instead of the command.
     #[serde(default)]
     pub title: Option<String>,
+    /// The call's whole environment; empty, the server's.
     #[serde(default)]
     pub env: Vec<(String, String)>,
+    /// Its terminal size; `None` for 80x24.
     #[serde(default)]
     pub size: Option<Size>,
 }
@@ -367,7 +407,9 @@ impl Start {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Snapshot {
+    /// The entry: a call id, a task id (`t3`) or a task name.
     pub key: String,
+    /// The size to draw it at (its PTY is resized to it); `None` for the one it has.
     #[serde(default)]
     pub size: Option<Size>,
 }
@@ -376,7 +418,9 @@ pub struct Snapshot {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Resize {
+    /// The entry: a call id, a task id (`t3`) or a task name.
     pub key: String,
+    /// The new size.
     pub size: Size,
 }
 
@@ -384,8 +428,11 @@ pub struct Resize {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HistoryPage {
+    /// The entry: a call id, a task id (`t3`) or a task name.
     pub key: String,
+    /// Lines between the page's end and the last line.
     pub lines_back: u64,
+    /// How many lines the page has, at most.
     pub rows: usize,
 }
 
@@ -393,9 +440,13 @@ pub struct HistoryPage {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FindLine {
+    /// The entry: a call id, a task id (`t3`) or a task name.
     pub key: String,
+    /// The line number to search from (0 is the oldest line); that line itself is not searched.
     pub from: u64,
+    /// Search after `from` (toward the newest line) rather than before it.
     pub newer: bool,
+    /// The text to find: case-insensitive unless it has capitals.
     pub query: String,
 }
 

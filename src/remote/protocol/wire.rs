@@ -29,7 +29,9 @@ use crate::screen::{
 pub trait Travel: Sized {
     /// Its form on the wire.
     type Wire: Serialize + DeserializeOwned;
+    /// Turns it into its wire form.
     fn to_wire(self) -> Self::Wire;
+    /// Turns a wire form back into it.
     fn from_wire(wire: Self::Wire) -> Self;
 }
 
@@ -73,7 +75,9 @@ impl<T: Travel> Travel for Vec<T> {
 /// The answer to `hello`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Hello {
+    /// The protocol version the server speaks.
     pub version: u32,
+    /// The server's process id.
     pub server_pid: u32,
 }
 
@@ -82,7 +86,9 @@ as_is!(Hello);
 /// A terminal size in character cells.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Size {
+    /// Width, in columns.
     pub cols: u16,
+    /// Height, in rows.
     pub rows: u16,
 }
 
@@ -106,7 +112,9 @@ impl Travel for TermSize {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
+    /// Someone waits for its result.
     Call,
+    /// Detached into the background: it has a task id and a name.
     Task,
 }
 
@@ -130,10 +138,24 @@ impl Travel for EntryKind {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "state")]
 pub enum State {
+    /// Its shell has not ended.
     Running,
-    Exited { code: i32 },
-    Killed { signal: i32 },
-    Orphaned { server_pid: u32 },
+    /// Its shell exited by itself.
+    Exited {
+        /// The exit status.
+        code: i32,
+    },
+    /// A signal ended its shell.
+    Killed {
+        /// The signal's number (15 is SIGTERM).
+        signal: i32,
+    },
+    /// Left running by a server that died, and listed by the next one as `CALLID.left`: only `kill`
+    /// reaches it; other requests answer `not_running`.
+    Orphaned {
+        /// The pid of the server that died.
+        server_pid: u32,
+    },
 }
 
 impl Travel for EntryState {
@@ -159,9 +181,13 @@ impl Travel for EntryState {
 /// How much of a capped log was kept and left out, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LogCut {
+    /// The cap (`log_cap`).
     pub cap: u64,
+    /// Kept from the start.
     pub head: u64,
+    /// Left out after the head.
     pub left_out: u64,
+    /// The newest output kept, after the gap.
     pub newest: u64,
 }
 
@@ -188,29 +214,51 @@ impl Travel for CoreLogCut {
 /// One call or task: what `list` gives, and `oino ls --json` prints.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Entry {
+    /// The call id (`c1`, or the one `run` was given); a task keeps it.
     pub id: String,
+    /// A call, or a task once detached.
     pub kind: Kind,
+    /// The task id (`t3`); `None` while it is a call.
     pub task_id: Option<String>,
+    /// The task's name; `None` while it is a call.
     pub name: Option<String>,
+    /// Shown instead of the command, when one was given.
     pub title: Option<String>,
+    /// The shell command, run by `bash -c`.
     pub command: String,
+    /// The folder it runs in.
     pub cwd: PathBuf,
+    /// The shell's pid, also its process group's.
     pub pid: u32,
     /// Milliseconds since the Unix epoch.
     pub started_ms: u64,
+    /// When it became a task, in milliseconds since the Unix epoch; `None` while it is a call.
     pub detached_ms: Option<u64>,
+    /// When it ended, in milliseconds since the Unix epoch; `None` while it runs.
     pub ended_ms: Option<u64>,
+    /// How it stands: `state`, with `code`, `signal` or `server_pid` beside it in the entry.
     #[serde(flatten)]
     pub state: State,
+    /// Its timeout passed: it was killed, or detached to a task.
     pub timed_out: bool,
+    /// Raw output readable so far, in bytes: a boundary (never within a character or an escape
+    /// sequence).
     pub bytes: u64,
+    /// Raw offset where the task's own output starts (0 for a call): a boundary.
     pub detach_offset: u64,
+    /// Its log: the raw output.
     pub log_path: PathBuf,
+    /// Why the log could not be written; the newest output is then kept in memory, and reads say
+    /// where output was lost.
     pub log_error: Option<String>,
+    /// Present once the log reached its cap: what it kept and left out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_cut: Option<LogCut>,
+    /// Present while it waits for someone to type: the line the cursor is on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub waiting_for_input: Option<String>,
+    /// Present for a project's process with a ready pattern: whether a line of its output matched
+    /// it yet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready: Option<bool>,
 }
@@ -271,7 +319,9 @@ impl Travel for EntryInfo {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Exit {
+    /// It exited with this status.
     Code(i32),
+    /// This signal (its number) ended it.
     Signal(i32),
 }
 
@@ -294,7 +344,9 @@ impl Travel for ProcessExit {
 /// The task a call was detached to.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DetachedTo {
+    /// The task's id (`t3`).
     pub task_id: String,
+    /// Why: the words of `detach`, the timeout, or `waiting for input: PROMPT`.
     pub reason: String,
 }
 
@@ -317,14 +369,23 @@ impl Travel for CoreDetachedTo {
 /// What a call returns to its waiter: the answer to `run`, and `oino run --json`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CallResult {
+    /// The output as clean text, at most `max_bytes` (past it, a head and a tail and a line saying
+    /// what was left out), then a line on how it failed, or the detach marker.
     pub text: String,
+    /// It failed: a non-zero exit, a signal, or a timeout that killed it (a detach is no error).
     pub is_error: bool,
+    /// How the shell ended; `None` when it was detached (it still runs).
     pub exit: Option<Exit>,
+    /// Its timeout passed: it was killed, or detached (`on_timeout`).
     pub timed_out: bool,
+    /// The task it became, when it was detached.
     pub detached: Option<DetachedTo>,
+    /// The log with the whole output, when `text` was cut (and the log is whole).
     pub full_output_path: Option<PathBuf>,
+    /// Why the log could not be written (the newest output is then kept in memory).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_error: Option<String>,
+    /// Present once the log reached its cap: what it kept and left out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_cut: Option<LogCut>,
 }
@@ -361,8 +422,13 @@ impl Travel for CoreCallResult {
 /// `oino logs --json`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct OutputSlice {
+    /// Clean text: what a person saw, without the escape sequences; a line of its own says where
+    /// output was left out or lost.
     pub text: String,
+    /// The raw offset the text starts at: a boundary (a `since` within a character or a sequence
+    /// moves to the next one).
     pub from: u64,
+    /// The raw offset to read from next: a boundary.
     pub next_offset: u64,
 }
 
@@ -387,9 +453,14 @@ impl Travel for CoreOutputSlice {
 /// A page of an entry's whole output.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HistoryPage {
+    /// Each line's text, its colors and attributes as SGR sequences (`ESC [ … m`): each line sets
+    /// what it needs and ends reset.
     pub lines: Vec<String>,
+    /// The number of the page's first line (0 is the oldest).
     pub first_line: u64,
+    /// Lines between the page's end and the last line (clamped to the output).
     pub lines_back: u64,
+    /// Lines in the whole output.
     pub total_lines: u64,
 }
 
@@ -416,8 +487,11 @@ impl Travel for CoreHistoryPage {
 /// How a project's start went.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProjectStarted {
+    /// Processes started now (those in `after` of others start once these are ready).
     pub started: Vec<String>,
+    /// Processes running already, left as they are.
     pub running: Vec<String>,
+    /// Processes not started: `autostart = false`, or not the one `only` names.
     pub not_started: Vec<String>,
 }
 
@@ -466,9 +540,12 @@ impl Travel for CoreProjectStopped {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Color {
+    /// The terminal's own color.
     #[default]
     Default,
+    /// A palette color: 0-7 the basic ones, 8-15 their bright forms, up to 255.
     Indexed(u8),
+    /// A 24-bit color: red, green, blue.
     Rgb(u8, u8, u8),
 }
 
@@ -494,13 +571,20 @@ impl Travel for CellColor {
 #[allow(clippy::struct_excessive_bools)] // Independent flags of one cell.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Attrs {
+    /// Bold (SGR 1).
     pub bold: bool,
+    /// Faint (SGR 2).
     pub dim: bool,
+    /// Italic (SGR 3).
     pub italic: bool,
+    /// Underlined (SGR 4).
     pub underline: bool,
+    /// Foreground and background swapped (SGR 7).
     pub inverse: bool,
+    /// Blinking (SGR 5); left out when off.
     #[serde(default, skip_serializing_if = "is_default")]
     pub blink: bool,
+    /// Crossed out (SGR 9); left out when off.
     #[serde(default, skip_serializing_if = "is_default")]
     pub strikethrough: bool,
 }
@@ -509,14 +593,20 @@ pub struct Attrs {
 /// on every change.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Cell {
+    /// `t`: the grapheme shown; left out for a blank cell and for the right half of a wide
+    /// character.
     #[serde(rename = "t", default, skip_serializing_if = "String::is_empty")]
     pub text: String,
+    /// The foreground; left out when the terminal's own.
     #[serde(default, skip_serializing_if = "is_default")]
     pub fg: Color,
+    /// The background; left out when the terminal's own.
     #[serde(default, skip_serializing_if = "is_default")]
     pub bg: Color,
+    /// `a`: left out when none is on.
     #[serde(rename = "a", default, skip_serializing_if = "is_default")]
     pub attrs: Attrs,
+    /// `w`: the left half of a double-width character.
     #[serde(rename = "w", default, skip_serializing_if = "is_default")]
     pub wide: bool,
 }
@@ -576,7 +666,9 @@ impl Travel for CoreCell {
 /// A cursor position, zero-based.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Cursor {
+    /// From the top.
     pub row: u16,
+    /// From the left.
     pub col: u16,
 }
 
@@ -600,11 +692,16 @@ impl Travel for CursorPos {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MouseEvents {
+    /// None: the mouse is the terminal's own.
     #[default]
     None,
+    /// Presses only (X10, DECSET 9).
     Press,
+    /// Presses and releases (DECSET 1000).
     PressRelease,
+    /// Presses, releases, and moves with a button down (DECSET 1002).
     ButtonMotion,
+    /// Presses, releases, and every move (DECSET 1003).
     AnyMotion,
 }
 
@@ -612,16 +709,21 @@ pub enum MouseEvents {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum MouseEncoding {
+    /// X10's: the button and the cell as single bytes, so no column past 223.
     #[default]
     Default,
+    /// The X10 form with the cell as UTF-8 characters (DECSET 1005).
     Utf8,
+    /// `ESC [ < button ; col ; row M` (`m` for a release) (DECSET 1006).
     Sgr,
 }
 
 /// A program's mouse reporting.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Mouse {
+    /// Which events it asked for.
     pub events: MouseEvents,
+    /// How it wants them written.
     pub encoding: MouseEncoding,
 }
 
@@ -665,15 +767,23 @@ impl Travel for MouseReporting {
 #[allow(clippy::struct_excessive_bools)] // Independent modes of one screen.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Snapshot {
+    /// The screen's size: the one asked for, if any (its PTY was resized to it).
     pub size: Size,
     /// `size.rows` rows of `size.cols` cells.
     pub rows: Vec<Vec<Cell>>,
+    /// The cursor, when it is shown and not scrolled away.
     pub cursor: Option<Cursor>,
+    /// Rows scrolled back from the live screen.
     pub scroll_offset: usize,
+    /// Rows of history above the live screen.
     pub scrollback_rows: usize,
+    /// A full-screen program has the alternate screen on.
     pub alternate_screen: bool,
+    /// Arrow keys are to be sent in application mode (`ESC O A`).
     pub application_cursor: bool,
+    /// Pasted text is to be wrapped in bracketed-paste markers.
     pub bracketed_paste: bool,
+    /// The mouse reports it asked for; left out when none.
     #[serde(default, skip_serializing_if = "is_default")]
     pub mouse: Mouse,
 }
@@ -711,10 +821,15 @@ impl Travel for ScreenSnapshot {
 /// A screen as lines of text: what `oino screen --json` prints.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ScreenView {
+    /// Width, in columns.
     pub cols: u16,
+    /// Height, in rows.
     pub rows: u16,
+    /// One line a row, trailing blanks trimmed.
     pub lines: Vec<String>,
+    /// The cursor, zero-based, when it is shown.
     pub cursor: Option<Cursor>,
+    /// A full-screen program has the alternate screen on.
     pub alternate_screen: bool,
 }
 
@@ -745,27 +860,45 @@ impl Travel for CoreScreenView {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "event")]
 pub enum Event {
+    /// A new entry: a call started, or one a dead server left running was found.
     Started {
+        /// Its call id.
         id: String,
     },
+    /// It wrote since its screen was last asked for: a notice, not the bytes.
     OutputChanged {
+        /// Its call id.
         id: String,
     },
+    /// A call became a task.
     Detached {
+        /// Its call id.
         id: String,
+        /// The task's id (`t3`).
         task_id: String,
+        /// The task's name.
         name: String,
     },
+    /// Its shell ended.
     Ended {
+        /// Its call id.
         id: String,
+        /// How it ended.
         state: State,
     },
+    /// It began or stopped waiting for someone to type.
     Waiting {
+        /// Its call id.
         id: String,
+        /// The prompt line (the one the cursor is on) when it begins; `None` when it stops.
         prompt: Option<String>,
     },
+    /// A project's process became ready, or waits to again.
     Ready {
+        /// Its call id.
         id: String,
+        /// `false` from its start, `true` once a line matched its ready pattern; `None` without
+        /// one.
         ready: Option<bool>,
     },
 }
@@ -804,30 +937,46 @@ impl Travel for CoreEvent {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Restart {
+    /// It stays ended.
     Never,
+    /// When it ends other than by exiting 0.
     OnFailure,
+    /// Whenever it ends, up to `restart_limit` times in a row.
     Always,
 }
 
 /// One process of a project file, checked (its folder absolute).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Process {
+    /// Its name, and the name of the task it runs as.
     pub name: String,
+    /// The shell command, run by `bash -c`.
     pub cmd: String,
+    /// Its folder, absolute.
     pub cwd: PathBuf,
+    /// Variables set for it, over the caller's environment.
     pub env: Vec<(String, String)>,
+    /// Whether a start of the project starts it (else only `only` does).
     pub autostart: bool,
+    /// When it is started again once it ends.
     pub restart: Restart,
+    /// Restarts in a row after which it is left ended (one that ran over 30 s starts the count
+    /// over).
     pub restart_limit: u32,
+    /// The wait before its first restart, in ms; it doubles with each, up to 30 s.
     pub backoff_ms: u64,
+    /// A regular expression: it is ready once a line of its output matches (at once without one).
     pub ready: Option<String>,
+    /// Processes that must be ready before it starts.
     pub after: Vec<String>,
 }
 
 /// A project file, as a client read it: what `project` starts.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Project {
+    /// The project file, absolute: the server keys the project by it.
     pub file: PathBuf,
+    /// Its processes, each after those it waits for.
     pub processes: Vec<Process>,
 }
 
@@ -891,10 +1040,13 @@ impl Travel for ProjectFile {
 /// forgotten entry, `left_by_server` (a pid) for one a server that died left running.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ErrorData {
+    /// The key asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+    /// A forgotten entry's log: its output is still there.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_path: Option<PathBuf>,
+    /// The pid of the server that died leaving the entry running: only `kill` reaches it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub left_by_server: Option<u32>,
 }
