@@ -120,7 +120,7 @@ pub struct StartArgs {
     pub server: ServerChoice,
 }
 
-/// `oino completions SHELL`.
+/// `oino down [NAME...]`: the project, or some of its processes, stopped.
 #[derive(Debug, Args)]
 pub struct DownArgs {
     /// Processes to stop, with those that wait for them (default: all of the project's).
@@ -128,10 +128,12 @@ pub struct DownArgs {
     /// The project file (default: oino.toml here, else a Procfile).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// The server that runs it.
     #[command(flatten)]
     pub server: ServerChoice,
 }
 
+/// `oino completions SHELL`.
 #[derive(Debug, Args)]
 #[command(after_help = "Install:\n  \
                   bash: oino completions bash > ~/.local/share/bash-completion/completions/oino\n  \

@@ -296,7 +296,9 @@ pub struct Project {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Down {
+    /// The project, as `oino` read its file.
     pub project: wire::Project,
+    /// The processes to stop, with those that wait for them; none: every process.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub only: Vec<String>,
 }

@@ -516,7 +516,9 @@ impl Travel for CoreProjectStarted {
 /// How a project's stop went: what was stopped, in order, and what was not running.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ProjectStopped {
+    /// Processes stopped, in the order they were (each before those it waits for).
     pub stopped: Vec<String>,
+    /// Processes asked for that were not running.
     pub not_running: Vec<String>,
 }
 
