@@ -426,8 +426,18 @@ async fn start_process(args: StartArgs) -> ExitCode {
         )
     };
     match started.await {
-        Ok(started) if started.running.is_empty() => {
+        Ok(started) if started.started.contains(&args.name) => {
             say!("started {} as a task named {}", args.name, args.name);
+            // What it waits for and started with it, if anything did.
+            let with: Vec<&str> = started
+                .started
+                .iter()
+                .filter(|name| **name != args.name)
+                .map(String::as_str)
+                .collect();
+            if !with.is_empty() {
+                say!("started too, as it waits for them: {}", with.join(", "));
+            }
             ExitCode::SUCCESS
         }
         Ok(_) => {

@@ -99,7 +99,7 @@ impl Core {
             run.live.insert(name.to_owned(), false);
             run.supervisors.remove(name);
             if let Some(ready) = run.ready.get(name) {
-                let _ = ready.send(false);
+                ready.send_replace(false);
             }
             if run.live.values().all(|live| !live) {
                 state.projects.remove(file);
@@ -243,7 +243,7 @@ impl Core {
             if let Some(watcher) = watcher {
                 watcher.abort();
             }
-            let _ = ready.send(false);
+            ready.send_replace(false);
             let Ok(entry) = self.find(&id) else {
                 return;
             };
@@ -342,7 +342,7 @@ impl Core {
         ready: &watch::Sender<bool>,
     ) -> Option<tokio::task::JoinHandle<()>> {
         let Some(pattern) = pattern else {
-            let _ = ready.send(true);
+            ready.send_replace(true);
             return None;
         };
         self.set_ready(id, Some(false));
@@ -357,7 +357,7 @@ impl Core {
             while let Ok(Followed::Output(slice)) = follower.next(64 * 1024, None).await {
                 if lines.feed(&slice.text).is_some() || lines.open_line_match().is_some() {
                     core.set_ready(&id, Some(true));
-                    let _ = ready.send(true);
+                    ready.send_replace(true);
                     return;
                 }
             }

@@ -467,3 +467,33 @@ async fn down_of_one_process_stops_those_that_wait_for_it_even_before_they_start
         other => panic!("{other:?}"),
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_process_started_after_the_one_it_waits_for_is_ready_starts_at_once() {
+    let (core, mut spawned, _dir) = scripted_core("late", CoreConfig::default());
+    let mut db = process("db", Restart::Never);
+    db.ready = Some("ready".into());
+    let mut web = process("web", Restart::Never);
+    web.after = vec!["db".into()];
+    web.autostart = false;
+    let project = project("late", vec![db, web]);
+    core.start_project(&project, &[], Some("db"))
+        .expect("start db");
+    let db = next_spawn(&mut spawned).await;
+    db.print(b"ready\r\n").await;
+    wait_until("db is ready", || {
+        core.entry("db")
+            .is_ok_and(|entry| entry.ready == Some(true))
+    })
+    .await;
+    // Nobody waited for db when it became ready: web, started now, must still see it.
+    let started = core
+        .start_project(&project, &[], Some("web"))
+        .expect("start web");
+    assert_eq!(
+        (started.started, started.running),
+        (vec!["web".to_owned()], vec!["db".to_owned()])
+    );
+    let web = next_spawn(&mut spawned).await;
+    assert_eq!(web.spec.command, "run-web");
+}

@@ -450,3 +450,42 @@ fn down_stops_the_project_here_in_reverse_order_and_nothing_else() {
         "{wrong:?}"
     );
 }
+
+/// Waits until `oino ls --json` shows an entry that `holds`.
+fn wait_listed(server: &ServerGuard, what: &str, holds: impl Fn(&EntryInfo) -> bool) {
+    let deadline = std::time::Instant::now() + crate::support::DEADLINE;
+    while !listed(server).iter().any(&holds) {
+        assert!(std::time::Instant::now() < deadline, "never listed: {what}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn a_process_started_once_what_it_waits_for_is_ready_starts_and_says_so() {
+    let server = ServerGuard::new("project-late");
+    let dir = temp_dir("project-late");
+    std::fs::write(
+        dir.join("oino.toml"),
+        "[processes.db]\ncmd = \"echo db-up; sleep 600\"\nready = \"db-up\"\n\n\
+         [processes.web]\ncmd = \"echo web-up; sleep 600\"\nafter = [\"db\"]\nautostart = false\n",
+    )
+    .expect("oino.toml");
+    let start = |name: &str| {
+        let output = server
+            .oino(&["start", name])
+            .current_dir(&dir)
+            .output()
+            .expect("oino start");
+        assert!(output.status.success(), "{output:?}");
+        String::from_utf8_lossy(&output.stderr).into_owned()
+    };
+    assert_eq!(start("db"), "started db as a task named db\n");
+    wait_listed(&server, "db ready", |entry| {
+        entry.name.as_deref() == Some("db") && entry.ready == Some(true)
+    });
+    assert_eq!(start("web"), "started web as a task named web\n");
+    wait_listed(&server, "web running", |entry| {
+        entry.name.as_deref() == Some("web") && entry.state.is_running()
+    });
+    assert_eq!(start("web"), "web runs already\n");
+}
