@@ -104,6 +104,20 @@ pub struct ScreenArgs {
     pub json: bool,
 }
 
+/// Calls or tasks, named.
+#[derive(Debug, Args)]
+pub struct EntriesArgs {
+    /// Call ids, task ids or task names.
+    #[arg(required = true, value_name = "ID")]
+    pub ids: Vec<String>,
+    /// The server they run on.
+    #[command(flatten)]
+    pub server: ServerChoice,
+    /// Print JSON: a value for each id, in order.
+    #[arg(long)]
+    pub json: bool,
+}
+
 /// One call or task, named.
 #[derive(Debug, Args)]
 pub struct EntryArgs {
@@ -154,11 +168,11 @@ pub enum Command {
     Screen(ScreenArgs),
     /// Wait until a call or task ends.
     Wait(WaitArgs),
-    /// Kill a call or task and all its processes.
-    Kill(EntryArgs),
-    /// Run a call's or task's command again, as a new call in the same folder and environment
-    /// (ending it first if it still runs); prints the new id.
-    Restart(EntryArgs),
+    /// Kill calls or tasks and all their processes.
+    Kill(EntriesArgs),
+    /// Run calls' or tasks' commands again, each as a new call in the same folder and
+    /// environment (ending it first if it still runs); prints the new ids.
+    Restart(EntriesArgs),
     /// Type text into a call or task.
     Send(SendArgs),
     /// End every call and task, then the server.
@@ -382,32 +396,47 @@ async fn wait(args: WaitArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-async fn kill(args: EntryArgs) -> anyhow::Result<ExitCode> {
+async fn kill(args: EntriesArgs) -> anyhow::Result<ExitCode> {
     let mut client = Client::connect(&args.server.path()).await?;
-    let state = client.ask(ask::Kill { key: args.id }).await?;
-    if args.json {
-        print_json(&state.to_wire())?;
+    let mut status = ExitCode::SUCCESS;
+    for id in args.ids {
+        match client.ask(ask::Kill { key: id }).await {
+            Ok(state) if args.json => print_json(&state.to_wire())?,
+            Ok(_) => {}
+            Err(err) => status = failed_one("oino kill", err)?,
+        }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(status)
 }
 
-async fn restart(args: EntryArgs) -> anyhow::Result<ExitCode> {
+async fn restart(args: EntriesArgs) -> anyhow::Result<ExitCode> {
     let mut client = Client::connect(&args.server.path()).await?;
-    let entry = client
-        .ask(ask::Restart {
-            key: args.id,
+    let mut status = ExitCode::SUCCESS;
+    for id in args.ids {
+        let asked = ask::Restart {
+            key: id,
             size: None,
-        })
-        .await?;
-    if args.json {
-        print_json(&entry.clone().to_wire())?;
-    } else {
-        print_raw(&format!(
-            "{}\n",
-            escaped(entry.task_id.as_ref().unwrap_or(&entry.id))
-        ))?;
+        };
+        match client.ask(asked).await {
+            Ok(entry) if args.json => print_json(&entry.to_wire())?,
+            Ok(entry) => print_raw(&format!(
+                "{}\n",
+                escaped(entry.task_id.as_ref().unwrap_or(&entry.id))
+            ))?,
+            Err(err) => status = failed_one("oino restart", err)?,
+        }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(status)
+}
+
+/// One of several ids failed: said, and the others still done; the command's status is the
+/// last failure's. A failure of the link itself (the server gone) ends the command.
+fn failed_one(command: &str, err: anyhow::Error) -> anyhow::Result<ExitCode> {
+    if crate::link::refusal(&err).is_some() {
+        Ok(crate::cli::report(command, &err))
+    } else {
+        Err(err)
+    }
 }
 
 async fn send(args: SendArgs) -> anyhow::Result<ExitCode> {

@@ -940,3 +940,62 @@ fn a_commands_escape_sequences_are_shown_not_carried_out() {
         "{said:?}"
     );
 }
+
+#[test]
+fn kill_and_restart_take_several_ids_and_go_on_past_a_wrong_one() {
+    let server = ServerGuard::new("cli-several");
+    for name in ["one", "two", "three"] {
+        let task = server
+            .oino(&[
+                "run",
+                "--detach-after",
+                "0.2",
+                "--name",
+                name,
+                "--",
+                "echo up; sleep 600",
+            ])
+            .output()
+            .expect("a task");
+        assert!(task.status.success(), "{task:?}");
+    }
+    let state_of = |name: &str| {
+        let listed = server.oino(&["ls", "--json"]).output().expect("ls");
+        serde_json::from_slice::<Vec<serde_json::Value>>(&listed.stdout)
+            .expect("json")
+            .into_iter()
+            .filter(|entry| entry["name"] == name)
+            .map(|entry| entry["state"].as_str().unwrap_or("").to_owned())
+            .collect::<Vec<_>>()
+    };
+    // Each id restarted, in order: a new id for each.
+    let restarted = server
+        .oino(&["restart", "one", "two"])
+        .output()
+        .expect("oino restart");
+    assert!(restarted.status.success(), "{restarted:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&restarted.stdout).lines().count(),
+        2
+    );
+    // A wrong id among them is said, the others are killed, and the status says it failed.
+    let killed = server
+        .oino(&["kill", "one", "nothing", "two", "three"])
+        .output()
+        .expect("oino kill");
+    assert_eq!(killed.status.code(), Some(2), "{killed:?}");
+    let stderr = String::from_utf8_lossy(&killed.stderr);
+    assert!(
+        stderr.contains("no call or task `nothing`: list them with `oino ls`"),
+        "{stderr}"
+    );
+    for name in ["one", "two", "three"] {
+        let states = state_of(name);
+        assert!(
+            !states.is_empty() && states.iter().all(|state| state == "killed"),
+            "{name}: {states:?}"
+        );
+    }
+    // Restarted, `one` and `two` each have two runs.
+    assert_eq!((state_of("one").len(), state_of("three").len()), (2, 1));
+}
