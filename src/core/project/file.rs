@@ -17,6 +17,7 @@
 //! ```
 
 use std::collections::{BTreeMap, HashMap};
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -309,6 +310,12 @@ fn checked(
             "cmd is empty: give a command".into(),
         ));
     }
+    if let Some(why) = command_refusal(process.cmd.get_ref()) {
+        return Err((process.cmd.span().start, why));
+    }
+    if let Some(why) = variables_refusal(&process.env) {
+        return Err((name.span().start, format!("env: {why}")));
+    }
     if let Some(ready) = &process.ready {
         regex::Regex::new(ready.get_ref()).map_err(|err| {
             (
@@ -419,6 +426,9 @@ fn parse_procfile(text: &str, dir: &Path) -> Result<Vec<ProjectProcess>, (usize,
                 "expected a command after the colon".into(),
             ));
         }
+        if let Some(why) = command_refusal(cmd) {
+            return Err((number, line.find(':').map_or(1, |at| at + 2), why));
+        }
         processes.push(ProjectProcess {
             name: name.to_owned(),
             cmd: cmd.trim().to_owned(),
@@ -437,6 +447,30 @@ fn parse_procfile(text: &str, dir: &Path) -> Result<Vec<ProjectProcess>, (usize,
         return Err((1, 1, "no processes: add `name: command` lines".into()));
     }
     Ok(processes)
+}
+
+/// Why the server would refuse to run `cmd` (a NUL byte, longer than `bash -c` takes), if it
+/// would: the file is refused at once, with the place, rather than a process that never runs.
+fn command_refusal(cmd: &str) -> Option<String> {
+    if cmd.len() > crate::core::MAX_COMMAND_BYTES {
+        return Some(crate::core::CoreError::CommandTooLong(cmd.len()).to_string());
+    }
+    let args = [OsStr::new("bash"), OsStr::new("-c"), OsStr::new(cmd)];
+    crate::pty::exec::check(&args, std::iter::empty())
+        .err()
+        .map(|err| err.to_string())
+}
+
+/// Why the server would refuse a process's own variables (a name that is empty or holds `=`
+/// or NUL, a NUL in a value, one too long), if it would.
+fn variables_refusal(env: &BTreeMap<String, String>) -> Option<String> {
+    let args = [OsStr::new("bash"), OsStr::new("-c"), OsStr::new("")];
+    let env = env
+        .iter()
+        .map(|(name, value)| (OsStr::new(name.as_str()), OsStr::new(value.as_str())));
+    crate::pty::exec::check(&args, env)
+        .err()
+        .map(|err| err.to_string())
 }
 
 /// The processes ordered so that each comes after those it waits for (else in the order given),
@@ -629,6 +663,25 @@ restart_limit = 2
                 "wait for each other, so none could start: a -> b -> a",
             ),
             ("# nothing\n", 1, 1, "missing field `processes`"),
+            // What the server would refuse to run is refused here, with its place.
+            (
+                "[processes.web]\ncmd = \"a\\u0000b\"\n",
+                2,
+                7,
+                "contains a NUL byte",
+            ),
+            (
+                "[processes.web]\ncmd = \"x\"\nenv = { \"A=B\" = \"1\" }\n",
+                1,
+                12,
+                "env: \"A=B\" cannot name an environment variable",
+            ),
+            (
+                "[processes.web]\ncmd = \"x\"\nenv = { \"\" = \"1\" }\n",
+                1,
+                12,
+                "cannot name an environment variable",
+            ),
         ];
         for (index, (text, line, column, message)) in cases.into_iter().enumerate() {
             let (dir, loaded) = written(&format!("case{index}/oino.toml"), text);
@@ -801,6 +854,29 @@ restart_limit = 2
                 names(in_start_order(processes.clone())),
                 reference_order(processes)
             );
+        }
+    }
+
+    #[test]
+    fn a_command_longer_than_bash_takes_is_refused_at_load_in_either_file() {
+        let long = "x".repeat(140 * 1024);
+        for (name, text, line, column) in [
+            (
+                "long/oino.toml",
+                format!("[processes.web]\ncmd = \"{long}\"\n"),
+                2,
+                7,
+            ),
+            ("long/Procfile", format!("web: {long}\n"), 1, 5),
+        ] {
+            let (dir, loaded) = written(name, &text);
+            let err = loaded.unwrap_err();
+            assert_eq!((err.line, err.column), (line, column), "{name}: {err}");
+            assert!(
+                err.message.contains("more than `bash -c` takes"),
+                "{name}: {err}"
+            );
+            std::fs::remove_dir_all(dir).unwrap();
         }
     }
 }
