@@ -402,21 +402,32 @@ fn project_greeting(
     format!("{name}: {}", parts.join("; "))
 }
 
-/// `oino start NAME`: one process of the project here, on the server.
-async fn start_process(args: StartArgs) -> ExitCode {
-    let project = match load_project(args.config.as_deref()) {
-        Ok(Some(project)) => project,
+/// The project file `config`, else the one in this folder; a usage error, said, without one.
+fn project_here(
+    command: &str,
+    config: Option<&std::path::Path>,
+) -> Result<crate::core::project::Project, ExitCode> {
+    match load_project(config) {
+        Ok(Some(project)) => Ok(project),
         Ok(None) => {
             say!(
-                "oino start: no oino.toml or Procfile in this folder: run it in the project's \
+                "{command}: no oino.toml or Procfile in this folder: run it in the project's \
                  folder, or give --config FILE"
             );
-            return ExitCode::from(EXIT_USAGE);
+            Err(ExitCode::from(EXIT_USAGE))
         }
         Err(err) => {
-            say!("oino start: {err}");
-            return ExitCode::from(EXIT_USAGE);
+            say!("{command}: {err}");
+            Err(ExitCode::from(EXIT_USAGE))
         }
+    }
+}
+
+/// `oino start NAME`: one process of the project here, on the server.
+async fn start_process(args: StartArgs) -> ExitCode {
+    let project = match project_here("oino start", args.config.as_deref()) {
+        Ok(project) => project,
+        Err(code) => return code,
     };
     let started = async {
         let link = Link::open(Some(&args.server.path())).await?;
@@ -450,19 +461,9 @@ async fn start_process(args: StartArgs) -> ExitCode {
 
 /// `oino down [NAME...]`: the project here stopped on the server, or the named processes.
 async fn stop_project(args: DownArgs) -> ExitCode {
-    let project = match load_project(args.config.as_deref()) {
-        Ok(Some(project)) => project,
-        Ok(None) => {
-            say!(
-                "oino down: no oino.toml or Procfile in this folder: run it in the project's \
-                 folder, or give --config FILE"
-            );
-            return ExitCode::from(EXIT_USAGE);
-        }
-        Err(err) => {
-            say!("oino down: {err}");
-            return ExitCode::from(EXIT_USAGE);
-        }
+    let project = match project_here("oino down", args.config.as_deref()) {
+        Ok(project) => project,
+        Err(code) => return code,
     };
     let stopped = async {
         let link = Link::open(Some(&args.server.path())).await?;

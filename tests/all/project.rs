@@ -186,11 +186,7 @@ fn a_second_oino_in_the_folder_finds_the_project_running() {
             .expect("oino headless");
         assert!(output.status.success(), "{output:?}");
     }
-    let listed = server.oino(&["ls", "--json"]).output().expect("oino ls");
-    let entries: Vec<EntryInfo> = oino::remote::protocol::Travel::from_wire(
-        serde_json::from_slice::<Vec<oino::remote::protocol::wire::Entry>>(&listed.stdout)
-            .expect("JSON"),
-    );
+    let entries = listed(&server);
     let sleepers: Vec<&EntryInfo> = entries
         .iter()
         .filter(|entry| entry.name.as_deref() == Some("sleeper"))
@@ -400,14 +396,9 @@ fn down_stops_the_project_here_in_reverse_order_and_nothing_else() {
     start_on_server(&server, &other, "Procfile", "agent-up");
     start_on_server(&server, &dir, "oino.toml", "db");
     // web starts once db printed its ready line.
-    let deadline = std::time::Instant::now() + crate::support::DEADLINE;
-    while !listed(&server)
-        .iter()
-        .any(|entry| entry.name.as_deref() == Some("web") && entry.state.is_running())
-    {
-        assert!(std::time::Instant::now() < deadline, "web never started");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    wait_listed(&server, "web running", |entry| {
+        entry.name.as_deref() == Some("web") && entry.state.is_running()
+    });
 
     let down = server
         .oino(&["down"])
