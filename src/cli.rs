@@ -8,7 +8,6 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::core::CallRequest;
 use crate::link::Link;
 use crate::pty::TermSize;
 
@@ -22,8 +21,14 @@ macro_rules! say {
     }};
 }
 
+mod project;
 mod remote;
 mod run;
+
+use project::{
+    DownArgs, StartArgs, UpArgs, apply_project, here_env, load_project, project_greeting,
+    start_process, stop_project,
+};
 
 use run::{BadFlag, run_in_runtime, seconds};
 pub use run::{OnInput, OnTimeout, RunArgs, RunConfig, run};
@@ -88,6 +93,9 @@ pub enum Command {
     /// Stop the project here (or the named processes and those that wait for them), each before
     /// those it waits for; nothing else on the server.
     Down(DownArgs),
+    /// Start the project here (or the named processes and what they wait for); when it runs,
+    /// apply its file: stop removed processes, restart changed ones, start added ones.
+    Up(UpArgs),
     /// Print a completion script for a shell (see README: where to put it).
     Completions(CompletionsArgs),
     /// Print the manual page (roff): `oino man | man -l -`.
@@ -102,32 +110,6 @@ pub struct AttachArgs {
     /// The key that detaches: ctrl-a (default), ctrl-], f12, …
     #[arg(long, value_name = "KEY", default_value = "ctrl-a")]
     pub detach_key: String,
-    /// The server that runs it.
-    #[command(flatten)]
-    pub server: ServerChoice,
-}
-
-/// `oino start NAME`: a process of a project file.
-#[derive(Debug, Args)]
-pub struct StartArgs {
-    /// The process's name in the project file.
-    pub name: String,
-    /// The project file (default: oino.toml here, else a Procfile).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    /// The server that runs it.
-    #[command(flatten)]
-    pub server: ServerChoice,
-}
-
-/// `oino down [NAME...]`: the project, or some of its processes, stopped.
-#[derive(Debug, Args)]
-pub struct DownArgs {
-    /// Processes to stop, with those that wait for them (default: all of the project's).
-    pub names: Vec<String>,
-    /// The project file (default: oino.toml here, else a Procfile).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
     /// The server that runs it.
     #[command(flatten)]
     pub server: ServerChoice,
@@ -254,6 +236,10 @@ pub fn main() -> ExitCode {
             Ok(runtime) => runtime.block_on(stop_project(args)),
             Err(code) => code,
         },
+        Some(Command::Up(args)) => match runtime() {
+            Ok(runtime) => runtime.block_on(apply_project(args)),
+            Err(code) => code,
+        },
         Some(Command::Completions(args)) => completions(&args),
         Some(Command::Man) => man(),
         Some(Command::Run(args)) => match args.into_config() {
@@ -355,131 +341,6 @@ fn remote_command(command: remote::Command) -> ExitCode {
     match runtime() {
         Ok(runtime) => runtime.block_on(remote::main(command)),
         Err(code) => code,
-    }
-}
-
-/// The project file given, else the one of this folder (oino.toml, else a Procfile).
-fn load_project(
-    config: Option<&std::path::Path>,
-) -> Result<Option<crate::core::project::Project>, crate::core::project::ProjectError> {
-    if let Some(file) = config {
-        return crate::core::project::Project::load(file).map(Some);
-    }
-    let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    crate::core::project::Project::find(&here)
-}
-
-/// This process's environment, as calls started from here get it.
-fn here_env() -> Vec<(String, String)> {
-    CallRequest::default()
-        .from_here()
-        .map(|request| request.env)
-        .unwrap_or_default()
-}
-
-/// What the interface says first about a project it started.
-fn project_greeting(
-    project: &crate::core::project::Project,
-    started: &crate::core::project::ProjectStarted,
-) -> String {
-    let name = project
-        .file
-        .file_name()
-        .map_or_else(String::new, |name| name.to_string_lossy().into_owned());
-    let mut parts = Vec::new();
-    if !started.started.is_empty() {
-        parts.push(format!("started {}", started.started.join(", ")));
-    }
-    if !started.running.is_empty() {
-        parts.push(format!("running already: {}", started.running.join(", ")));
-    }
-    if !started.not_started.is_empty() {
-        parts.push(format!(
-            "not started (autostart = false; `oino start NAME`): {}",
-            started.not_started.join(", ")
-        ));
-    }
-    format!("{name}: {}", parts.join("; "))
-}
-
-/// The project file `config`, else the one in this folder; a usage error, said, without one.
-fn project_here(
-    command: &str,
-    config: Option<&std::path::Path>,
-) -> Result<crate::core::project::Project, ExitCode> {
-    match load_project(config) {
-        Ok(Some(project)) => Ok(project),
-        Ok(None) => {
-            say!(
-                "{command}: no oino.toml or Procfile in this folder: run it in the project's \
-                 folder, or give --config FILE"
-            );
-            Err(ExitCode::from(EXIT_USAGE))
-        }
-        Err(err) => {
-            say!("{command}: {err}");
-            Err(ExitCode::from(EXIT_USAGE))
-        }
-    }
-}
-
-/// `oino start NAME`: one process of the project here, on the server.
-async fn start_process(args: StartArgs) -> ExitCode {
-    let project = match project_here("oino start", args.config.as_deref()) {
-        Ok(project) => project,
-        Err(code) => return code,
-    };
-    let started = async {
-        let link = Link::open(Some(&args.server.path())).await?;
-        Ok::<_, anyhow::Error>(
-            link.start_project(&project, here_env(), Some(&args.name))
-                .await?,
-        )
-    };
-    match started.await {
-        Ok(started) if started.started.contains(&args.name) => {
-            say!("started {} as a task named {}", args.name, args.name);
-            // What it waits for and started with it, if anything did.
-            let with: Vec<&str> = started
-                .started
-                .iter()
-                .filter(|name| **name != args.name)
-                .map(String::as_str)
-                .collect();
-            if !with.is_empty() {
-                say!("started too, as it waits for them: {}", with.join(", "));
-            }
-            ExitCode::SUCCESS
-        }
-        Ok(_) => {
-            say!("{} runs already", args.name);
-            ExitCode::SUCCESS
-        }
-        Err(err) => report("oino start", &err),
-    }
-}
-
-/// `oino down [NAME...]`: the project here stopped on the server, or the named processes.
-async fn stop_project(args: DownArgs) -> ExitCode {
-    let project = match project_here("oino down", args.config.as_deref()) {
-        Ok(project) => project,
-        Err(code) => return code,
-    };
-    let stopped = async {
-        let link = Link::open(Some(&args.server.path())).await?;
-        Ok::<_, anyhow::Error>(link.stop_project(&project, args.names).await?)
-    };
-    match stopped.await {
-        Ok(outcome) => {
-            for name in &outcome.stopped {
-                say!("stopped {name}");
-            }
-            for name in &outcome.not_running {
-                say!("{name} was not running");
-            }
-            ExitCode::SUCCESS
-        }
-        Err(err) => report("oino down", &err),
     }
 }
 

@@ -461,17 +461,26 @@ impl Core {
             });
             (state.entries.clone(), state.survivors.clone())
         };
-        survivors
+        let mut infos: Vec<EntryInfo> = survivors
             .iter()
             .map(survivors::Survivor::info)
             .chain(entries.iter().map(|entry| entry.info()))
-            .collect()
+            .collect();
+        self.mark_projects(&mut infos);
+        infos
     }
 
     /// One entry, by call id, task id or task name.
     pub fn entry(&self, key: &str) -> Result<EntryInfo, CoreError> {
         match self.find(key) {
-            Ok(entry) => Ok(entry.info()),
+            Ok(entry) => {
+                let mut infos = vec![entry.info()];
+                self.mark_projects(&mut infos);
+                Ok(infos
+                    .into_iter()
+                    .find(|info| info.id == entry.id)
+                    .unwrap_or_else(|| entry.info()))
+            }
             Err(CoreError::Orphaned { .. }) => self
                 .lock()
                 .survivors
@@ -704,6 +713,9 @@ impl Core {
         let entry = self.find(key)?;
         entry.set_ending(Ending::Restarting);
         let restarted = self.start_again(&entry, key, size).await;
+        if let Ok(info) = &restarted {
+            self.restarted(&entry.id, &info.id);
+        }
         // Its project's supervisor follows the new run, or stops when there is none.
         entry.successor.send_replace(match &restarted {
             Ok(info) => Succession::Started(info.id.clone()),

@@ -412,6 +412,21 @@ impl Link {
         .await
     }
 
+    /// Starts `project` (or `only`), or applies its file when it runs.
+    pub async fn apply_project(
+        &self,
+        project: &crate::core::project::Project,
+        env: Vec<(String, String)>,
+        only: Vec<String>,
+    ) -> Result<crate::core::project::ProjectApplied, LinkError> {
+        self.ask(ask::Up {
+            project: project.clone().to_wire(),
+            env,
+            only,
+        })
+        .await
+    }
+
     /// Starts the processes of `project` that do not run yet (or only `only`).
     pub async fn start_project(
         &self,

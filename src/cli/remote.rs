@@ -9,6 +9,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{ServerChoice, exit_byte, print_raw};
+use crate::core::project::{ProcessPhase, ProjectMark};
 use crate::inert::escaped;
 use crate::link::Link;
 use crate::remote::client::Client;
@@ -40,6 +41,9 @@ pub struct ServerArgs {
 pub struct LsArgs {
     #[command(flatten)]
     pub server: ServerChoice,
+    /// Earlier runs of projects' processes too (each restart is a run).
+    #[arg(long)]
+    pub all: bool,
     /// Print JSON, for scripts.
     #[arg(long)]
     pub json: bool,
@@ -196,7 +200,7 @@ pub async fn main(command: Command) -> ExitCode {
     outcome.unwrap_or_else(|err| crate::cli::report("oino", &err))
 }
 
-fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
+pub(super) fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
     let mut text = crate::inert::json(serde_json::to_string_pretty(value)?);
     text.push('\n');
     Ok(print_raw(&text)?)
@@ -237,7 +241,10 @@ async fn server(args: &ServerArgs) -> anyhow::Result<ExitCode> {
 
 async fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
     let mut client = Client::connect_or_start(&args.server.path()).await?;
-    let entries = client.ask(ask::List {}).await?;
+    let mut entries = client.ask(ask::List {}).await?;
+    if !args.all {
+        entries.retain(|entry| entry.project.as_ref().is_none_or(|mark| mark.latest));
+    }
     if args.json {
         print_json(&entries.to_wire())?;
         return Ok(ExitCode::SUCCESS);
@@ -247,11 +254,25 @@ async fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
         "{:<14} {:<5} {:<18} {:<12} {:>7} {:>7}  COMMAND\n",
         "ID", "TASK", "NAME", "STATE", "PID", "TIME"
     );
+    let mut project = None;
     for entry in &entries {
+        let mark = entry.project.as_ref();
+        if mark.map(|mark| &mark.project) != project {
+            project = mark.map(|mark| &mark.project);
+            if let Some(name) = project {
+                let _ = writeln!(out, "[{}]", escaped(name));
+            }
+        }
         let state = if entry.state.is_running() && entry.waiting_for_input.is_some() {
             "input?".to_owned()
+        } else if let Some(phase) = mark.and_then(|mark| mark.phase.as_ref()) {
+            phase_word(phase).to_owned()
         } else {
             format!("{:#}", entry.state)
+        };
+        let state = match mark {
+            Some(mark) if mark.restarts > 0 => format!("{state} ↻{}", mark.restarts),
+            _ => state,
         };
         let elapsed = crate::time::format_elapsed(crate::time::shown_elapsed_ms(
             entry.started_ms,
@@ -278,6 +299,11 @@ async fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
         );
     }
     for entry in &entries {
+        if let Some(line) = entry.project.as_ref().and_then(phase_line) {
+            let _ = writeln!(out, "{}", escaped(&line));
+        }
+    }
+    for entry in &entries {
         if let (Some(prompt), true) = (&entry.waiting_for_input, entry.state.is_running()) {
             let key = entry.task_id.as_deref().unwrap_or(&entry.id);
             let (key, prompt) = (escaped(key), escaped(prompt));
@@ -298,6 +324,40 @@ async fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
     }
     print_raw(&out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The word `ls` shows for a project's process that says more than its run's state.
+fn phase_word(phase: &ProcessPhase) -> &'static str {
+    match phase {
+        ProcessPhase::Waiting { .. } => "waiting",
+        ProcessPhase::Blocked { .. } => "blocked",
+        ProcessPhase::Restarting { .. } => "restarting",
+        ProcessPhase::GaveUp => "gave up",
+        ProcessPhase::Changed { .. } => "changed",
+    }
+}
+
+/// The line under `ls`'s table that says why a project's process waits, cannot start, is
+/// restarting, gave up or changed.
+fn phase_line(mark: &ProjectMark) -> Option<String> {
+    let name = &mark.process;
+    Some(match mark.phase.as_ref()? {
+        ProcessPhase::Waiting { waiting_for } => {
+            format!("… {name} waits for {}", waiting_for.join(", "))
+        }
+        ProcessPhase::Blocked { reason } => format!("⊘ {name} is blocked: {reason}"),
+        ProcessPhase::Restarting { backoff_left_ms } => format!(
+            "↻ {name} starts again in {}",
+            crate::time::format_elapsed(*backoff_left_ms)
+        ),
+        ProcessPhase::GaveUp => format!(
+            "✗ {name} gave up after {} restarts (`oino restart {name}` starts it again)",
+            mark.restarts
+        ),
+        ProcessPhase::Changed { change } => {
+            format!("◈ {name}: its {change} changed in the file (`oino up` applies it)")
+        }
+    })
 }
 
 async fn detach(args: DetachArgs) -> anyhow::Result<ExitCode> {

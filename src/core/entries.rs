@@ -131,6 +131,7 @@ impl Entry {
             log_cut: self.sink.log_cut(),
             waiting_for_input: status.waiting_for_input,
             ready: status.ready,
+            project: None,
         }
     }
 

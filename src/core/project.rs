@@ -1,28 +1,35 @@
 //! Projects: the processes of a project file, each run as a task named after it, started once
-//! those it waits for are ready, and started again by its restart policy (with a backoff that
+//! what it waits for is there, and started again by its restart policy (with a backoff that
 //! doubles, up to a limit). The core keeps them, so a project goes on when the interface that
 //! started it quits, and a second interface in that folder finds it running instead of starting
 //! it twice.
+//!
+//! Its parts: `model` (a project once read), `file` (reading `oino.toml` and a Procfile), `env`
+//! (environment files, `${VAR}`), `order` (start order), `probe` (readiness and liveness
+//! checks), `status` (where each process stands, for lists), `supervise` (a process's life).
 
+mod env;
 mod file;
+mod model;
+mod order;
+mod probe;
+mod status;
+mod supervise;
 
-pub use file::{
-    DEFAULT_BACKOFF_MS, DEFAULT_RESTART_LIMIT, FileError, MAX_BACKOFF_MS, PROCFILE, PROJECT_FILE,
-    Project, ProjectError, ProjectProcess, Restart,
+pub use file::{DOT_ENV, FileError, PROCFILE, PROJECT_FILE, ProjectError};
+pub use model::{
+    After, Condition, DEFAULT_ALIVE_FAILURES, DEFAULT_ALIVE_INTERVAL_MS, DEFAULT_BACKOFF_MS,
+    DEFAULT_READY_INTERVAL_MS, DEFAULT_RESTART_LIMIT, MAX_BACKOFF_MS, Probe, Probes, Project,
+    ProjectProcess, Restart,
 };
+pub use status::{ProcessPhase, ProjectMark};
 
 use std::collections::HashMap;
-use std::path::PathBuf;
-use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::path::{Path, PathBuf};
 
-use tokio::sync::watch;
-use tokio::time::Instant;
+use status::{Phase, ProcessRun, ProjectRun};
 
-use super::entries::{Ending, Entry, Succession};
-use super::{CallRequest, Core, CoreError, CoreEvent, EntryState};
-use crate::output::{Followed, LineMatcher};
-use crate::pty::Waiter;
+use super::{Core, CoreError, CoreEvent, EntryInfo};
 
 /// How a project's start went.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -44,18 +51,52 @@ pub struct ProjectStopped {
     pub not_running: Vec<String>,
 }
 
-/// A running project: whether each of its processes is supervised, and whether it is ready.
-#[derive(Debug, Default)]
-pub(super) struct ProjectRun {
-    ready: HashMap<String, watch::Sender<bool>>,
-    /// Processes whose supervision goes on.
-    live: HashMap<String, bool>,
-    /// Each supervisor, to end one that waits (for those it comes after, or its backoff).
-    supervisors: HashMap<String, tokio::task::AbortHandle>,
+/// What `up` did to one process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Did {
+    /// Started (it was not running).
+    Started,
+    /// Stopped and started again: its definition changed.
+    Restarted,
+    /// Stopped: the file no longer has it.
+    Stopped,
+    /// Left as it was: it runs as the file says.
+    Unchanged,
+    /// Not started: it does not start by itself (`autostart = false`).
+    NotStarted,
 }
 
-/// How long a supervisor waits for the new run of a process someone restarted.
-const NEW_RUN_WAIT: Duration = Duration::from_secs(15);
+impl Did {
+    /// Its word: `started`, `restarted`, `stopped`, `unchanged`, `not_started`.
+    #[must_use]
+    pub fn word(self) -> &'static str {
+        match self {
+            Self::Started => "started",
+            Self::Restarted => "restarted",
+            Self::Stopped => "stopped",
+            Self::Unchanged => "unchanged",
+            Self::NotStarted => "not_started",
+        }
+    }
+}
+
+/// What `up` did to each process.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ProjectApplied {
+    /// Each process, in the file's order (then those the file no longer has), and what was done.
+    pub processes: Vec<Applied>,
+}
+
+/// What `up` did to one process, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Applied {
+    /// The process.
+    pub name: String,
+    /// What was done.
+    pub did: Did,
+    /// Why, when there is more to say: "cmd changed", "no longer in the file", "waits for db".
+    pub why: Option<String>,
+}
 
 impl Core {
     /// Starts the processes of `project` (or only `only`) that are not running yet: those that
@@ -68,43 +109,103 @@ impl Core {
         only: Option<&str>,
     ) -> Result<ProjectStarted, CoreError> {
         if let Some(only) = only {
-            if !project.processes.iter().any(|process| process.name == only) {
+            if project.process(only).is_none() {
                 return Err(no_such_process(project, only));
             }
         }
         project.check().map_err(CoreError::BadProject)?;
-        let (outcome, to_start) = self.claim_processes(project, &wanted(project, only));
-        for (process, waits_for, ready) in to_start {
-            let core = self.clone();
-            let file = project.file.clone();
-            let env = merged(env, &process.env);
-            let name = process.name.clone();
-            // Held while the supervisor is recorded: it cannot end before it is.
-            let mut state = self.lock();
-            let supervisor = tokio::spawn(async move {
-                core.keep_running(&process, env, waits_for, &ready).await;
-                core.supervision_ended(&file, &process.name);
-            });
-            if let Some(run) = state.projects.get_mut(&project.file) {
-                run.supervisors.insert(name, supervisor.abort_handle());
+        let only: Vec<String> = only.map(str::to_owned).into_iter().collect();
+        Ok(self.claim_and_start(project, env, &wanted(project, &only)))
+    }
+
+    /// Marks the `wanted` processes that are not supervised yet as supervised, under one lock
+    /// (of two starts of a project, one starts each process), and starts a supervisor for each.
+    fn claim_and_start(
+        &self,
+        project: &Project,
+        env: &[(String, String)],
+        wanted: &[&str],
+    ) -> ProjectStarted {
+        let mut outcome = ProjectStarted::default();
+        let mut state = self.lock();
+        let run = state
+            .projects
+            .entry(project.file.clone())
+            .or_insert_with(|| ProjectRun::new(project.clone(), env.to_vec()));
+        if !run.is_live() {
+            project.clone_into(&mut run.project);
+            env.clone_into(&mut run.env);
+            run.changed.clear();
+        }
+        let watch_file = !run.watched;
+        run.watched = true;
+        for process in &project.processes {
+            let is_wanted = wanted.contains(&process.name.as_str());
+            let slot = run.processes.entry(process.name.clone()).or_default();
+            if slot.live {
+                if is_wanted {
+                    outcome.running.push(process.name.clone());
+                }
+            } else if is_wanted {
+                slot.begin(process.clone(), merged(env, &process.env));
+                outcome.started.push(process.name.clone());
+                let core = self.clone();
+                let file = project.file.clone();
+                let process = process.clone();
+                let supervisor = tokio::spawn(async move {
+                    core.keep_running(&file, &process, None).await;
+                    core.supervision_ended(&file, &process.name);
+                });
+                slot.supervisor = Some(supervisor.abort_handle());
+            } else {
+                outcome.not_started.push(process.name.clone());
             }
         }
-        Ok(outcome)
+        run.bump();
+        drop(state);
+        if watch_file {
+            self.watch_project_file(&project.file);
+        }
+        self.emit(CoreEvent::Project {
+            file: project.file.clone(),
+            notice: None,
+        });
+        outcome
     }
 
     /// The supervision of `name` in the project `file` is over.
-    fn supervision_ended(&self, file: &std::path::Path, name: &str) {
-        let mut state = self.lock();
-        if let Some(run) = state.projects.get_mut(file) {
-            run.live.insert(name.to_owned(), false);
-            run.supervisors.remove(name);
-            if let Some(ready) = run.ready.get(name) {
-                ready.send_replace(false);
-            }
-            if run.live.values().all(|live| !live) {
-                state.projects.remove(file);
-            }
-        }
+    fn supervision_ended(&self, file: &Path, name: &str) {
+        self.update_process(file, name, ProcessRun::end_supervision);
+    }
+
+    /// Changes the record of `name` in the project `file` and tells those that wait for it
+    /// (and the lists); `None` when the project or the process is not known.
+    fn update_process<R>(
+        &self,
+        file: &Path,
+        name: &str,
+        change: impl FnOnce(&mut ProcessRun) -> R,
+    ) -> Option<R> {
+        let result = {
+            let mut state = self.lock();
+            let run = state.projects.get_mut(file)?;
+            let result = change(run.processes.get_mut(name)?);
+            run.bump();
+            result
+        };
+        self.emit(CoreEvent::Project {
+            file: file.to_owned(),
+            notice: None,
+        });
+        Some(result)
+    }
+
+    /// Says `notice` about the project `file`: to the lists, and to the server's log.
+    fn notice(&self, file: &Path, notice: String) {
+        self.emit(CoreEvent::Project {
+            file: file.to_owned(),
+            notice: Some(notice),
+        });
     }
 
     /// Stops the processes of `project` (or those named in `only`, and those that wait for
@@ -115,33 +216,12 @@ impl Core {
         project: &Project,
         only: &[String],
     ) -> Result<ProjectStopped, CoreError> {
-        if let Some(unknown) = only.iter().find(|name| {
-            !project
-                .processes
-                .iter()
-                .any(|process| process.name == **name)
-        }) {
+        if let Some(unknown) = only.iter().find(|name| project.process(name).is_none()) {
             return Err(no_such_process(project, unknown));
         }
         let mut outcome = ProjectStopped::default();
         for name in stop_order(project, only) {
-            let supervisor = self.lock().projects.get_mut(&project.file).and_then(|run| {
-                let live = run.live.get(&name).copied().unwrap_or(false);
-                run.live.insert(name.clone(), false);
-                run.supervisors.remove(&name).filter(|_| live)
-            });
-            // Its supervisor first, so that nothing starts it again; then its run, if it has one.
-            if let Some(supervisor) = &supervisor {
-                supervisor.abort();
-                self.supervision_ended(&project.file, &name);
-            }
-            let running = self
-                .find(&name)
-                .is_ok_and(|entry| entry.is_running() && entry.status.borrow().task.is_some());
-            if running {
-                self.kill(&name).await?;
-            }
-            if running || supervisor.is_some() {
+            if self.stop_process(&project.file, &name).await? {
                 outcome.stopped.push(name);
             } else {
                 outcome.not_running.push(name);
@@ -150,60 +230,156 @@ impl Core {
         Ok(outcome)
     }
 
-    /// Marks the `wanted` processes that are not supervised yet as supervised, under one lock
-    /// (of two starts of a project, one starts each process): what it comes to, and for each
-    /// process to start, the readiness of those it waits for and its own.
-    fn claim_processes(
+    /// Stops `name` of the project `file`: its supervisor first, so that nothing starts it
+    /// again, then its run if it has one. Whether there was anything to stop.
+    async fn stop_process(&self, file: &Path, name: &str) -> Result<bool, CoreError> {
+        let (supervisor, latest) = {
+            let mut state = self.lock();
+            match state
+                .projects
+                .get_mut(file)
+                .and_then(|run| run.processes.get_mut(name))
+            {
+                Some(process) => {
+                    let supervisor = process.supervisor.take().filter(|_| process.live);
+                    (supervisor, process.runs.last().cloned())
+                }
+                None => (None, None),
+            }
+        };
+        if let Some(supervisor) = &supervisor {
+            supervisor.abort();
+            self.update_process(file, name, |process| {
+                process.end_supervision();
+                process.phase = Phase::Ended;
+            });
+        }
+        // Its newest run, or (a run of an earlier server's start) the task named after it.
+        let target = latest
+            .filter(|id| self.find(id).is_ok_and(|entry| entry.is_running()))
+            .or_else(|| {
+                self.find(name)
+                    .ok()
+                    .filter(|entry| {
+                        entry.is_running() && entry.task_name().as_deref() == Some(name)
+                    })
+                    .map(|entry| entry.id.clone())
+            });
+        if let Some(id) = &target {
+            self.kill(id).await?;
+        }
+        Ok(target.is_some() || supervisor.is_some())
+    }
+
+    /// `oino up`: starts `project` (or `only` and what they wait for) when it does not run;
+    /// when it does, applies the file: processes it no longer has are stopped, those whose
+    /// `cmd`, `cwd`, `env`, `env_file` or probes changed are started again as the file says,
+    /// added ones and those that ended are started. Says what it did to each.
+    pub async fn apply_project(
+        &self,
+        project: &Project,
+        env: &[(String, String)],
+        only: &[String],
+    ) -> Result<ProjectApplied, CoreError> {
+        if let Some(unknown) = only.iter().find(|name| project.process(name).is_none()) {
+            return Err(no_such_process(project, unknown));
+        }
+        project.check().map_err(CoreError::BadProject)?;
+        let wanted = wanted(project, only);
+        let (removed, changed) = self.differences(project, &wanted);
+        let mut applied = ProjectApplied::default();
+        for name in &removed {
+            if self.stop_process(&project.file, name).await? {
+                applied.processes.push(Applied {
+                    name: name.clone(),
+                    did: Did::Stopped,
+                    why: Some("no longer in the file".into()),
+                });
+            }
+        }
+        if let Some(run) = self.lock().projects.get_mut(&project.file) {
+            for name in &removed {
+                run.processes.remove(name);
+            }
+        }
+        for name in changed.keys() {
+            self.stop_process(&project.file, name).await?;
+        }
+        if let Some(run) = self.lock().projects.get_mut(&project.file) {
+            project.clone_into(&mut run.project);
+            env.clone_into(&mut run.env);
+            run.changed.clear();
+        }
+        let started = self.claim_and_start(project, env, &wanted);
+        let mut listed: Vec<Applied> = project
+            .processes
+            .iter()
+            .map(|process| {
+                let name = &process.name;
+                let (did, why) = if let Some(change) = changed.get(name) {
+                    (Did::Restarted, Some(format!("{change} changed")))
+                } else if started.started.contains(name) {
+                    (Did::Started, None)
+                } else if started.running.contains(name) {
+                    (Did::Unchanged, None)
+                } else {
+                    (Did::NotStarted, Some("autostart = false".into()))
+                };
+                Applied {
+                    name: name.clone(),
+                    did,
+                    why,
+                }
+            })
+            .collect();
+        listed.append(&mut applied.processes);
+        applied.processes = listed;
+        Ok(applied)
+    }
+
+    /// What applying `project` changes, of the `wanted` processes: the names of running ones
+    /// the file no longer has, and the running ones whose definition changed (with what).
+    fn differences(
         &self,
         project: &Project,
         wanted: &[&str],
-    ) -> (ProjectStarted, Vec<ToStart>) {
-        let mut outcome = ProjectStarted::default();
-        let mut state = self.lock();
-        let run = state.projects.entry(project.file.clone()).or_default();
-        // Each process has its readiness, for those that wait for it, before any starts.
-        for process in &project.processes {
-            run.ready
-                .entry(process.name.clone())
-                .or_insert_with(|| watch::Sender::new(false));
-        }
-        let mut to_start = Vec::new();
-        for process in &project.processes {
-            let is_live = run.live.get(&process.name).copied().unwrap_or(false);
-            let is_wanted = wanted.contains(&process.name.as_str());
-            if is_live {
-                if is_wanted {
-                    outcome.running.push(process.name.clone());
-                }
-            } else if is_wanted {
-                run.live.insert(process.name.clone(), true);
-                outcome.started.push(process.name.clone());
-                let waits_for: Vec<watch::Receiver<bool>> = process
-                    .after
-                    .iter()
-                    .filter_map(|name| run.ready.get(name).map(watch::Sender::subscribe))
-                    .collect();
-                let ready = run.ready[&process.name].clone();
-                to_start.push((process.clone(), waits_for, ready));
-            } else {
-                outcome.not_started.push(process.name.clone());
-            }
-        }
-        (outcome, to_start)
+    ) -> (Vec<String>, HashMap<String, &'static str>) {
+        let state = self.lock();
+        let Some(run) = state.projects.get(&project.file) else {
+            return (Vec::new(), HashMap::new());
+        };
+        let mut removed: Vec<String> = run
+            .processes
+            .iter()
+            .filter(|(name, process)| process.live && project.process(name).is_none())
+            .map(|(name, _)| name.clone())
+            .collect();
+        removed.sort();
+        let changed = project
+            .processes
+            .iter()
+            .filter(|process| wanted.contains(&process.name.as_str()))
+            .filter_map(|process| {
+                let now = run.processes.get(&process.name)?;
+                let change = process.change_from(now.definition.as_ref()?)?;
+                now.live.then(|| (process.name.clone(), change))
+            })
+            .collect();
+        (removed, changed)
     }
 
     /// The processes of the project `file` kept running now (started, or waiting to start
     /// again), by name.
     #[must_use]
-    pub fn project_running(&self, file: &std::path::Path) -> Vec<String> {
+    pub fn project_running(&self, file: &Path) -> Vec<String> {
         let state = self.lock();
         let mut names: Vec<String> = state
             .projects
             .get(file)
             .map(|run| {
-                run.live
+                run.processes
                     .iter()
-                    .filter(|(_, live)| **live)
+                    .filter(|(_, process)| process.live)
                     .map(|(name, _)| name.clone())
                     .collect()
             })
@@ -212,172 +388,77 @@ impl Core {
         names
     }
 
-    /// Runs one process of a project until its policy lets it end.
-    async fn keep_running(
-        &self,
-        process: &ProjectProcess,
-        env: Vec<(String, String)>,
-        waits_for: Vec<watch::Receiver<bool>>,
-        ready: &watch::Sender<bool>,
-    ) {
-        for mut other in waits_for {
-            if other.wait_for(|ready| *ready).await.is_err() {
-                return;
-            }
-        }
-        let pattern = process
-            .ready
-            .as_deref()
-            .and_then(|pattern| regex::Regex::new(pattern).ok());
-        let Some(mut id) = self.start_process(process, env).await else {
+    /// Marks the runs of projects' processes in `infos`, and lists those that wait or cannot
+    /// start.
+    /// The runs of each project come last, by project name, in their file's order.
+    pub(super) fn mark_projects(&self, infos: &mut Vec<EntryInfo>) {
+        let now_ms = crate::time::now_ms();
+        let state = self.lock();
+        if state.projects.is_empty() {
             return;
-        };
-        let mut restarts = 0;
-        let mut backoff = process.backoff_ms;
-        loop {
-            let started = Instant::now();
-            let watcher = self.watch_ready(&id, pattern.as_ref(), ready);
-            let Ok(state) = self.wait(&id, None).await else {
-                return;
-            };
-            if let Some(watcher) = watcher {
-                watcher.abort();
-            }
-            ready.send_replace(false);
-            let Ok(entry) = self.find(&id) else {
-                return;
-            };
-            match entry.ending() {
-                // Restarted by someone: its new run is followed, as if this one had.
-                Ending::Restarting => match self.new_run_of(&entry).await {
-                    Some(new) => {
-                        id = new;
-                        continue;
-                    }
-                    None => return,
-                },
-                Ending::Stopped => return,
-                Ending::Itself => {}
-            }
-            let again = !matches!(
-                (process.restart, state),
-                (Restart::Never, _) | (Restart::OnFailure, EntryState::Exited { code: 0 })
-            );
-            // A process that ran a while starts over with its first backoff and its limit.
-            if started.elapsed() > Duration::from_millis(MAX_BACKOFF_MS) {
-                restarts = 0;
-                backoff = process.backoff_ms;
-            }
-            if !again || restarts >= process.restart_limit || self.ending() {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(backoff)).await;
-            // Killed on purpose while it waited (a crash loop stopped), or oino is ending.
-            if entry.ending() != Ending::Itself || self.ending() {
-                return;
-            }
-            backoff = (backoff * 2).clamp(1, MAX_BACKOFF_MS);
-            restarts += 1;
-            match self.restart(&id, None).await {
-                Ok(entry) => id = entry.id,
-                Err(_) => return,
-            }
         }
-    }
-
-    fn ending(&self) -> bool {
-        self.inner.shutting_down.load(Ordering::Acquire)
-    }
-
-    /// The run that a restart of `old` started, once it has; `None` if it could not start.
-    async fn new_run_of(&self, old: &Entry) -> Option<String> {
-        let mut successor = old.successor.subscribe();
-        let done = tokio::time::timeout(
-            NEW_RUN_WAIT,
-            successor.wait_for(|succession| *succession != Succession::Pending),
-        )
-        .await
-        .ok()?
-        .ok()?
-        .clone();
-        match done {
-            Succession::Started(id) => Some(id),
-            Succession::Pending | Succession::Failed => None,
-        }
-    }
-
-    /// Starts `process` as a call and makes it the task named after it; its call id.
-    async fn start_process(
-        &self,
-        process: &ProjectProcess,
-        env: Vec<(String, String)>,
-    ) -> Option<String> {
-        let handle = self
-            .start(CallRequest {
-                command: process.cmd.clone(),
-                cwd: Some(process.cwd.clone()),
-                env,
-                title: Some(process.name.clone()),
-                waiter: Waiter::Person,
-                ..CallRequest::default()
-            })
-            .ok()?;
-        let id = handle.id.clone();
-        tokio::spawn(handle.result());
-        if process.ready.is_some() {
-            self.set_ready(&id, Some(false));
-        }
-        let _ = self
-            .detach_as(&id, &process.name, "started from its project file")
-            .await;
-        Some(id)
-    }
-
-    /// Marks `id` ready once a line of its output matches `pattern` (at once without one), and
-    /// tells those that wait for it.
-    fn watch_ready(
-        &self,
-        id: &str,
-        pattern: Option<&regex::Regex>,
-        ready: &watch::Sender<bool>,
-    ) -> Option<tokio::task::JoinHandle<()>> {
-        let Some(pattern) = pattern else {
-            ready.send_replace(true);
-            return None;
-        };
-        self.set_ready(id, Some(false));
-        let core = self.clone();
-        let id = id.to_owned();
-        let pattern = pattern.clone();
-        let ready = ready.clone();
-        Some(tokio::spawn(async move {
-            let mut lines = LineMatcher::new(pattern);
-            let mut follower = core.follow(&id, 0);
-            // A ready line counts as soon as it is written, ended or not.
-            while let Ok(Followed::Output(slice)) = follower.next(64 * 1024, None).await {
-                if lines.feed(&slice.text).is_some() || lines.open_line_match().is_some() {
-                    core.set_ready(&id, Some(true));
-                    ready.send_replace(true);
-                    return;
-                }
-            }
-        }))
-    }
-
-    /// Records whether `id` is ready (`None`: it has no ready pattern), for the list to show.
-    pub(super) fn set_ready(&self, id: &str, ready: Option<bool>) {
-        let Ok(entry) = self.find(id) else {
-            return;
-        };
-        let changed = entry.status.send_if_modified(|status| {
-            let changed = status.ready != ready;
-            status.ready = ready;
-            changed
+        let mut slots: Vec<Option<EntryInfo>> = infos.drain(..).map(Some).collect();
+        let at: HashMap<String, usize> = slots
+            .iter()
+            .enumerate()
+            .filter_map(|(index, slot)| Some((slot.as_ref()?.id.clone(), index)))
+            .collect();
+        let mut projects: Vec<(&PathBuf, &ProjectRun)> = state.projects.iter().collect();
+        projects.sort_by(|(one, a), (other, b)| {
+            (&a.project.name, one).cmp(&(&b.project.name, other))
         });
-        if changed {
-            self.emit(CoreEvent::Ready {
-                id: entry.id.clone(),
-                ready,
+        let mut rows = Vec::new();
+        for (file, run) in projects {
+            run.mark(file, &mut slots, &at, &mut rows, now_ms);
+        }
+        infos.extend(slots.into_iter().flatten());
+        infos.extend(rows);
+    }
+
+    /// The project process whose run `id` is, if it is one: its file and name.
+    pub(super) fn project_process_of(&self, id: &str) -> Option<(PathBuf, String)> {
+        let state = self.lock();
+        state.projects.iter().find_map(|(file, run)| {
+            run.processes
+                .iter()
+                .find(|(_, process)| process.runs.iter().any(|run| run == id))
+                .map(|(name, _)| (file.clone(), name.clone()))
+        })
+    }
+
+    /// `old`, a run of a project's process, was started again as `new` (by its supervisor,
+    /// or by someone): counted, and supervised again (its restarts in a row counted from zero)
+    /// if its supervision had ended.
+    pub(super) fn restarted(&self, old: &str, new: &str) {
+        let Some((file, name)) = self.project_process_of(old) else {
+            return;
+        };
+        let resumed = self.update_process(&file, &name, |process| {
+            process.runs.push(new.to_owned());
+            process.restarts += 1;
+            process.phase = Phase::Running;
+            if process.live {
+                return None;
+            }
+            let definition = process.definition.clone()?;
+            let env = process.env.clone();
+            process.begin(definition.clone(), env);
+            process.started = true;
+            process.ready = definition.ready_at_start();
+            Some(definition)
+        });
+        if let Some(Some(definition)) = resumed {
+            let core = self.clone();
+            let new = new.to_owned();
+            let kept = file.clone();
+            let supervisor = tokio::spawn(async move {
+                core.keep_running(&kept, &definition, Some(new)).await;
+                core.supervision_ended(&kept, &definition.name);
+            });
+            self.update_process(&file, &name, |process| {
+                if process.live {
+                    process.supervisor = Some(supervisor.abort_handle());
+                }
             });
         }
     }
@@ -414,7 +495,7 @@ fn stop_order(project: &Project, only: &[String]) -> Vec<String> {
     while let Some(name) = chosen.get(next).copied() {
         next += 1;
         for process in &project.processes {
-            if process.after.iter().any(|after| after == name)
+            if process.after_names().any(|after| after == name)
                 && !chosen.contains(&process.name.as_str())
             {
                 chosen.push(&process.name);
@@ -429,7 +510,7 @@ fn stop_order(project: &Project, only: &[String]) -> Vec<String> {
             project.processes.iter().any(|process| {
                 chosen.contains(&process.name.as_str())
                     && process.name != name
-                    && process.after.iter().any(|after| after == name)
+                    && process.after_names().any(|after| after == name)
             })
         };
         let at = chosen
@@ -442,32 +523,30 @@ fn stop_order(project: &Project, only: &[String]) -> Vec<String> {
     order
 }
 
-/// A process to start: itself, the readiness of those it waits for, and its own.
-type ToStart = (
-    ProjectProcess,
-    Vec<watch::Receiver<bool>>,
-    watch::Sender<bool>,
-);
-
-/// What starts: the processes asked for (`only`, or those that start by themselves), and those
-/// they wait for.
-fn wanted<'a>(project: &'a Project, only: Option<&str>) -> Vec<&'a str> {
+/// What starts: the processes asked for (`only`, or those that start by themselves when it is
+/// empty), and those they wait for.
+fn wanted<'a>(project: &'a Project, only: &[String]) -> Vec<&'a str> {
     let mut wanted: Vec<&str> = project
         .processes
         .iter()
-        .filter(|process| only.map_or(process.autostart, |only| only == process.name))
+        .filter(|process| {
+            if only.is_empty() {
+                process.autostart
+            } else {
+                only.contains(&process.name)
+            }
+        })
         .map(|process| process.name.as_str())
         .collect();
     let mut next = 0;
     while let Some(name) = wanted.get(next).copied() {
         next += 1;
         let afters = project
-            .processes
-            .iter()
-            .filter(|process| process.name == name)
-            .flat_map(|process| process.after.iter());
+            .process(name)
+            .into_iter()
+            .flat_map(ProjectProcess::after_names);
         for after in afters {
-            if !wanted.contains(&after.as_str()) {
+            if !wanted.contains(&after) {
                 wanted.push(after);
             }
         }

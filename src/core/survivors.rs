@@ -175,6 +175,7 @@ impl Survivor {
             log_cut: None,
             waiting_for_input: None,
             ready: None,
+            project: None,
         }
     }
 

@@ -172,6 +172,8 @@ pub enum EntryState {
         /// The pid of the server that died.
         server_pid: u32,
     },
+    /// Not started yet: a project's process that waits, or cannot start.
+    NotStarted,
 }
 
 impl EntryState {
@@ -188,7 +190,7 @@ impl EntryState {
         match self {
             Self::Exited { code } => code,
             Self::Killed { signal } => 128 + signal,
-            Self::Running => 0,
+            Self::Running | Self::NotStarted => 0,
             Self::Orphaned { .. } => 1,
         }
     }
@@ -216,6 +218,7 @@ impl std::fmt::Display for EntryState {
                  it"
             ),
             (Self::Orphaned { .. }, true) => f.write_str("orphaned"),
+            (Self::NotStarted, _) => f.write_str("not started"),
         }
     }
 }
@@ -272,6 +275,8 @@ pub struct EntryInfo {
     pub waiting_for_input: Option<String>,
     /// A project's process with a ready pattern: whether a line of its output matched it yet.
     pub ready: Option<bool>,
+    /// A run of a project's process: which, and how the process stands.
+    pub project: Option<crate::core::project::ProjectMark>,
 }
 
 impl EntryInfo {
@@ -333,6 +338,14 @@ pub enum CoreEvent {
         id: String,
         /// The prompt line (the one the cursor is on) when it begins; `None` when it stops.
         prompt: Option<String>,
+    },
+    /// How a project's processes stand changed (one waits, is blocked, restarts, gave up, its
+    /// file changed), with a line to tell a person when there is one.
+    Project {
+        /// The project file.
+        file: PathBuf,
+        /// What happened, in words: "db exited 3: restart 1/5 in 1 s".
+        notice: Option<String>,
     },
     /// A project's process became ready (a line matched its pattern), or waits to.
     Ready {

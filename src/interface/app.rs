@@ -521,6 +521,13 @@ impl App {
                 self.due.entries = true;
                 Vec::new()
             }
+            CoreEvent::Project { notice, .. } => {
+                self.due.entries = true;
+                if let Some(notice) = notice {
+                    self.say(notice.clone(), false);
+                }
+                Vec::new()
+            }
             CoreEvent::Ended { id, state } if self.is_attached_to(id) => {
                 if let Some(attached) = &mut self.attached {
                     attached.ended = Some(*state);

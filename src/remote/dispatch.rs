@@ -31,6 +31,7 @@ pub async fn answer(core: &Core, request: Request) -> Option<Reply> {
         Request::Kill(request) => reply(core, request).await,
         Request::Project(request) => reply(core, request).await,
         Request::Down(request) => reply(core, request).await,
+        Request::Up(request) => reply(core, request).await,
         Request::Restart(request) => reply(core, request).await,
         Request::Send(request) => reply(core, request).await,
         Request::Start(request) => reply(core, request).await,
@@ -131,6 +132,13 @@ impl Handle for requests::Down {
     async fn handle(self, core: &Core) -> Result<Self::Reply, CoreError> {
         core.stop_project(&Travel::from_wire(self.project), &self.only)
             .await
+    }
+}
+
+impl Handle for requests::Up {
+    async fn handle(self, core: &Core) -> Result<Self::Reply, CoreError> {
+        let project = Travel::from_wire(self.project);
+        core.apply_project(&project, &self.env, &self.only).await
     }
 }
 

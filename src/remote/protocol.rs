@@ -17,7 +17,7 @@ pub use wire::Travel;
 
 /// The version a client and a server must share: 2 since `run` carries `size` and `name`, 3
 /// since it carries `on_input`, which older servers refuse as unknown fields.
-pub(crate) const PROTOCOL_VERSION: u32 = 3;
+pub(crate) const PROTOCOL_VERSION: u32 = 4;
 /// The longest request line the server reads: room for a command of the longest a program can
 /// be given and an environment of the most the kernel takes (6 MiB), as JSON escapes ordinary
 /// text (control characters, six bytes each, could still pass it).

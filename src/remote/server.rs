@@ -435,17 +435,29 @@ pub async fn serve(
             },
             () = socket_watch.changed() => listening.check(&mut socket_watch),
             _ = clients_changed.changed() => {}
-            event = events.recv() => {
-                if matches!(event, Ok(CoreEvent::OutputChanged { .. })) {
-                    continue;
-                }
-            }
+            event = events.recv() => match event {
+                Ok(CoreEvent::OutputChanged { .. }) => continue,
+                // A project's restarts, give-ups and blocks go to the server's log too.
+                Ok(CoreEvent::Project { file, notice: Some(notice) }) => eprintln!(
+                    "oino server: {}: {}",
+                    file.display(),
+                    crate::inert::escaped(&notice)
+                ),
+                _ => {}
+            },
             () = crate::time::sleep_until_opt(idle_deadline) => break,
             _ = stop.changed() => break,
             () = signals.stop() => break,
         }
-        let busy =
-            *clients.borrow() > 0 || core.entries().iter().any(|entry| entry.state.is_running());
+        // A project's process that waits, or waits to start again, keeps it as a running one.
+        let busy = *clients.borrow() > 0
+            || core.entries().iter().any(|entry| {
+                entry.state.is_running()
+                    || entry
+                        .project
+                        .as_ref()
+                        .is_some_and(|mark| mark.phase.is_some())
+            });
         // A server nobody can reach any more ends as soon as it is idle.
         let idle_exit = if listening.is_listening() {
             idle_exit

@@ -20,68 +20,20 @@ use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use toml::Spanned;
+
+use super::{
+    After, Condition, DEFAULT_BACKOFF_MS, DEFAULT_RESTART_LIMIT, MAX_BACKOFF_MS, Probe, Probes,
+    Project, ProjectProcess, Restart,
+};
 
 /// The project file looked for first.
 pub const PROJECT_FILE: &str = "oino.toml";
 /// The file looked for when there is no project file.
 pub const PROCFILE: &str = "Procfile";
-/// Restarts after which a process that keeps failing is left ended, unless the file says.
-pub const DEFAULT_RESTART_LIMIT: u32 = 5;
-/// The first wait before a restart, unless the file says; it doubles up to [`MAX_BACKOFF_MS`].
-pub const DEFAULT_BACKOFF_MS: u64 = 1000;
-/// The longest wait before a restart: a backoff doubles up to it.
-pub const MAX_BACKOFF_MS: u64 = 30_000;
-
-/// When a process that ended is started again.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Restart {
-    /// It stays ended.
-    #[default]
-    Never,
-    /// When it ends other than by exiting 0.
-    OnFailure,
-    /// Whenever it ends (up to `restart_limit` times in a row).
-    Always,
-}
-
-/// One process of a project, checked.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ProjectProcess {
-    /// Its name: the name of the task it runs as.
-    pub name: String,
-    /// The shell command, run by `bash -c`.
-    pub cmd: String,
-    /// Its folder, absolute.
-    pub cwd: PathBuf,
-    /// Variables set for it, over the environment `oino` was started in.
-    pub env: Vec<(String, String)>,
-    /// Whether a start of the project starts it (else only a start of it by name does).
-    pub autostart: bool,
-    /// When it is started again once it ends.
-    pub restart: Restart,
-    /// Restarts in a row after which it is left ended (one that ran over 30 s starts the count
-    /// over); 5 unless the file says.
-    pub restart_limit: u32,
-    /// The wait before its first restart, in ms (the file gives `backoff` in seconds); it doubles
-    /// with each, up to [`MAX_BACKOFF_MS`].
-    pub backoff_ms: u64,
-    /// A pattern: it is ready once a line of its output matches (ready at once without one).
-    pub ready: Option<String>,
-    /// Processes that must be ready before it starts.
-    pub after: Vec<String>,
-}
-
-/// A project: its file and its processes, each after those it waits for.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Project {
-    /// The file, absolute: a project is known by it.
-    pub file: PathBuf,
-    /// Its processes, each after those it waits for.
-    pub processes: Vec<ProjectProcess>,
-}
+/// The environment file read beside a project file, when there is one.
+pub const DOT_ENV: &str = ".env";
 
 /// A mistake in a file oino reads (a project file, the settings), where it is.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -148,6 +100,9 @@ impl FileError {
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct FileModel {
+    name: Option<Spanned<String>>,
+    #[serde(default)]
+    env_file: Vec<Spanned<String>>,
     processes: BTreeMap<Spanned<String>, Spanned<ProcessModel>>,
 }
 
@@ -162,6 +117,8 @@ struct ProcessModel {
     cwd: Option<Spanned<PathBuf>>,
     #[serde(default)]
     env: BTreeMap<String, String>,
+    #[serde(default)]
+    env_file: Vec<Spanned<String>>,
     #[serde(default = "yes")]
     autostart: bool,
     #[serde(default)]
@@ -170,8 +127,23 @@ struct ProcessModel {
     /// Seconds before the first restart.
     backoff: Option<Spanned<f64>>,
     ready: Option<Spanned<String>>,
-    #[serde(default)]
-    after: Vec<Spanned<String>>,
+    ready_cmd: Option<Spanned<String>>,
+    ready_http: Option<Spanned<String>>,
+    ready_interval: Option<Spanned<f64>>,
+    ready_timeout: Option<Spanned<f64>>,
+    alive_cmd: Option<Spanned<String>>,
+    alive_http: Option<Spanned<String>>,
+    alive_interval: Option<Spanned<f64>>,
+    alive_failures: Option<u32>,
+    after: Option<Spanned<toml::Value>>,
+}
+
+/// The value of a variable of the environment a file is read in.
+pub(crate) type Known<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// A variable of this process's environment.
+fn from_this_process(name: &str) -> Option<String> {
+    std::env::var(name).ok()
 }
 
 impl Project {
@@ -186,26 +158,77 @@ impl Project {
         Ok(None)
     }
 
-    /// Reads and checks `file` (a Procfile when it is named so, else TOML).
+    /// Reads and checks `file` (a Procfile when it is named so, else TOML), `${VAR}` taken
+    /// from its environment files and this process's environment.
     pub fn load(file: &Path) -> Result<Self, ProjectError> {
+        Self::load_in(file, &from_this_process)
+    }
+
+    /// [`Project::load`] in an environment `known` (the one a client started the project in).
+    pub(crate) fn load_in(file: &Path, known: Known) -> Result<Self, ProjectError> {
         // One project, however its path is written (`..`, a link): the server keys it by this.
         let file = std::fs::canonicalize(file)
             .or_else(|_| std::path::absolute(file))
             .unwrap_or_else(|_| file.to_owned());
         let text = FileError::read_text(&file)?;
         let dir = file.parent().unwrap_or(Path::new("/")).to_owned();
-        let processes = if file.file_name().is_some_and(|name| name == PROCFILE) {
-            parse_procfile(&text, &dir).map_err(|(line, column, message)| ProjectError {
-                file: file.clone(),
-                line,
-                column,
-                message,
-            })?
+        let dot_env = dir.join(DOT_ENV);
+        let base = if dot_env.is_file() {
+            vec![(dot_env.clone(), super::env::read_file(&dot_env, known)?)]
         } else {
-            parse_toml(&text, &dir)
-                .map_err(|(offset, message)| FileError::at_offset(&file, &text, offset, message))?
+            Vec::new()
         };
-        Ok(Self { file, processes })
+        if file.file_name().is_some_and(|name| name == PROCFILE) {
+            let mut processes =
+                parse_procfile(&text, &dir).map_err(|(line, column, message)| ProjectError {
+                    file: file.clone(),
+                    line,
+                    column,
+                    message,
+                })?;
+            for process in &mut processes {
+                process.env_files = base.iter().map(|(path, _)| path.clone()).collect();
+                process.env = base.iter().flat_map(|(_, vars)| vars.clone()).collect();
+            }
+            let name = Project::name_of_folder(&file);
+            return Ok(Self {
+                name,
+                file,
+                processes,
+            });
+        }
+        let at = |offset: usize, message: String| FileError::at_offset(&file, &text, offset, message);
+        let model: FileModel = toml::from_str(&text).map_err(|err| {
+            let offset = err.span().map_or(0, |span| span.start);
+            at(
+                offset,
+                format!(
+                    "{} (expected: [processes.NAME] tables with cmd, and optionally cwd, env, \
+                     env_file, autostart, restart, restart_limit, backoff, ready, ready_cmd, \
+                     ready_http, ready_interval, ready_timeout, alive_cmd, alive_http, \
+                     alive_interval, alive_failures, after; name and env_file at the top)",
+                    err.message().trim_end()
+                ),
+            )
+        })?;
+        let mut base = base;
+        base.extend(env_files(&model.env_file, &dir, &at, known)?);
+        let reading = Reading {
+            dir: &dir,
+            at: &at,
+            known,
+            base: &base,
+        };
+        let processes = reading.processes(&model)?;
+        let name = model.name.map_or_else(
+            || Project::name_of_folder(&file),
+            |name| name.into_inner(),
+        );
+        Ok(Self {
+            name,
+            file,
+            processes,
+        })
     }
 }
 
@@ -221,9 +244,8 @@ impl Project {
                 })?;
             }
             if let Some(after) = process
-                .after
-                .iter()
-                .find(|after| !self.processes.iter().any(|other| &other.name == *after))
+                .after_names()
+                .find(|after| self.process(after).is_none())
             {
                 return Err(format!(
                     "{}: after names `{after}`, which is no process",
@@ -231,6 +253,12 @@ impl Project {
                 ));
             }
         }
+        super::order::in_start_order(self.processes.clone()).map_err(|cycle| {
+            format!(
+                "these processes wait for each other, so none could start: {}",
+                cycle.join(" -> ")
+            )
+        })?;
         Ok(())
     }
 }
@@ -247,153 +275,308 @@ fn line_and_column(text: &str, offset: usize) -> (usize, usize) {
     (line, column)
 }
 
-/// A mistake at a byte offset.
-type Mistake = (usize, String);
-
-fn parse_toml(text: &str, dir: &Path) -> Result<Vec<ProjectProcess>, Mistake> {
-    let model: FileModel = toml::from_str(text).map_err(|err| {
-        let offset = err.span().map_or(0, |span| span.start);
-        (
-            offset,
-            format!(
-                "{} (expected: [processes.NAME] tables with cmd, and optionally cwd, env, \
-                 autostart, restart, restart_limit, backoff, ready, after)",
-                err.message().trim_end()
-            ),
-        )
-    })?;
-    if model.processes.is_empty() {
-        return Err((
-            0,
-            "no processes: add a [processes.NAME] table with cmd".into(),
-        ));
-    }
-    let names: Vec<&str> = model
-        .processes
-        .keys()
-        .map(|name| name.get_ref().as_str())
-        .collect();
-    let processes = model
-        .processes
+/// The environment files `names` (within `dir`), each with its variables: one that is missing
+/// is a mistake at its name.
+fn env_files(
+    names: &[Spanned<String>],
+    dir: &Path,
+    at: &dyn Fn(usize, String) -> FileError,
+    known: Known,
+) -> Result<Vec<(PathBuf, Vec<(String, String)>)>, FileError> {
+    names
         .iter()
-        .map(|(name, process)| checked(name, process.get_ref(), &names, dir))
-        .collect::<Result<Vec<_>, _>>()?;
-    let spans: HashMap<&str, usize> = model
-        .processes
-        .keys()
-        .map(|name| (name.get_ref().as_str(), name.span().start))
-        .collect();
-    in_start_order(processes).map_err(|cycle| {
-        let at = spans.get(cycle[0].as_str()).copied().unwrap_or(0);
-        (
-            at,
-            format!(
-                "these processes wait for each other, so none could start: {}",
-                cycle.join(" -> ")
-            ),
-        )
-    })
+        .map(|name| {
+            let path = dir.join(name.get_ref());
+            if !path.is_file() {
+                return Err(at(
+                    name.span().start,
+                    format!("env_file {} is no file", path.display()),
+                ));
+            }
+            Ok((path.clone(), super::env::read_file(&path, known)?))
+        })
+        .collect()
 }
 
-/// One process of the file, checked.
-fn checked(
-    name: &Spanned<String>,
-    process: &ProcessModel,
-    names: &[&str],
-    dir: &Path,
-) -> Result<ProjectProcess, Mistake> {
-    crate::core::tasks::validate_name(name.get_ref())
-        .map_err(|err| (name.span().start, format!("{err}")))?;
-    if process.cmd.get_ref().trim().is_empty() {
-        return Err((
-            process.cmd.span().start,
-            "cmd is empty: give a command".into(),
-        ));
-    }
-    if let Some(why) = command_refusal(process.cmd.get_ref()) {
-        return Err((process.cmd.span().start, why));
-    }
-    if let Some(why) = variables_refusal(&process.env) {
-        return Err((name.span().start, format!("env: {why}")));
-    }
-    if let Some(ready) = &process.ready {
-        regex::Regex::new(ready.get_ref()).map_err(|err| {
-            (
-                ready.span().start,
-                format!("ready is not a regular expression: {err}"),
+/// What reading an `oino.toml` needs beside its processes.
+struct Reading<'a> {
+    dir: &'a Path,
+    at: &'a dyn Fn(usize, String) -> FileError,
+    known: Known<'a>,
+    /// The environment files of every process (`.env`, the top `env_file`), with their variables.
+    base: &'a [(PathBuf, Vec<(String, String)>)],
+}
+
+impl Reading<'_> {
+    /// The processes of `model`, in the file's order, checked (a cycle of waits included).
+    fn processes(&self, model: &FileModel) -> Result<Vec<ProjectProcess>, FileError> {
+        if model.processes.is_empty() {
+            return Err((self.at)(
+                0,
+                "no processes: add a [processes.NAME] table with cmd".into(),
+            ));
+        }
+        let mut written: Vec<(&Spanned<String>, &ProcessModel)> = model
+            .processes
+            .iter()
+            .map(|(name, process)| (name, process.get_ref()))
+            .collect();
+        written.sort_by_key(|(name, _)| name.span().start);
+        let names: Vec<&str> = written.iter().map(|(name, _)| name.get_ref().as_str()).collect();
+        let processes = written
+            .iter()
+            .map(|(name, process)| self.checked(name, process, &names))
+            .collect::<Result<Vec<_>, _>>()?;
+        let spans: HashMap<&str, usize> = written
+            .iter()
+            .map(|(name, _)| (name.get_ref().as_str(), name.span().start))
+            .collect();
+        super::order::in_start_order(processes.clone()).map_err(|cycle| {
+            let offset = spans.get(cycle[0].as_str()).copied().unwrap_or(0);
+            (self.at)(
+                offset,
+                format!(
+                    "these processes wait for each other, so none could start: {}",
+                    cycle.join(" -> ")
+                ),
             )
         })?;
+        Ok(processes)
     }
-    if let Some(after) = process
-        .after
-        .iter()
-        .find(|after| !names.contains(&after.get_ref().as_str()))
-    {
-        return Err((
-            after.span().start,
-            format!(
-                "after names `{}`, which is no process of this file (they are: {})",
-                after.get_ref(),
-                names.join(", ")
-            ),
-        ));
-    }
-    let cwd = process.checked_cwd(name, dir)?;
-    let backoff_ms = process.backoff_ms()?;
-    Ok(ProjectProcess {
-        name: name.get_ref().clone(),
-        cmd: process.cmd.get_ref().clone(),
-        cwd,
-        env: process
+
+    /// One process of the file, checked.
+    fn checked(
+        &self,
+        name: &Spanned<String>,
+        process: &ProcessModel,
+        names: &[&str],
+    ) -> Result<ProjectProcess, FileError> {
+        let mistake = |offset: usize, message: String| (self.at)(offset, message);
+        crate::core::tasks::validate_name(name.get_ref())
+            .map_err(|err| mistake(name.span().start, format!("{err}")))?;
+        let mut files: Vec<(PathBuf, Vec<(String, String)>)> = self.base.to_vec();
+        files.extend(env_files(&process.env_file, self.dir, self.at, self.known)?);
+        let mut env: Vec<(String, String)> = Vec::new();
+        for (name, value) in files.iter().flat_map(|(_, vars)| vars) {
+            env.retain(|(other, _)| other != name);
+            env.push((name.clone(), value.clone()));
+        }
+        let known = |wanted: &str| {
+            env.iter()
+                .rev()
+                .find(|(name, _)| name == wanted)
+                .map(|(_, value)| value.clone())
+                .or_else(|| (self.known)(wanted))
+        };
+        let own: Vec<(String, String)> = process
             .env
             .iter()
-            .map(|(name, value)| (name.clone(), value.clone()))
-            .collect(),
-        autostart: process.autostart,
-        restart: process.restart,
-        restart_limit: process.restart_limit.unwrap_or(DEFAULT_RESTART_LIMIT),
-        backoff_ms,
-        ready: process.ready.as_ref().map(|ready| ready.get_ref().clone()),
-        after: process
-            .after
-            .iter()
-            .map(|after| after.get_ref().clone())
-            .collect(),
-    })
-}
+            .map(|(name, value)| (name.clone(), super::env::expand(value, &known)))
+            .collect();
+        if let Some(why) = variables_refusal(&process.env) {
+            return Err(mistake(name.span().start, format!("env: {why}")));
+        }
+        for (name, value) in own {
+            env.retain(|(other, _)| *other != name);
+            env.push((name, value));
+        }
+        let known = |wanted: &str| {
+            env.iter()
+                .rev()
+                .find(|(name, _)| name == wanted)
+                .map(|(_, value)| value.clone())
+                .or_else(|| (self.known)(wanted))
+        };
+        let cmd = super::env::expand(process.cmd.get_ref(), &known);
+        if cmd.trim().is_empty() {
+            return Err(mistake(
+                process.cmd.span().start,
+                "cmd is empty: give a command".into(),
+            ));
+        }
+        if let Some(why) = command_refusal(&cmd) {
+            return Err(mistake(process.cmd.span().start, why));
+        }
+        if let Some(ready) = &process.ready {
+            regex::Regex::new(ready.get_ref()).map_err(|err| {
+                mistake(
+                    ready.span().start,
+                    format!("ready is not a regular expression: {err}"),
+                )
+            })?;
+        }
+        let after = self.after(process, names)?;
+        let probes = self.probes(name, process, &known)?;
+        let mut checked = ProjectProcess::new(name.get_ref(), &cmd, self.cwd(name, process)?);
+        checked.env = env;
+        checked.env_files = files.into_iter().map(|(path, _)| path).collect();
+        checked.autostart = process.autostart;
+        checked.restart = process.restart;
+        checked.restart_limit = process.restart_limit.unwrap_or(DEFAULT_RESTART_LIMIT);
+        checked.backoff_ms = seconds(process.backoff.as_ref(), "backoff", self.at)?
+            .map_or(DEFAULT_BACKOFF_MS, |ms| ms.min(MAX_BACKOFF_MS));
+        checked.ready = process.ready.as_ref().map(|ready| ready.get_ref().clone());
+        checked.probes = probes;
+        checked.after = after;
+        Ok(checked)
+    }
 
-impl ProcessModel {
-    /// Its folder: `cwd` within the file's folder `dir`, else `dir`; it must be there (a mistake
+    /// Its folder: `cwd` within the file's folder, else that folder; it must be there (a mistake
     /// without `cwd` is shown at the process's `name`).
-    fn checked_cwd(&self, name: &Spanned<String>, dir: &Path) -> Result<PathBuf, Mistake> {
-        let cwd = self
+    fn cwd(&self, name: &Spanned<String>, process: &ProcessModel) -> Result<PathBuf, FileError> {
+        let cwd = process
             .cwd
             .as_ref()
-            .map_or_else(|| dir.to_owned(), |cwd| dir.join(cwd.get_ref()));
+            .map_or_else(|| self.dir.to_owned(), |cwd| self.dir.join(cwd.get_ref()));
         if !cwd.is_dir() {
-            let at = self
+            let offset = process
                 .cwd
                 .as_ref()
                 .map_or(name.span().start, |cwd| cwd.span().start);
-            return Err((at, format!("cwd {} is no folder", cwd.display())));
+            return Err((self.at)(offset, format!("cwd {} is no folder", cwd.display())));
         }
         Ok(cwd)
     }
 
-    /// The first wait before a restart, from `backoff` in seconds, at most [`MAX_BACKOFF_MS`].
-    fn backoff_ms(&self) -> Result<u64, Mistake> {
-        match &self.backoff {
-            None => Ok(DEFAULT_BACKOFF_MS),
-            Some(seconds) if seconds.get_ref().is_finite() && *seconds.get_ref() >= 0.0 => {
-                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-                let ms = (seconds.get_ref() * 1000.0).min(30_000.0) as u64;
-                Ok(ms)
-            }
-            Some(seconds) => Err((
-                seconds.span().start,
-                "backoff is seconds: a number, 0 or more".into(),
-            )),
+    /// What it waits for: a list of names (each ready), or a table of name = condition.
+    fn after(&self, process: &ProcessModel, names: &[&str]) -> Result<Vec<After>, FileError> {
+        let Some(after) = &process.after else {
+            return Ok(Vec::new());
+        };
+        let offset = after.span().start;
+        let expected = || {
+            (self.at)(
+                offset,
+                "after is a list of names, or a table of name = condition (ready, started, \
+                 succeeded, ended)"
+                    .into(),
+            )
+        };
+        let list: Vec<After> = match after.get_ref() {
+            toml::Value::Array(items) => items
+                .iter()
+                .map(|item| item.as_str().map(After::ready).ok_or_else(expected))
+                .collect::<Result<_, _>>()?,
+            toml::Value::Table(table) => table
+                .iter()
+                .map(|(name, condition)| {
+                    let condition = condition.as_str().ok_or_else(expected)?;
+                    let condition = Condition::from_word(condition).ok_or_else(|| {
+                        (self.at)(
+                            offset,
+                            format!(
+                                "after: `{condition}` is no condition (they are: ready, \
+                                 started, succeeded, ended)"
+                            ),
+                        )
+                    })?;
+                    Ok(After {
+                        name: name.clone(),
+                        condition,
+                    })
+                })
+                .collect::<Result<_, FileError>>()?,
+            _ => return Err(expected()),
+        };
+        if let Some(unknown) = list.iter().find(|after| !names.contains(&after.name.as_str())) {
+            return Err((self.at)(
+                offset,
+                format!(
+                    "after names `{}`, which is no process of this file (they are: {})",
+                    unknown.name,
+                    names.join(", ")
+                ),
+            ));
         }
+        Ok(list)
+    }
+
+    /// Its readiness and liveness probes, checked.
+    fn probes(
+        &self,
+        name: &Spanned<String>,
+        process: &ProcessModel,
+        known: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Probes, FileError> {
+        let ready_ways = [
+            process.ready.is_some(),
+            process.ready_cmd.is_some(),
+            process.ready_http.is_some(),
+        ];
+        if ready_ways.iter().filter(|given| **given).count() > 1 {
+            return Err((self.at)(
+                name.span().start,
+                "give one way to tell it is ready: ready (a line), ready_cmd or ready_http".into(),
+            ));
+        }
+        if process.alive_cmd.is_some() && process.alive_http.is_some() {
+            return Err((self.at)(
+                name.span().start,
+                "give one liveness probe: alive_cmd or alive_http".into(),
+            ));
+        }
+        let ready = self.probe(process.ready_cmd.as_ref(), process.ready_http.as_ref(), known)?;
+        let alive = self.probe(process.alive_cmd.as_ref(), process.alive_http.as_ref(), known)?;
+        let defaults = Probes::default();
+        Ok(Probes {
+            ready,
+            ready_interval_ms: seconds(process.ready_interval.as_ref(), "ready_interval", self.at)?
+                .unwrap_or(defaults.ready_interval_ms)
+                .max(10),
+            ready_timeout_ms: seconds(process.ready_timeout.as_ref(), "ready_timeout", self.at)?,
+            alive,
+            alive_interval_ms: seconds(process.alive_interval.as_ref(), "alive_interval", self.at)?
+                .unwrap_or(defaults.alive_interval_ms)
+                .max(10),
+            alive_failures: process.alive_failures.unwrap_or(defaults.alive_failures).max(1),
+        })
+    }
+
+    /// A probe by command or by address, checked as a command or an `http://` address.
+    fn probe(
+        &self,
+        cmd: Option<&Spanned<String>>,
+        http: Option<&Spanned<String>>,
+        known: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Option<Probe>, FileError> {
+        if let Some(cmd) = cmd {
+            let expanded = super::env::expand(cmd.get_ref(), known);
+            if expanded.trim().is_empty() {
+                return Err((self.at)(cmd.span().start, "the probe's command is empty".into()));
+            }
+            if let Some(why) = command_refusal(&expanded) {
+                return Err((self.at)(cmd.span().start, why));
+            }
+            return Ok(Some(Probe::Cmd(expanded)));
+        }
+        if let Some(http) = http {
+            let url = super::env::expand(http.get_ref(), known);
+            if let Err(why) = super::probe::check_address(&url) {
+                return Err((self.at)(http.span().start, why));
+            }
+            return Ok(Some(Probe::Http(url)));
+        }
+        Ok(None)
+    }
+}
+
+/// A time given in seconds, in ms: a number, 0 or more.
+fn seconds(
+    value: Option<&Spanned<f64>>,
+    what: &str,
+    at: &dyn Fn(usize, String) -> FileError,
+) -> Result<Option<u64>, FileError> {
+    match value {
+        None => Ok(None),
+        Some(seconds) if seconds.get_ref().is_finite() && *seconds.get_ref() >= 0.0 => {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let ms = (seconds.get_ref() * 1000.0).min(86_400_000.0) as u64;
+            Ok(Some(ms))
+        }
+        Some(seconds) => Err(at(
+            seconds.span().start,
+            format!("{what} is seconds: a number, 0 or more"),
+        )),
     }
 }
 
@@ -429,19 +612,10 @@ fn parse_procfile(text: &str, dir: &Path) -> Result<Vec<ProjectProcess>, (usize,
         if let Some(why) = command_refusal(cmd) {
             return Err((number, line.find(':').map_or(1, |at| at + 2), why));
         }
-        processes.push(ProjectProcess {
-            name: name.to_owned(),
-            cmd: cmd.trim().to_owned(),
-            cwd: dir.to_owned(),
-            env: Vec::new(),
-            // Heroku runs `release` once per deploy (migrations): never by merely opening oino.
-            autostart: name != "release",
-            restart: Restart::Never,
-            restart_limit: DEFAULT_RESTART_LIMIT,
-            backoff_ms: DEFAULT_BACKOFF_MS,
-            ready: None,
-            after: Vec::new(),
-        });
+        let mut process = ProjectProcess::new(name, cmd.trim(), dir.to_owned());
+        // Heroku runs `release` once per deploy (migrations): never by merely opening oino.
+        process.autostart = name != "release";
+        processes.push(process);
     }
     if processes.is_empty() {
         return Err((1, 1, "no processes: add `name: command` lines".into()));
@@ -471,85 +645,6 @@ fn variables_refusal(env: &BTreeMap<String, String>) -> Option<String> {
     crate::pty::exec::check(&args, env)
         .err()
         .map(|err| err.to_string())
-}
-
-/// The processes ordered so that each comes after those it waits for (else in the order given),
-/// or the names of a cycle. Linear in the processes and their waits (Kahn's order, taking the
-/// first ready one as given each time), so that a long chain of `after` loads at once.
-fn in_start_order(processes: Vec<ProjectProcess>) -> Result<Vec<ProjectProcess>, Vec<String>> {
-    let at: HashMap<&str, usize> = processes
-        .iter()
-        .enumerate()
-        .map(|(index, process)| (process.name.as_str(), index))
-        .collect();
-    // For each process, how many waits are not met yet, and who waits for it.
-    let mut unmet = vec![0_usize; processes.len()];
-    let mut waited_by: Vec<Vec<usize>> = vec![Vec::new(); processes.len()];
-    for (index, process) in processes.iter().enumerate() {
-        for after in &process.after {
-            if let Some(&other) = at.get(after.as_str()) {
-                unmet[index] += 1;
-                waited_by[other].push(index);
-            }
-        }
-    }
-    let mut ready: std::collections::BTreeSet<usize> = (0..processes.len())
-        .filter(|&index| unmet[index] == 0)
-        .collect();
-    let mut order = Vec::with_capacity(processes.len());
-    while let Some(index) = ready.pop_first() {
-        order.push(index);
-        for &waiter in &waited_by[index] {
-            unmet[waiter] -= 1;
-            if unmet[waiter] == 0 {
-                ready.insert(waiter);
-            }
-        }
-    }
-    if order.len() < processes.len() {
-        return Err(a_cycle(&processes, &at, &unmet));
-    }
-    let mut slots: Vec<Option<ProjectProcess>> = processes.into_iter().map(Some).collect();
-    Ok(order
-        .into_iter()
-        .filter_map(|index| slots[index].take())
-        .collect())
-}
-
-/// The names of a cycle among the processes whose waits are not all met: every one of them
-/// waits for another of them, so following the waits from the first comes back to a name.
-fn a_cycle(
-    processes: &[ProjectProcess],
-    at: &HashMap<&str, usize>,
-    unmet: &[usize],
-) -> Vec<String> {
-    let stuck = |index: &usize| unmet[*index] > 0;
-    let Some(mut current) = (0..processes.len()).find(stuck) else {
-        return Vec::new();
-    };
-    let mut seen_at: HashMap<usize, usize> = HashMap::new();
-    let mut path: Vec<usize> = Vec::new();
-    loop {
-        if let Some(&start) = seen_at.get(&current) {
-            path.push(current);
-            return path[start..]
-                .iter()
-                .map(|&index| processes[index].name.clone())
-                .collect();
-        }
-        seen_at.insert(current, path.len());
-        path.push(current);
-        let next = processes[current]
-            .after
-            .iter()
-            .filter_map(|after| at.get(after.as_str()).copied())
-            .find(stuck);
-        match next {
-            Some(next) => current = next,
-            // Cannot be: a stuck process waits for a stuck one.
-            None => return vec![processes[current].name.clone()],
-        }
-    }
 }
 
 #[cfg(test)]
@@ -750,111 +845,6 @@ restart_limit = 2
             "web"
         );
         std::fs::remove_dir_all(dir).unwrap();
-    }
-
-    fn named(name: &str, after: &[&str]) -> ProjectProcess {
-        ProjectProcess {
-            name: name.into(),
-            cmd: "x".into(),
-            cwd: PathBuf::from("/"),
-            env: Vec::new(),
-            autostart: true,
-            restart: Restart::Never,
-            restart_limit: DEFAULT_RESTART_LIMIT,
-            backoff_ms: DEFAULT_BACKOFF_MS,
-            ready: None,
-            after: after.iter().map(|&after| after.to_owned()).collect(),
-        }
-    }
-
-    /// The order as it was first written (quadratic, and cubic on a chain written backwards):
-    /// the reference the linear one must agree with.
-    fn reference_order(mut left: Vec<ProjectProcess>) -> Result<Vec<String>, Vec<String>> {
-        let mut ordered: Vec<String> = Vec::new();
-        while !left.is_empty() {
-            let placed = |name: &String| ordered.contains(name);
-            if let Some(next) = left
-                .iter()
-                .position(|process| process.after.iter().all(placed))
-            {
-                ordered.push(left.remove(next).name);
-            } else {
-                let mut cycle = vec![left[0].name.clone()];
-                loop {
-                    let current = cycle.last().cloned().unwrap_or_default();
-                    let next = left
-                        .iter()
-                        .find(|process| process.name == current)
-                        .and_then(|process| process.after.iter().find(|after| !placed(after)))
-                        .cloned()
-                        .unwrap_or_default();
-                    if let Some(start) = cycle.iter().position(|name| *name == next) {
-                        cycle.push(next);
-                        return Err(cycle.split_off(start));
-                    }
-                    cycle.push(next);
-                }
-            }
-        }
-        Ok(ordered)
-    }
-
-    fn names(order: Result<Vec<ProjectProcess>, Vec<String>>) -> Result<Vec<String>, Vec<String>> {
-        order.map(|processes| processes.into_iter().map(|process| process.name).collect())
-    }
-
-    #[test]
-    fn a_long_chain_written_backwards_is_ordered_and_a_cycle_is_named() {
-        let count = 4000;
-        // Written backwards: each waits for the one after it, the last one first to start.
-        let chain: Vec<ProjectProcess> = (0..count)
-            .map(|n| {
-                let before = format!("p{}", n + 1);
-                let after: &[&str] = if n + 1 < count { &[&before] } else { &[] };
-                named(&format!("p{n}"), after)
-            })
-            .collect();
-        let order = names(in_start_order(chain)).expect("no cycle");
-        let expected: Vec<String> = (0..count).rev().map(|n| format!("p{n}")).collect();
-        assert_eq!(order, expected);
-
-        let cycle = vec![
-            named("web", &["api"]),
-            named("api", &["db"]),
-            named("db", &["web"]),
-            named("docs", &[]),
-        ];
-        assert_eq!(
-            names(in_start_order(cycle)),
-            Err(vec!["web".into(), "api".into(), "db".into(), "web".into()])
-        );
-    }
-
-    proptest::proptest! {
-        /// On any graph of waits, cycles included, the order (or the cycle named) is the one the
-        /// first way of ordering gave.
-        #[test]
-        fn the_order_is_the_reference_order(waits in proptest::collection::vec(
-            proptest::collection::vec(0_usize..7, 0..3), 1..7,
-        )) {
-            let processes: Vec<ProjectProcess> = waits
-                .iter()
-                .enumerate()
-                .map(|(index, after)| {
-                    let after: Vec<String> = after
-                        .iter()
-                        .filter(|&&other| other < waits.len())
-                        .map(|other| format!("p{other}"))
-                        .collect();
-                    let after: Vec<&str> = after.iter().map(String::as_str).collect();
-                    named(&format!("p{index}"), &after)
-                })
-                .collect();
-            proptest::prop_assert_eq!(
-                names(in_start_order(processes.clone())),
-                reference_order(processes)
-            );
-        }
     }
 
     #[test]

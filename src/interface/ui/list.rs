@@ -3,7 +3,8 @@
 use ratatui::buffer::Buffer;
 use ratatui::style::{Color, Style};
 
-use crate::core::EntryState;
+use crate::core::project::ProcessPhase;
+use crate::core::{EntryInfo, EntryState};
 use crate::interface::app::{App, Layout, ListLine, list_lines, list_offset};
 use crate::time::format_elapsed;
 
@@ -12,6 +13,29 @@ use super::theme::{Theme, selected_style, state_symbol, title_style};
 
 /// The narrowest list that shows what each running call costs (the header always does).
 const USAGE_WIDTH: usize = 36;
+
+/// The right side of a project's process row when it says more than its run's state: whom it
+/// waits for, blocked, its backoff, gave up, changed; and its restarts.
+fn project_right(entry: &EntryInfo) -> String {
+    let Some(mark) = &entry.project else {
+        return String::new();
+    };
+    let what = match &mark.phase {
+        Some(ProcessPhase::Waiting { waiting_for }) => format!("waits {}", waiting_for.join(",")),
+        Some(ProcessPhase::Blocked { .. }) => "blocked".to_owned(),
+        Some(ProcessPhase::Restarting { backoff_left_ms }) => {
+            format!("restart {}", format_elapsed(*backoff_left_ms))
+        }
+        Some(ProcessPhase::GaveUp) => "gave up".to_owned(),
+        Some(ProcessPhase::Changed { .. }) => "changed".to_owned(),
+        None => String::new(),
+    };
+    if mark.restarts > 0 {
+        format!("{what} ↻{}", mark.restarts)
+    } else {
+        what
+    }
+}
 
 pub(super) fn render_list(
     app: &App,
@@ -40,6 +64,10 @@ pub(super) fn render_list(
                 let selected = app.selected.as_deref() == Some(entry.id.as_str());
                 let elapsed = format_elapsed(elapsed_ms(entry, now_ms));
                 let right = match entry.state {
+                    _ if entry.project.as_ref().is_some_and(|mark| mark.phase.is_some()) => {
+                        project_right(entry)
+                    }
+                    EntryState::NotStarted => "not started".to_owned(),
                     EntryState::Exited { code } => format!("{elapsed} {code:>3}"),
                     EntryState::Killed { signal } => format!("{elapsed} s{signal:<2}"),
                     EntryState::Orphaned { .. } => format!("{elapsed} left"),
@@ -51,6 +79,12 @@ pub(super) fn render_list(
                         ),
                         _ => elapsed,
                     },
+                };
+                let right = match &entry.project {
+                    Some(mark) if mark.restarts > 0 && mark.phase.is_none() => {
+                        format!("↻{} {right}", mark.restarts)
+                    }
+                    _ => right,
                 };
                 let label_width = width.saturating_sub(right.chars().count() + 4);
                 let label: String = crate::inert::escaped(entry.label())

@@ -2,6 +2,7 @@
 
 use ratatui::style::{Color, Modifier, Style};
 
+use crate::core::project::ProcessPhase;
 use crate::core::{EntryInfo, EntryKind, EntryState};
 
 /// The colors of oino's own chrome, or none at all under `NO_COLOR`.
@@ -67,7 +68,17 @@ pub(crate) fn state_symbol(entry: &EntryInfo) -> &'static str {
     if entry.state.is_running() && entry.ready == Some(false) {
         return "◌";
     }
+    if let Some(phase) = entry.project.as_ref().and_then(|mark| mark.phase.as_ref()) {
+        return match phase {
+            ProcessPhase::Waiting { .. } => "…",
+            ProcessPhase::Blocked { .. } => "⊘",
+            ProcessPhase::Restarting { .. } => "↻",
+            ProcessPhase::GaveUp => "✗",
+            ProcessPhase::Changed { .. } => "◈",
+        };
+    }
     match (entry.state, entry.kind) {
+        (EntryState::NotStarted, _) => "…",
         (EntryState::Running, EntryKind::Call) => "▶",
         (EntryState::Running, EntryKind::Task) => "◆",
         (EntryState::Exited { code: 0 }, _) => "✓",

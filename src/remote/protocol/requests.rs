@@ -10,7 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::wire::{self, Size, Travel};
 use crate::call::{CallOptions, CallResult, InputPolicy, TimeoutPolicy};
-use crate::core::project::{ProjectStarted, ProjectStopped};
+use crate::core::project::{ProjectApplied, ProjectStarted, ProjectStopped};
 use crate::core::{CallRequest, EntryInfo, EntryState, HistoryPage as Page};
 use crate::output::{DEFAULT_MAX_RESULT_BYTES, OutputSlice};
 use crate::pty::Waiter;
@@ -90,6 +90,7 @@ requests! {
     Kill -> EntryState, apart;
     Project -> ProjectStarted;
     Down -> ProjectStopped, apart;
+    Up -> ProjectApplied, apart;
     Restart -> EntryInfo, apart;
     Send -> String;
     KillServer -> String;
@@ -304,6 +305,22 @@ pub struct Down {
     pub only: Vec<String>,
 }
 
+/// Starts a project (or `only` and what they wait for) when it does not run; when it does,
+/// applies its file: stops the processes it no longer has, starts again those whose definition
+/// changed, starts the added ones. Says what it did to each.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Up {
+    /// The project, as a client read its file.
+    pub project: wire::Project,
+    /// The caller's environment, which each process's own variables go over.
+    #[serde(default)]
+    pub env: Vec<(String, String)>,
+    /// The processes to start or apply, with what they wait for; none: the whole project.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub only: Vec<String>,
+}
+
 /// Starts `key`'s command again as a new call (ending it first if it still runs): the new entry.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -466,6 +483,7 @@ pub(crate) mod examples {
     use super::*;
     use crate::call::DetachedTo;
     use crate::core::EntryKind;
+    use crate::core::project::{Applied, Did};
     use crate::output::LogCut;
     use crate::pty::{ProcessExit, TermSize};
     use crate::screen::{Cell, CellAttrs, CellColor, CursorPos, MouseReporting};
@@ -611,18 +629,37 @@ pub(crate) mod examples {
         fn example() -> (Self, ProjectStarted) {
             let project = Self {
                 project: wire::Project {
+                    name: "shop".into(),
                     file: "/src/oino.toml".into(),
                     processes: vec![wire::Process {
                         name: "web".into(),
                         cmd: "npm run dev".into(),
                         cwd: "/src/web".into(),
                         env: vec![("PORT".into(), "3000".into())],
+                        env_files: vec!["/src/.env".into()],
                         autostart: true,
                         restart: wire::Restart::OnFailure,
                         restart_limit: 5,
                         backoff_ms: 1000,
-                        ready: Some("listening on".into()),
-                        after: vec!["db".into()],
+                        ready: None,
+                        probes: wire::Probes {
+                            ready: Some(wire::Probe::Http("http://127.0.0.1:3000/health".into())),
+                            ready_interval_ms: 1000,
+                            ready_timeout_ms: Some(30_000),
+                            alive: Some(wire::Probe::Cmd("curl -sf localhost:3000".into())),
+                            alive_interval_ms: 10_000,
+                            alive_failures: 3,
+                        },
+                        after: vec![
+                            wire::After {
+                                name: "db".into(),
+                                condition: wire::Condition::Ready,
+                            },
+                            wire::After {
+                                name: "migrate".into(),
+                                condition: wire::Condition::Succeeded,
+                            },
+                        ],
                     }],
                 },
                 env: vec![("A".into(), "b".into())],
@@ -649,6 +686,37 @@ pub(crate) mod examples {
                 not_running: vec!["seed".into()],
             };
             (down, stopped)
+        }
+    }
+
+    impl Example for Up {
+        fn example() -> (Self, ProjectApplied) {
+            let (Project { project, env, .. }, _) = Project::example();
+            let up = Self {
+                project,
+                env,
+                only: vec!["web".into()],
+            };
+            let applied = ProjectApplied {
+                processes: vec![
+                    Applied {
+                        name: "db".into(),
+                        did: Did::Unchanged,
+                        why: None,
+                    },
+                    Applied {
+                        name: "web".into(),
+                        did: Did::Restarted,
+                        why: Some("cmd changed".into()),
+                    },
+                    Applied {
+                        name: "old".into(),
+                        did: Did::Stopped,
+                        why: Some("no longer in the file".into()),
+                    },
+                ],
+            };
+            (up, applied)
         }
     }
 

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use crate::core::project::{ProcessPhase, ProjectMark};
 use crate::call::{CallResult as CoreCallResult, DetachedTo as CoreDetachedTo};
 use crate::core::{
     CoreEvent, EntryInfo, EntryKind, EntryState, ErrorData as CoreErrorData,
@@ -20,7 +21,10 @@ use crate::pty::{ProcessExit, TermSize};
 mod project;
 mod screen;
 
-pub use project::{Process, Project, ProjectStarted, ProjectStopped, Restart};
+pub use project::{
+    After, Applied, Condition, Did, Probe, Probes, Process, Project, ProjectApplied, ProjectStarted,
+    ProjectStopped, Restart,
+};
 pub use screen::{
     Attrs, Cell, Color, Cursor, Mouse, MouseEncoding, MouseEvents, ScreenView, Snapshot,
 };
@@ -134,8 +138,10 @@ impl Travel for EntryKind {
     }
 }
 
-/// Where an entry's process stands: `{"state": "exited", "code": 3}` and so on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// Where an entry's process stands: `{"state": "exited", "code": 3}` and so on. A project's
+/// process says more when its run's state does not say it all: `waiting`, `blocked`,
+/// `restarting`, `gave_up`, `changed`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "state")]
 pub enum State {
     /// Its shell has not ended.
@@ -156,6 +162,73 @@ pub enum State {
         /// The pid of the server that died.
         server_pid: u32,
     },
+    /// A project's process not started yet: it waits for these.
+    Waiting {
+        /// The names of the processes it waits for.
+        waiting_for: Vec<String>,
+    },
+    /// A project's process that cannot start as things stand.
+    Blocked {
+        /// Why: "migrate exited 1", "db never became ready".
+        reason: String,
+        /// How its last run ended, if it ran.
+        #[serde(flatten)]
+        last: Last,
+    },
+    /// A project's process that ended, started again once its backoff is over.
+    Restarting {
+        /// What is left of the backoff, in ms.
+        backoff_left_ms: u64,
+        /// How its last run ended.
+        #[serde(flatten)]
+        last: Last,
+    },
+    /// A project's process left ended after its `restart_limit`.
+    GaveUp {
+        /// How its last run ended.
+        #[serde(flatten)]
+        last: Last,
+    },
+    /// A project's process that runs, while the file's definition of it differs.
+    Changed {
+        /// What differs: `cmd`, `cwd`, `env`, `env_file` or `probe`.
+        change: String,
+    },
+}
+
+/// How a run ended: `code` or `signal`, beside the state.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Last {
+    /// The exit status, when it exited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub code: Option<i32>,
+    /// The signal that ended it, when one did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub signal: Option<i32>,
+}
+
+impl Last {
+    fn of(state: EntryState) -> Self {
+        match state {
+            EntryState::Exited { code } => Self {
+                code: Some(code),
+                signal: None,
+            },
+            EntryState::Killed { signal } => Self {
+                code: None,
+                signal: Some(signal),
+            },
+            _ => Self::default(),
+        }
+    }
+
+    fn state(self) -> EntryState {
+        match (self.code, self.signal) {
+            (Some(code), _) => EntryState::Exited { code },
+            (None, Some(signal)) => EntryState::Killed { signal },
+            (None, None) => EntryState::NotStarted,
+        }
+    }
 }
 
 impl Travel for EntryState {
@@ -166,15 +239,59 @@ impl Travel for EntryState {
             Self::Exited { code } => State::Exited { code },
             Self::Killed { signal } => State::Killed { signal },
             Self::Orphaned { server_pid } => State::Orphaned { server_pid },
+            Self::NotStarted => State::Waiting {
+                waiting_for: Vec::new(),
+            },
         }
     }
     fn from_wire(wire: State) -> Self {
         match wire {
-            State::Running => Self::Running,
+            State::Running | State::Changed { .. } => Self::Running,
             State::Exited { code } => Self::Exited { code },
             State::Killed { signal } => Self::Killed { signal },
             State::Orphaned { server_pid } => Self::Orphaned { server_pid },
+            State::Waiting { .. } => Self::NotStarted,
+            State::Blocked { last, .. } | State::Restarting { last, .. } | State::GaveUp { last } => {
+                last.state()
+            }
         }
+    }
+}
+
+/// The state shown for a run in `state`, when its project's process says more (`phase`).
+fn state_with_phase(state: EntryState, phase: Option<ProcessPhase>) -> State {
+    let last = Last::of(state);
+    match phase {
+        None => state.to_wire(),
+        Some(ProcessPhase::Waiting { waiting_for }) => State::Waiting { waiting_for },
+        Some(ProcessPhase::Blocked { reason }) => State::Blocked { reason, last },
+        Some(ProcessPhase::Restarting { backoff_left_ms }) => {
+            State::Restarting { backoff_left_ms, last }
+        }
+        Some(ProcessPhase::GaveUp) => State::GaveUp { last },
+        Some(ProcessPhase::Changed { change }) => State::Changed { change },
+    }
+}
+
+/// What a project's process says beyond its run's state, from `state`.
+fn phase_of(state: &State) -> Option<ProcessPhase> {
+    match state {
+        State::Waiting { waiting_for } => Some(ProcessPhase::Waiting {
+            waiting_for: waiting_for.clone(),
+        }),
+        State::Blocked { reason, .. } => Some(ProcessPhase::Blocked {
+            reason: reason.clone(),
+        }),
+        State::Restarting {
+            backoff_left_ms, ..
+        } => Some(ProcessPhase::Restarting {
+            backoff_left_ms: *backoff_left_ms,
+        }),
+        State::GaveUp { .. } => Some(ProcessPhase::GaveUp),
+        State::Changed { change } => Some(ProcessPhase::Changed {
+            change: change.clone(),
+        }),
+        _ => None,
     }
 }
 
@@ -261,6 +378,21 @@ pub struct Entry {
     /// it yet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ready: Option<bool>,
+    /// Present for a run of a project's process: the project's name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// Present for a run of a project's process: the process's name in its file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub process: Option<String>,
+    /// Present for a run of a project's process: which run it is, from 1 (0: none yet).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<u32>,
+    /// Present for a run of a project's process: how many times the process was restarted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub restarts: Option<u32>,
+    /// A run of a project's process that a newer run replaced (`ls` shows it with `--all`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub superseded: bool,
 }
 
 impl Travel for EntryInfo {
@@ -278,7 +410,10 @@ impl Travel for EntryInfo {
             started_ms: self.started_ms,
             detached_ms: self.detached_ms,
             ended_ms: self.ended_ms,
-            state: self.state.to_wire(),
+            state: state_with_phase(
+                self.state,
+                self.project.as_ref().and_then(|mark| mark.phase.clone()),
+            ),
             timed_out: self.timed_out,
             bytes: self.bytes,
             detach_offset: self.detach_offset,
@@ -287,6 +422,11 @@ impl Travel for EntryInfo {
             log_cut: self.log_cut.to_wire(),
             waiting_for_input: self.waiting_for_input,
             ready: self.ready,
+            project: self.project.as_ref().map(|mark| mark.project.clone()),
+            process: self.project.as_ref().map(|mark| mark.process.clone()),
+            run: self.project.as_ref().map(|mark| mark.run),
+            restarts: self.project.as_ref().map(|mark| mark.restarts),
+            superseded: self.project.as_ref().is_some_and(|mark| !mark.latest),
         }
     }
     fn from_wire(wire: Entry) -> Self {
@@ -302,7 +442,7 @@ impl Travel for EntryInfo {
             started_ms: wire.started_ms,
             detached_ms: wire.detached_ms,
             ended_ms: wire.ended_ms,
-            state: Travel::from_wire(wire.state),
+            state: Travel::from_wire(wire.state.clone()),
             timed_out: wire.timed_out,
             bytes: wire.bytes,
             detach_offset: wire.detach_offset,
@@ -311,6 +451,14 @@ impl Travel for EntryInfo {
             log_cut: Travel::from_wire(wire.log_cut),
             waiting_for_input: wire.waiting_for_input,
             ready: wire.ready,
+            project: wire.project.map(|project| ProjectMark {
+                project,
+                process: wire.process.unwrap_or_default(),
+                run: wire.run.unwrap_or_default(),
+                latest: !wire.superseded,
+                restarts: wire.restarts.unwrap_or_default(),
+                phase: phase_of(&wire.state),
+            }),
         }
     }
 }
@@ -522,6 +670,15 @@ pub enum Event {
         /// The prompt line (the one the cursor is on) when it begins; `None` when it stops.
         prompt: Option<String>,
     },
+    /// How a project's processes stand changed; `notice` is a line for a person, when there is
+    /// one ("db exited 3: restart 1/5 in 1 s").
+    Project {
+        /// The project file.
+        file: PathBuf,
+        /// What happened, in words.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        notice: Option<String>,
+    },
     /// A project's process became ready, or waits to again.
     Ready {
         /// Its call id.
@@ -545,6 +702,7 @@ impl Travel for CoreEvent {
             },
             Self::Waiting { id, prompt } => Event::Waiting { id, prompt },
             Self::Ready { id, ready } => Event::Ready { id, ready },
+            Self::Project { file, notice } => Event::Project { file, notice },
         }
     }
     fn from_wire(wire: Event) -> Self {
@@ -558,6 +716,7 @@ impl Travel for CoreEvent {
             },
             Event::Waiting { id, prompt } => Self::Waiting { id, prompt },
             Event::Ready { id, ready } => Self::Ready { id, ready },
+            Event::Project { file, notice } => Self::Project { file, notice },
         }
     }
 }

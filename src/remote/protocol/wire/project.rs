@@ -7,6 +7,8 @@ use serde::{Deserialize, Serialize};
 
 use super::Travel;
 use crate::core::project::{
+    After as CoreAfter, Applied as CoreApplied, Did as CoreDid,
+    ProjectApplied as CoreProjectApplied, Condition as CoreCondition, Probe as CoreProbe, Probes as CoreProbes,
     Project as ProjectFile, ProjectProcess, ProjectStarted as CoreProjectStarted,
     ProjectStopped as CoreProjectStopped, Restart as CoreRestart,
 };
@@ -65,6 +67,86 @@ impl Travel for CoreProjectStopped {
     }
 }
 
+/// What `up` did to one process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Did {
+    /// Started (it was not running).
+    Started,
+    /// Stopped and started again: its definition changed.
+    Restarted,
+    /// Stopped: the file no longer has it.
+    Stopped,
+    /// Left as it was.
+    Unchanged,
+    /// Not started: `autostart = false`.
+    NotStarted,
+}
+
+/// What `up` did to one process, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Applied {
+    /// The process.
+    pub name: String,
+    /// What was done.
+    pub did: Did,
+    /// Why, when there is more to say ("cmd changed").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why: Option<String>,
+}
+
+/// What `up` did to each process: `{"processes": [{"name": "web", "did": "restarted", "why":
+/// "cmd changed"}]}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProjectApplied {
+    /// Each process, in the file's order, then those the file no longer has.
+    pub processes: Vec<Applied>,
+}
+
+impl Travel for CoreApplied {
+    type Wire = Applied;
+    fn to_wire(self) -> Applied {
+        Applied {
+            name: self.name,
+            did: match self.did {
+                CoreDid::Started => Did::Started,
+                CoreDid::Restarted => Did::Restarted,
+                CoreDid::Stopped => Did::Stopped,
+                CoreDid::Unchanged => Did::Unchanged,
+                CoreDid::NotStarted => Did::NotStarted,
+            },
+            why: self.why,
+        }
+    }
+    fn from_wire(wire: Applied) -> Self {
+        Self {
+            name: wire.name,
+            did: match wire.did {
+                Did::Started => CoreDid::Started,
+                Did::Restarted => CoreDid::Restarted,
+                Did::Stopped => CoreDid::Stopped,
+                Did::Unchanged => CoreDid::Unchanged,
+                Did::NotStarted => CoreDid::NotStarted,
+            },
+            why: wire.why,
+        }
+    }
+}
+
+impl Travel for CoreProjectApplied {
+    type Wire = ProjectApplied;
+    fn to_wire(self) -> ProjectApplied {
+        ProjectApplied {
+            processes: self.processes.to_wire(),
+        }
+    }
+    fn from_wire(wire: ProjectApplied) -> Self {
+        Self {
+            processes: Travel::from_wire(wire.processes),
+        }
+    }
+}
+
 /// When a project's process that ended is started again.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -77,6 +159,56 @@ pub enum Restart {
     Always,
 }
 
+/// What a process waits for in one it comes after.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Condition {
+    /// Its ready line or probe passed (started, when it has neither).
+    Ready,
+    /// Started.
+    Started,
+    /// Exited 0.
+    Succeeded,
+    /// Ended, however.
+    Ended,
+}
+
+/// One process another waits for, and for what.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct After {
+    /// The process waited for.
+    pub name: String,
+    /// What is waited for.
+    pub condition: Condition,
+}
+
+/// A check from outside a process.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Probe {
+    /// A shell command: passes at exit 0.
+    Cmd(String),
+    /// An `http://` address: passes at a 2xx or 3xx answer.
+    Http(String),
+}
+
+/// A process's readiness and liveness probes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Probes {
+    /// Ready once it passes.
+    pub ready: Option<Probe>,
+    /// Between two readiness tries, in ms.
+    pub ready_interval_ms: u64,
+    /// Not ready this long after its start: those that wait for it are blocked.
+    pub ready_timeout_ms: Option<u64>,
+    /// Restarted after `alive_failures` failures in a row.
+    pub alive: Option<Probe>,
+    /// Between two liveness tries, in ms.
+    pub alive_interval_ms: u64,
+    /// Liveness failures in a row that restart it.
+    pub alive_failures: u32,
+}
+
 /// One process of a project file, checked (its folder absolute).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Process {
@@ -86,8 +218,10 @@ pub struct Process {
     pub cmd: String,
     /// Its folder, absolute.
     pub cwd: PathBuf,
-    /// Variables set for it, over the caller's environment.
+    /// Variables set for it, over the caller's environment (its environment files' included).
     pub env: Vec<(String, String)>,
+    /// The environment files read for it, absolute.
+    pub env_files: Vec<PathBuf>,
     /// Whether a start of the project starts it (else only `only` does).
     pub autostart: bool,
     /// When it is started again once it ends.
@@ -97,19 +231,99 @@ pub struct Process {
     pub restart_limit: u32,
     /// The wait before its first restart, in ms; it doubles with each, up to 30 s.
     pub backoff_ms: u64,
-    /// A regular expression: it is ready once a line of its output matches (at once without one).
+    /// A regular expression: it is ready once a line of its output matches.
     pub ready: Option<String>,
-    /// Processes that must be ready before it starts.
-    pub after: Vec<String>,
+    /// Its probes.
+    pub probes: Probes,
+    /// Processes it waits for before it starts, and for what.
+    pub after: Vec<After>,
 }
 
 /// A project file, as a client read it: what `project` starts.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Project {
+    /// Its name (`name =` in the file, else its folder's).
+    pub name: String,
     /// The project file, absolute: the server keys the project by it.
     pub file: PathBuf,
-    /// Its processes, each after those it waits for.
+    /// Its processes, in the file's order.
     pub processes: Vec<Process>,
+}
+
+impl Travel for CoreCondition {
+    type Wire = Condition;
+    fn to_wire(self) -> Condition {
+        match self {
+            Self::Ready => Condition::Ready,
+            Self::Started => Condition::Started,
+            Self::Succeeded => Condition::Succeeded,
+            Self::Ended => Condition::Ended,
+        }
+    }
+    fn from_wire(wire: Condition) -> Self {
+        match wire {
+            Condition::Ready => Self::Ready,
+            Condition::Started => Self::Started,
+            Condition::Succeeded => Self::Succeeded,
+            Condition::Ended => Self::Ended,
+        }
+    }
+}
+
+impl Travel for CoreAfter {
+    type Wire = After;
+    fn to_wire(self) -> After {
+        After {
+            name: self.name,
+            condition: self.condition.to_wire(),
+        }
+    }
+    fn from_wire(wire: After) -> Self {
+        Self {
+            name: wire.name,
+            condition: Travel::from_wire(wire.condition),
+        }
+    }
+}
+
+impl Travel for CoreProbe {
+    type Wire = Probe;
+    fn to_wire(self) -> Probe {
+        match self {
+            Self::Cmd(cmd) => Probe::Cmd(cmd),
+            Self::Http(url) => Probe::Http(url),
+        }
+    }
+    fn from_wire(wire: Probe) -> Self {
+        match wire {
+            Probe::Cmd(cmd) => Self::Cmd(cmd),
+            Probe::Http(url) => Self::Http(url),
+        }
+    }
+}
+
+impl Travel for CoreProbes {
+    type Wire = Probes;
+    fn to_wire(self) -> Probes {
+        Probes {
+            ready: self.ready.to_wire(),
+            ready_interval_ms: self.ready_interval_ms,
+            ready_timeout_ms: self.ready_timeout_ms,
+            alive: self.alive.to_wire(),
+            alive_interval_ms: self.alive_interval_ms,
+            alive_failures: self.alive_failures,
+        }
+    }
+    fn from_wire(wire: Probes) -> Self {
+        Self {
+            ready: Travel::from_wire(wire.ready),
+            ready_interval_ms: wire.ready_interval_ms,
+            ready_timeout_ms: wire.ready_timeout_ms,
+            alive: Travel::from_wire(wire.alive),
+            alive_interval_ms: wire.alive_interval_ms,
+            alive_failures: wire.alive_failures,
+        }
+    }
 }
 
 impl Travel for ProjectProcess {
@@ -120,6 +334,7 @@ impl Travel for ProjectProcess {
             cmd: self.cmd,
             cwd: self.cwd,
             env: self.env,
+            env_files: self.env_files,
             autostart: self.autostart,
             restart: match self.restart {
                 CoreRestart::Never => Restart::Never,
@@ -129,7 +344,8 @@ impl Travel for ProjectProcess {
             restart_limit: self.restart_limit,
             backoff_ms: self.backoff_ms,
             ready: self.ready,
-            after: self.after,
+            probes: self.probes.to_wire(),
+            after: self.after.to_wire(),
         }
     }
     fn from_wire(wire: Process) -> Self {
@@ -138,6 +354,7 @@ impl Travel for ProjectProcess {
             cmd: wire.cmd,
             cwd: wire.cwd,
             env: wire.env,
+            env_files: wire.env_files,
             autostart: wire.autostart,
             restart: match wire.restart {
                 Restart::Never => CoreRestart::Never,
@@ -147,7 +364,8 @@ impl Travel for ProjectProcess {
             restart_limit: wire.restart_limit,
             backoff_ms: wire.backoff_ms,
             ready: wire.ready,
-            after: wire.after,
+            probes: Travel::from_wire(wire.probes),
+            after: Travel::from_wire(wire.after),
         }
     }
 }
@@ -156,12 +374,14 @@ impl Travel for ProjectFile {
     type Wire = Project;
     fn to_wire(self) -> Project {
         Project {
+            name: self.name,
             file: self.file,
             processes: self.processes.to_wire(),
         }
     }
     fn from_wire(wire: Project) -> Self {
         Self {
+            name: wire.name,
             file: wire.file,
             processes: Travel::from_wire(wire.processes),
         }

@@ -1,0 +1,202 @@
+//! Environment files (`.env` beside the project file, as foreman, honcho, overmind and docker
+//! compose read it; `env_file = [...]`) and `${VAR}` in a command or a value.
+//!
+//! A line is `NAME=value` (`export NAME=value` too); `#` starts a comment line, or a comment
+//! after an unquoted value; `'single'` quotes keep their text as it is, `"double"` ones take `\n`,
+//! `\t`, `\"` and `\\`. `${NAME}` (and `${NAME:-default}`) in an unquoted or double-quoted value,
+//! in `cmd` and in `env` is replaced by the variable's value: those read before it, then the
+//! environment `oino` was started in. A `${NAME}` that names nothing is left as written, for the
+//! shell to see.
+
+use std::path::Path;
+
+use super::FileError;
+
+/// The variables of the environment file `file`, in order; a mistake names its line.
+pub(crate) fn read_file(
+    file: &Path,
+    known: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<(String, String)>, FileError> {
+    let text = FileError::read_text(file)?;
+    parse(&text, known).map_err(|(line, message)| FileError {
+        file: file.to_owned(),
+        line,
+        column: 1,
+        message,
+    })
+}
+
+/// The variables of an environment file's `text`, or the line (from 1) of a mistake and what
+/// it is. `known` gives the value of a variable not set in the file (the environment's).
+fn parse(
+    text: &str,
+    known: &dyn Fn(&str) -> Option<String>,
+) -> Result<Vec<(String, String)>, (usize, String)> {
+    let mut vars: Vec<(String, String)> = Vec::new();
+    for (index, line) in text.lines().enumerate() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') {
+            continue;
+        }
+        let trimmed = trimmed.strip_prefix("export ").unwrap_or(trimmed);
+        let Some((name, value)) = trimmed.split_once('=') else {
+            return Err((
+                index + 1,
+                "expected NAME=value (an environment file's line)".into(),
+            ));
+        };
+        let name = name.trim();
+        if name.is_empty()
+            || name.starts_with(|c: char| c.is_ascii_digit())
+            || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        {
+            return Err((
+                index + 1,
+                format!("`{name}` cannot name a variable: use letters, digits and _"),
+            ));
+        }
+        let lookup = |wanted: &str| {
+            vars.iter()
+                .rev()
+                .find(|(name, _)| name == wanted)
+                .map(|(_, value)| value.clone())
+                .or_else(|| known(wanted))
+        };
+        let value = value.trim();
+        let value = if let Some(quoted) = value.strip_prefix('\'') {
+            quoted
+                .strip_suffix('\'')
+                .ok_or((index + 1, "a ' is not closed on its line".to_owned()))?
+                .to_owned()
+        } else if let Some(quoted) = value.strip_prefix('"') {
+            let inner = quoted
+                .strip_suffix('"')
+                .ok_or((index + 1, "a \" is not closed on its line".to_owned()))?;
+            expand(&unescaped(inner), &lookup)
+        } else {
+            let value = value.split(" #").next().unwrap_or_default().trim_end();
+            expand(value, &lookup)
+        };
+        vars.retain(|(other, _)| other != name);
+        vars.push((name.to_owned(), value));
+    }
+    Ok(vars)
+}
+
+/// `\n`, `\t`, `\"` and `\\` of a double-quoted value.
+fn unescaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some(other @ ('"' | '\\')) => out.push(other),
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+/// `text` with each `${NAME}` and `${NAME:-default}` replaced by the value `lookup` gives (the
+/// default when it gives none, or an empty one); left as written when it names nothing.
+pub(crate) fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let Some(end) = after.find('}') else {
+            out.push_str(&rest[start..]);
+            return out;
+        };
+        let inside = &after[..end];
+        let (name, default) = match inside.split_once(":-") {
+            Some((name, default)) => (name, Some(default)),
+            None => (inside, None),
+        };
+        let is_name = !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        match (is_name, lookup(name).filter(|value| !value.is_empty() || default.is_none())) {
+            (true, Some(value)) => out.push_str(&value),
+            (true, None) if default.is_some() => out.push_str(default.unwrap_or_default()),
+            _ => out.push_str(&rest[start..start + 2 + end + 1]),
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pretty_assertions::assert_eq;
+
+    fn from(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+            .collect();
+        move |wanted| {
+            vars.iter()
+                .find(|(name, _)| name == wanted)
+                .map(|(_, value)| value.clone())
+        }
+    }
+
+    #[test]
+    fn variables_are_expanded_from_what_is_known_and_the_rest_left_for_the_shell() {
+        let known = from(&[("PORT", "3000"), ("EMPTY", "")]);
+        let cases = [
+            ("serve --port ${PORT}", "serve --port 3000"),
+            ("${HOST:-localhost}:${PORT}", "localhost:3000"),
+            ("${EMPTY:-x}", "x"),
+            ("[${EMPTY}]", "[]"),
+            ("echo ${NOPE} $$ $PORT", "echo ${NOPE} $$ $PORT"),
+            ("${1} ${a-b} ${", "${1} ${a-b} ${"),
+        ];
+        for (text, expanded) in cases {
+            assert_eq!(expand(text, &known), expanded, "{text}");
+        }
+    }
+
+    #[test]
+    fn an_environment_file_reads_as_docker_compose_and_foreman_read_it() {
+        let text = "# db\nexport DB=shop\nPORT=5432 # the port\nURL=\"postgres://${HOST:-localhost}:${PORT}/${DB}\"\nRAW='${PORT} \\n'\nMULTI=\"a\\nb\"\nPORT=5433\n\nUSER_HOME=${HOME}\n";
+        let vars = parse(text, &from(&[("HOME", "/home/me")])).unwrap();
+        let vars: Vec<(&str, &str)> = vars
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.as_str()))
+            .collect();
+        assert_eq!(
+            vars,
+            [
+                ("DB", "shop"),
+                ("URL", "postgres://localhost:5432/shop"),
+                ("RAW", "${PORT} \\n"),
+                ("MULTI", "a\nb"),
+                ("PORT", "5433"),
+                ("USER_HOME", "/home/me"),
+            ]
+        );
+        for (text, line, message) in [
+            ("A=1\nnonsense\n", 2, "expected NAME=value"),
+            ("1A=1\n", 1, "cannot name a variable"),
+            ("A='open\n", 1, "is not closed"),
+        ] {
+            let err = parse(text, &from(&[])).unwrap_err();
+            assert_eq!(err.0, line, "{text:?}");
+            assert!(err.1.contains(message), "{text:?}: {}", err.1);
+        }
+    }
+}
