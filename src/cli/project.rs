@@ -178,7 +178,6 @@ pub(super) async fn stop_project(args: DownArgs) -> ExitCode {
     }
 }
 
-
 /// `oino up [NAME...]`: the project here started, or its file applied when it runs; what was
 /// done to each process, one a line.
 pub(super) async fn apply_project(args: UpArgs) -> ExitCode {
@@ -188,10 +187,7 @@ pub(super) async fn apply_project(args: UpArgs) -> ExitCode {
     };
     let applied = async {
         let link = Link::open(Some(&args.server.path())).await?;
-        Ok::<_, anyhow::Error>(
-            link.apply_project(&project, here_env(), args.names)
-                .await?,
-        )
+        Ok::<_, anyhow::Error>(link.apply_project(&project, here_env(), args.names).await?)
     };
     match applied.await {
         Ok(applied) => {

@@ -404,9 +404,8 @@ impl Core {
             .filter_map(|(index, slot)| Some((slot.as_ref()?.id.clone(), index)))
             .collect();
         let mut projects: Vec<(&PathBuf, &ProjectRun)> = state.projects.iter().collect();
-        projects.sort_by(|(one, a), (other, b)| {
-            (&a.project.name, one).cmp(&(&b.project.name, other))
-        });
+        projects
+            .sort_by(|(one, a), (other, b)| (&a.project.name, one).cmp(&(&b.project.name, other)));
         let mut rows = Vec::new();
         for (file, run) in projects {
             run.mark(file, &mut slots, &at, &mut rows, now_ms);

@@ -12,7 +12,7 @@ use tokio::sync::mpsc::UnboundedReceiver;
 use tokio::sync::mpsc::error::TryRecvError;
 use tokio::time::Instant;
 
-use super::project::{Project, ProjectProcess, Restart};
+use super::project::{After, Project, ProjectProcess, Restart};
 use super::{CallRequest, Core, CoreConfig, CoreError, EntryState};
 use crate::call::CallOptions;
 use crate::pty::scripted::{ScriptedProcess, ScriptedSpawner};
@@ -229,6 +229,7 @@ async fn finished_calls_past_the_limit_are_forgotten_and_their_logs_still_named(
 /// A project of `processes` (its file is never read: the core is handed the project).
 fn project(label: &str, processes: Vec<ProjectProcess>) -> Project {
     Project {
+        name: label.to_owned(),
         file: std::env::temp_dir()
             .join(format!("oino-unit-{label}"))
             .join("oino.toml"),
@@ -237,18 +238,11 @@ fn project(label: &str, processes: Vec<ProjectProcess>) -> Project {
 }
 
 fn process(name: &str, restart: Restart) -> ProjectProcess {
-    ProjectProcess {
-        name: name.into(),
-        cmd: format!("run-{name}"),
-        cwd: std::env::temp_dir(),
-        env: Vec::new(),
-        autostart: true,
-        restart,
-        restart_limit: 3,
-        backoff_ms: 100,
-        ready: None,
-        after: Vec::new(),
-    }
+    let mut process = ProjectProcess::new(name, &format!("run-{name}"), std::env::temp_dir());
+    process.restart = restart;
+    process.restart_limit = 3;
+    process.backoff_ms = 100;
+    process
 }
 
 #[tokio::test(start_paused = true)]
@@ -331,7 +325,7 @@ async fn a_process_starts_only_once_the_one_it_comes_after_prints_its_ready_line
     let mut db = process("db", Restart::Never);
     db.ready = Some("listening on \\d+".into());
     let mut web = process("web", Restart::Never);
-    web.after = vec!["db".into()];
+    web.after = vec![After::ready("db")];
     let project = project("after", vec![db, web]);
     let started = core.start_project(&project, &[], None).expect("start");
     assert_eq!(started.started, ["db", "web"]);
@@ -395,9 +389,9 @@ async fn down_stops_each_process_before_those_it_waits_for_and_nothing_starts_ag
     let mut db = process("db", Restart::Always);
     db.ready = Some("ready".into());
     let mut web = process("web", Restart::Always);
-    web.after = vec!["db".into()];
+    web.after = vec![After::ready("db")];
     let mut worker = process("worker", Restart::Always);
-    worker.after = vec!["web".into()];
+    worker.after = vec![After::ready("web")];
     let other = core
         .start(request("an agent's call", CallOptions::default()))
         .expect("start");
@@ -436,7 +430,7 @@ async fn down_of_one_process_stops_those_that_wait_for_it_even_before_they_start
     let mut db = process("db", Restart::Never);
     db.ready = Some("ready".into());
     let mut web = process("web", Restart::Never);
-    web.after = vec!["db".into()];
+    web.after = vec![After::ready("db")];
     let cache = process("cache", Restart::Never);
     let project = project("down-one", vec![db, web, cache]);
     core.start_project(&project, &[], None).expect("start");
@@ -474,7 +468,7 @@ async fn a_process_started_after_the_one_it_waits_for_is_ready_starts_at_once() 
     let mut db = process("db", Restart::Never);
     db.ready = Some("ready".into());
     let mut web = process("web", Restart::Never);
-    web.after = vec!["db".into()];
+    web.after = vec![After::ready("db")];
     web.autostart = false;
     let project = project("late", vec![db, web]);
     core.start_project(&project, &[], Some("db"))
@@ -497,3 +491,5 @@ async fn a_process_started_after_the_one_it_waits_for_is_ready_starts_at_once() 
     let web = next_spawn(&mut spawned).await;
     assert_eq!(web.spec.command, "run-web");
 }
+
+mod project_status;

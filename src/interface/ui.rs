@@ -201,6 +201,7 @@ mod tests {
             log_cut: None,
             waiting_for_input: None,
             ready: None,
+            project: None,
         }
     }
 

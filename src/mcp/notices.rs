@@ -132,6 +132,7 @@ mod tests {
             log_cut: None,
             waiting_for_input: None,
             ready: None,
+            project: None,
         }
     }
 

@@ -35,6 +35,7 @@ fn entry(bytes: u64, state: EntryState) -> EntryInfo {
         log_cut: None,
         waiting_for_input: None,
         ready: None,
+        project: None,
     }
 }
 

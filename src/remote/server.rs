@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context;
+
 use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
@@ -22,6 +23,7 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Interes
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::watch;
 
+use crate::core::project::ProcessPhase;
 use crate::core::{Core, CoreConfig, CoreEvent};
 use crate::remote::dispatch;
 use crate::remote::protocol::requests::Run;
@@ -453,10 +455,16 @@ pub async fn serve(
         let busy = *clients.borrow() > 0
             || core.entries().iter().any(|entry| {
                 entry.state.is_running()
-                    || entry
-                        .project
-                        .as_ref()
-                        .is_some_and(|mark| mark.phase.is_some())
+                    || entry.project.as_ref().is_some_and(|mark| {
+                        matches!(
+                            mark.phase,
+                            Some(
+                                ProcessPhase::Waiting { .. }
+                                    | ProcessPhase::Blocked { .. }
+                                    | ProcessPhase::Restarting { .. }
+                            )
+                        )
+                    })
             });
         // A server nobody can reach any more ends as soon as it is idle.
         let idle_exit = if listening.is_listening() {

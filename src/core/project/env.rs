@@ -126,7 +126,10 @@ pub(crate) fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Str
         let is_name = !name.is_empty()
             && !name.starts_with(|c: char| c.is_ascii_digit())
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        match (is_name, lookup(name).filter(|value| !value.is_empty() || default.is_none())) {
+        match (
+            is_name,
+            lookup(name).filter(|value| !value.is_empty() || default.is_none()),
+        ) {
             (true, Some(value)) => out.push_str(&value),
             (true, None) if default.is_some() => out.push_str(default.unwrap_or_default()),
             _ => out.push_str(&rest[start..start + 2 + end + 1]),

@@ -197,7 +197,8 @@ impl Project {
                 processes,
             });
         }
-        let at = |offset: usize, message: String| FileError::at_offset(&file, &text, offset, message);
+        let at =
+            |offset: usize, message: String| FileError::at_offset(&file, &text, offset, message);
         let model: FileModel = toml::from_str(&text).map_err(|err| {
             let offset = err.span().map_or(0, |span| span.start);
             at(
@@ -220,10 +221,9 @@ impl Project {
             base: &base,
         };
         let processes = reading.processes(&model)?;
-        let name = model.name.map_or_else(
-            || Project::name_of_folder(&file),
-            |name| name.into_inner(),
-        );
+        let name = model
+            .name
+            .map_or_else(|| Project::name_of_folder(&file), |name| name.into_inner());
         Ok(Self {
             name,
             file,
@@ -322,7 +322,10 @@ impl Reading<'_> {
             .map(|(name, process)| (name, process.get_ref()))
             .collect();
         written.sort_by_key(|(name, _)| name.span().start);
-        let names: Vec<&str> = written.iter().map(|(name, _)| name.get_ref().as_str()).collect();
+        let names: Vec<&str> = written
+            .iter()
+            .map(|(name, _)| name.get_ref().as_str())
+            .collect();
         let processes = written
             .iter()
             .map(|(name, process)| self.checked(name, process, &names))
@@ -433,7 +436,10 @@ impl Reading<'_> {
                 .cwd
                 .as_ref()
                 .map_or(name.span().start, |cwd| cwd.span().start);
-            return Err((self.at)(offset, format!("cwd {} is no folder", cwd.display())));
+            return Err((self.at)(
+                offset,
+                format!("cwd {} is no folder", cwd.display()),
+            ));
         }
         Ok(cwd)
     }
@@ -478,7 +484,10 @@ impl Reading<'_> {
                 .collect::<Result<_, FileError>>()?,
             _ => return Err(expected()),
         };
-        if let Some(unknown) = list.iter().find(|after| !names.contains(&after.name.as_str())) {
+        if let Some(unknown) = list
+            .iter()
+            .find(|after| !names.contains(&after.name.as_str()))
+        {
             return Err((self.at)(
                 offset,
                 format!(
@@ -515,8 +524,16 @@ impl Reading<'_> {
                 "give one liveness probe: alive_cmd or alive_http".into(),
             ));
         }
-        let ready = self.probe(process.ready_cmd.as_ref(), process.ready_http.as_ref(), known)?;
-        let alive = self.probe(process.alive_cmd.as_ref(), process.alive_http.as_ref(), known)?;
+        let ready = self.probe(
+            process.ready_cmd.as_ref(),
+            process.ready_http.as_ref(),
+            known,
+        )?;
+        let alive = self.probe(
+            process.alive_cmd.as_ref(),
+            process.alive_http.as_ref(),
+            known,
+        )?;
         let defaults = Probes::default();
         Ok(Probes {
             ready,
@@ -528,7 +545,10 @@ impl Reading<'_> {
             alive_interval_ms: seconds(process.alive_interval.as_ref(), "alive_interval", self.at)?
                 .unwrap_or(defaults.alive_interval_ms)
                 .max(10),
-            alive_failures: process.alive_failures.unwrap_or(defaults.alive_failures).max(1),
+            alive_failures: process
+                .alive_failures
+                .unwrap_or(defaults.alive_failures)
+                .max(1),
         })
     }
 
@@ -542,7 +562,10 @@ impl Reading<'_> {
         if let Some(cmd) = cmd {
             let expanded = super::env::expand(cmd.get_ref(), known);
             if expanded.trim().is_empty() {
-                return Err((self.at)(cmd.span().start, "the probe's command is empty".into()));
+                return Err((self.at)(
+                    cmd.span().start,
+                    "the probe's command is empty".into(),
+                ));
             }
             if let Some(why) = command_refusal(&expanded) {
                 return Err((self.at)(cmd.span().start, why));
@@ -648,225 +671,4 @@ fn variables_refusal(env: &BTreeMap<String, String>) -> Option<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use pretty_assertions::assert_eq;
-
-    fn written(name: &str, text: &str) -> (PathBuf, Result<Project, ProjectError>) {
-        let dir = std::env::temp_dir().join(format!(
-            "oino-project-{}-{}",
-            std::process::id(),
-            name.replace('/', "-")
-        ));
-        std::fs::create_dir_all(&dir).unwrap();
-        let file = dir.join(name);
-        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
-        std::fs::write(&file, text).unwrap();
-        (dir, Project::load(&file))
-    }
-
-    #[test]
-    fn a_project_file_is_read_in_start_order() {
-        let web =
-            std::env::temp_dir().join(format!("oino-project-{}-oino.toml/web", std::process::id()));
-        std::fs::create_dir_all(&web).unwrap();
-        let (dir, loaded) = written(
-            "oino.toml",
-            r#"
-[processes.web]
-cmd = "npm run dev"
-cwd = "web"
-env = { PORT = "3000" }
-after = ["db", "cache"]
-restart = "on-failure"
-backoff = 0.5
-
-[processes.db]
-cmd = "postgres"
-ready = "accept connections"
-
-[processes.cache]
-cmd = "redis-server"
-autostart = false
-restart = "always"
-restart_limit = 2
-"#,
-        );
-        let project = loaded.unwrap();
-        let names: Vec<&str> = project.processes.iter().map(|p| p.name.as_str()).collect();
-        assert_eq!(names, ["cache", "db", "web"]);
-        let web = &project.processes[2];
-        assert_eq!(web.cwd, dir.join("web"));
-        assert_eq!(web.env, [("PORT".to_owned(), "3000".to_owned())]);
-        assert_eq!((web.restart, web.backoff_ms), (Restart::OnFailure, 500));
-        assert_eq!(web.restart_limit, DEFAULT_RESTART_LIMIT);
-        let cache = &project.processes[0];
-        assert_eq!((cache.autostart, cache.restart_limit), (false, 2));
-        assert_eq!(
-            project.processes[1].ready.as_deref(),
-            Some("accept connections")
-        );
-        std::fs::remove_dir_all(dir).unwrap();
-    }
-
-    #[test]
-    fn mistakes_are_refused_with_where_and_what_was_expected() {
-        let cases = [
-            ("[processes.web]\ncmd = 3\n", 2, 7, "invalid type"),
-            (
-                "[processes.web]\ncmd = \"x\"\ncolor = \"red\"\n",
-                3,
-                1,
-                "unknown field `color`",
-            ),
-            (
-                "[processes.web]\ncmd = \"x\"\nafter = [\"db\"]\n",
-                3,
-                10,
-                "which is no process",
-            ),
-            (
-                "[processes.web]\ncmd = \"x\"\nready = \"(\"\n",
-                3,
-                9,
-                "not a regular expression",
-            ),
-            (
-                "[processes.web]\ncmd = \"x\"\nrestart = \"sometimes\"\n",
-                3,
-                11,
-                "unknown variant",
-            ),
-            (
-                "[processes.\"t3\"]\ncmd = \"x\"\n",
-                1,
-                12,
-                "looks like a task or call id",
-            ),
-            ("[processes.web]\ncmd = \" \"\n", 2, 7, "cmd is empty"),
-            (
-                "[processes.web]\ncmd = \"x\"\ncwd = \"nowhere\"\n",
-                3,
-                7,
-                "is no folder",
-            ),
-            ("[processes.web\ncmd = \"x\"\n", 1, 15, ""),
-            (
-                "[processes.a]\ncmd = \"x\"\nafter = [\"b\"]\n[processes.b]\ncmd = \"y\"\nafter = [\"a\"]\n",
-                1,
-                12,
-                "wait for each other, so none could start: a -> b -> a",
-            ),
-            ("# nothing\n", 1, 1, "missing field `processes`"),
-            // What the server would refuse to run is refused here, with its place.
-            (
-                "[processes.web]\ncmd = \"a\\u0000b\"\n",
-                2,
-                7,
-                "contains a NUL byte",
-            ),
-            (
-                "[processes.web]\ncmd = \"x\"\nenv = { \"A=B\" = \"1\" }\n",
-                1,
-                12,
-                "env: \"A=B\" cannot name an environment variable",
-            ),
-            (
-                "[processes.web]\ncmd = \"x\"\nenv = { \"\" = \"1\" }\n",
-                1,
-                12,
-                "cannot name an environment variable",
-            ),
-        ];
-        for (index, (text, line, column, message)) in cases.into_iter().enumerate() {
-            let (dir, loaded) = written(&format!("case{index}/oino.toml"), text);
-            let err = loaded.unwrap_err();
-            assert_eq!((err.line, err.column), (line, column), "{text:?}: {err}");
-            assert!(err.message.contains(message), "{text:?}: {err}");
-            assert!(
-                err.to_string()
-                    .starts_with(&format!("{}:{line}:{column}: ", err.file.display()))
-            );
-            std::fs::remove_dir_all(dir).unwrap();
-        }
-    }
-
-    #[test]
-    fn a_procfile_is_read_as_foreman_reads_it() {
-        let (dir, loaded) = written(
-            "Procfile",
-            "# the app\nweb: bundle exec rails s -p $PORT\n\nworker:   sidekiq -c 5\nrelease: rake db:migrate\n",
-        );
-        let project = loaded.unwrap();
-        let read: Vec<(&str, &str)> = project
-            .processes
-            .iter()
-            .map(|p| (p.name.as_str(), p.cmd.as_str()))
-            .collect();
-        assert_eq!(
-            read,
-            [
-                ("web", "bundle exec rails s -p $PORT"),
-                ("worker", "sidekiq -c 5"),
-                ("release", "rake db:migrate")
-            ]
-        );
-        assert!(project.processes.iter().all(|p| p.cwd == dir));
-        // Heroku's release step (migrations) never starts by itself.
-        let autostart: Vec<bool> = project.processes.iter().map(|p| p.autostart).collect();
-        assert_eq!(autostart, [true, true, false]);
-        for (text, line, column) in [
-            ("web: a\nno colon here\n", 2, 1),
-            ("web:\n", 1, 5),
-            ("web: a\nweb: b\n", 2, 1),
-            ("\n# only a comment\n", 1, 1),
-        ] {
-            let (dir, loaded) = written(&format!("p{line}{column}/Procfile"), text);
-            let err = loaded.unwrap_err();
-            assert_eq!((err.line, err.column), (line, column), "{text:?}: {err}");
-            std::fs::remove_dir_all(dir).unwrap();
-        }
-        std::fs::remove_dir_all(dir).unwrap();
-    }
-
-    #[test]
-    fn a_folder_has_its_oino_toml_else_its_procfile_else_nothing() {
-        let dir = std::env::temp_dir().join(format!("oino-find-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        assert_eq!(Project::find(&dir), Ok(None));
-        std::fs::write(dir.join(PROCFILE), "worker: sleep 1\n").unwrap();
-        assert_eq!(
-            Project::find(&dir).unwrap().unwrap().processes[0].name,
-            "worker"
-        );
-        std::fs::write(dir.join(PROJECT_FILE), "[processes.web]\ncmd = \"x\"\n").unwrap();
-        assert_eq!(
-            Project::find(&dir).unwrap().unwrap().processes[0].name,
-            "web"
-        );
-        std::fs::remove_dir_all(dir).unwrap();
-    }
-
-    #[test]
-    fn a_command_longer_than_bash_takes_is_refused_at_load_in_either_file() {
-        let long = "x".repeat(140 * 1024);
-        for (name, text, line, column) in [
-            (
-                "long/oino.toml",
-                format!("[processes.web]\ncmd = \"{long}\"\n"),
-                2,
-                7,
-            ),
-            ("long/Procfile", format!("web: {long}\n"), 1, 5),
-        ] {
-            let (dir, loaded) = written(name, &text);
-            let err = loaded.unwrap_err();
-            assert_eq!((err.line, err.column), (line, column), "{name}: {err}");
-            assert!(
-                err.message.contains("more than `bash -c` takes"),
-                "{name}: {err}"
-            );
-            std::fs::remove_dir_all(dir).unwrap();
-        }
-    }
-}
+mod tests;

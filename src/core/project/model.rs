@@ -244,6 +244,9 @@ impl Project {
     pub fn name_of_folder(file: &std::path::Path) -> String {
         file.parent()
             .and_then(std::path::Path::file_name)
-            .map_or_else(|| "project".to_owned(), |name| name.to_string_lossy().into_owned())
+            .map_or_else(
+                || "project".to_owned(),
+                |name| name.to_string_lossy().into_owned(),
+            )
     }
 }

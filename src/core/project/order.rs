@@ -7,7 +7,9 @@ use super::ProjectProcess;
 /// The processes ordered so that each comes after those it waits for (else in the order given),
 /// or the names of a cycle. Linear in the processes and their waits (Kahn's order, taking the
 /// first ready one as given each time), so that a long chain of `after` loads at once.
-pub(super) fn in_start_order(processes: Vec<ProjectProcess>) -> Result<Vec<ProjectProcess>, Vec<String>> {
+pub(super) fn in_start_order(
+    processes: Vec<ProjectProcess>,
+) -> Result<Vec<ProjectProcess>, Vec<String>> {
     let at: HashMap<&str, usize> = processes
         .iter()
         .enumerate()
@@ -89,7 +91,10 @@ mod tests {
 
     fn named(name: &str, after: &[&str]) -> ProjectProcess {
         let mut process = ProjectProcess::new(name, "x", "/".into());
-        process.after = after.iter().map(|&after| super::super::After::ready(after)).collect();
+        process.after = after
+            .iter()
+            .map(|&after| super::super::After::ready(after))
+            .collect();
         process
     }
 
@@ -111,7 +116,11 @@ mod tests {
                     let next = left
                         .iter()
                         .find(|process| process.name == current)
-                        .and_then(|process| process.after_names().find(|after| !placed(&(*after).to_owned())))
+                        .and_then(|process| {
+                            process
+                                .after_names()
+                                .find(|after| !placed(&(*after).to_owned()))
+                        })
                         .map(str::to_owned)
                         .unwrap_or_default();
                     if let Some(start) = cycle.iter().position(|name| *name == next) {
@@ -182,5 +191,4 @@ mod tests {
             );
         }
     }
-
 }

@@ -21,7 +21,9 @@ pub(crate) fn check_address(url: &str) -> Result<(), String> {
     };
     let host = rest.split(['/', '?']).next().unwrap_or_default();
     if host.is_empty() || host.contains(char::is_whitespace) {
-        return Err(format!("{url} names no host: write http://127.0.0.1:PORT/PATH"));
+        return Err(format!(
+            "{url} names no host: write http://127.0.0.1:PORT/PATH"
+        ));
     }
     Ok(())
 }
@@ -121,10 +123,16 @@ async fn http(url: String, timeout: Duration) -> Result<(), String> {
     let seconds = timeout.as_secs().max(1);
     let asked = url.clone();
     let answer = tokio::task::spawn_blocking(move || {
-        minreq::get(&asked).with_timeout(seconds).send()
+        minreq::get(&asked)
+            .with_timeout(seconds)
+            .with_follow_redirects(false)
+            .send()
     });
     match tokio::time::timeout(timeout + Duration::from_millis(100), answer).await {
-        Err(_) => Err(format!("{url} gave no answer in {} ms", timeout.as_millis())),
+        Err(_) => Err(format!(
+            "{url} gave no answer in {} ms",
+            timeout.as_millis()
+        )),
         Ok(Err(err)) => Err(format!("{url}: {err}")),
         Ok(Ok(Err(err))) => Err(format!("{url}: {err}")),
         Ok(Ok(Ok(response))) if (200..400).contains(&response.status_code) => Ok(()),
@@ -143,7 +151,12 @@ mod tests {
     fn only_plain_http_addresses_with_a_host_are_probed() {
         assert_eq!(check_address("http://127.0.0.1:3000/health"), Ok(()));
         assert_eq!(check_address("http://localhost"), Ok(()));
-        for url in ["https://localhost/", "localhost:3000", "http:///x", "http://a b/"] {
+        for url in [
+            "https://localhost/",
+            "localhost:3000",
+            "http:///x",
+            "http://a b/",
+        ] {
             assert!(check_address(url).is_err(), "{url}");
         }
     }
@@ -153,10 +166,18 @@ mod tests {
         let dir = std::env::temp_dir();
         let env = [("WHO".to_owned(), "db".to_owned())];
         let second = Duration::from_secs(5);
-        assert_eq!(once(&Probe::Cmd("test \"$WHO\" = db".into()), &dir, &env, second).await, Ok(()));
-        let failed = once(&Probe::Cmd("echo no answer >&2; exit 2".into()), &dir, &env, second)
-            .await
-            .unwrap_err();
+        assert_eq!(
+            once(&Probe::Cmd("test \"$WHO\" = db".into()), &dir, &env, second).await,
+            Ok(())
+        );
+        let failed = once(
+            &Probe::Cmd("echo no answer >&2; exit 2".into()),
+            &dir,
+            &env,
+            second,
+        )
+        .await
+        .unwrap_err();
         assert_eq!(failed, "`echo no answer >&2; exit 2` exited 2: no answer");
         // A probe that hangs is ended, its children with it.
         let marker = dir.join(format!("oino-probe-{}", std::process::id()));
@@ -191,7 +212,10 @@ mod tests {
                 let mut stream = stream.unwrap();
                 let mut request = [0_u8; 1024];
                 let _ = stream.read(&mut request);
-                let _ = write!(stream, "HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 {status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+                );
             }
         });
         let url = format!("http://127.0.0.1:{port}/health");

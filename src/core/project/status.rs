@@ -118,7 +118,10 @@ impl ProcessRun {
         self.over = true;
         self.supervisor = None;
         self.ready = false;
-        if matches!(self.phase, Phase::Waiting(_) | Phase::Running | Phase::Restarting(_)) {
+        if matches!(
+            self.phase,
+            Phase::Waiting(_) | Phase::Running | Phase::Restarting(_)
+        ) {
             self.phase = Phase::Ended;
         }
     }
@@ -135,7 +138,10 @@ impl ProcessRun {
     fn why_over(&self, name: &str) -> String {
         match (&self.phase, self.last_end) {
             (Phase::GaveUp, Some(state)) => {
-                format!("{name} gave up after {} restarts ({state:#})", self.restarts)
+                format!(
+                    "{name} gave up after {} restarts ({state:#})",
+                    self.restarts
+                )
             }
             (Phase::Blocked(why), _) => format!("{name} cannot start: {why}"),
             (_, Some(state)) => format!("{name} {state:#}"),
@@ -216,7 +222,10 @@ impl ProjectRun {
 
     /// Where `name`'s waits stand: `Ok(())` when all are met, else those still to come and why
     /// one can no longer be.
-    pub(super) fn waits_of(&self, process: &ProjectProcess) -> Result<(), (Vec<String>, Option<String>)> {
+    pub(super) fn waits_of(
+        &self,
+        process: &ProjectProcess,
+    ) -> Result<(), (Vec<String>, Option<String>)> {
         let mut pending = Vec::new();
         let mut impossible = None;
         for after in &process.after {

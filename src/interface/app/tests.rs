@@ -30,6 +30,7 @@ pub(super) fn test_app() -> App {
         log_cut: None,
         waiting_for_input: None,
         ready: None,
+        project: None,
     };
     app.entries = vec![entry("c1"), entry("c2"), entry("c3")];
     app.selected = Some("c1".into());

@@ -64,7 +64,11 @@ pub(super) fn render_list(
                 let selected = app.selected.as_deref() == Some(entry.id.as_str());
                 let elapsed = format_elapsed(elapsed_ms(entry, now_ms));
                 let right = match entry.state {
-                    _ if entry.project.as_ref().is_some_and(|mark| mark.phase.is_some()) => {
+                    _ if entry
+                        .project
+                        .as_ref()
+                        .is_some_and(|mark| mark.phase.is_some()) =>
+                    {
                         project_right(entry)
                     }
                     EntryState::NotStarted => "not started".to_owned(),

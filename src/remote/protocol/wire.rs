@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::core::project::{ProcessPhase, ProjectMark};
 use crate::call::{CallResult as CoreCallResult, DetachedTo as CoreDetachedTo};
+use crate::core::project::{ProcessPhase, ProjectMark};
 use crate::core::{
     CoreEvent, EntryInfo, EntryKind, EntryState, ErrorData as CoreErrorData,
     HistoryPage as CoreHistoryPage,
@@ -22,8 +22,8 @@ mod project;
 mod screen;
 
 pub use project::{
-    After, Applied, Condition, Did, Probe, Probes, Process, Project, ProjectApplied, ProjectStarted,
-    ProjectStopped, Restart,
+    After, Applied, Condition, Did, Probe, Probes, Process, Project, ProjectApplied,
+    ProjectStarted, ProjectStopped, Restart,
 };
 pub use screen::{
     Attrs, Cell, Color, Cursor, Mouse, MouseEncoding, MouseEvents, ScreenView, Snapshot,
@@ -251,9 +251,9 @@ impl Travel for EntryState {
             State::Killed { signal } => Self::Killed { signal },
             State::Orphaned { server_pid } => Self::Orphaned { server_pid },
             State::Waiting { .. } => Self::NotStarted,
-            State::Blocked { last, .. } | State::Restarting { last, .. } | State::GaveUp { last } => {
-                last.state()
-            }
+            State::Blocked { last, .. }
+            | State::Restarting { last, .. }
+            | State::GaveUp { last } => last.state(),
         }
     }
 }
@@ -265,9 +265,10 @@ fn state_with_phase(state: EntryState, phase: Option<ProcessPhase>) -> State {
         None => state.to_wire(),
         Some(ProcessPhase::Waiting { waiting_for }) => State::Waiting { waiting_for },
         Some(ProcessPhase::Blocked { reason }) => State::Blocked { reason, last },
-        Some(ProcessPhase::Restarting { backoff_left_ms }) => {
-            State::Restarting { backoff_left_ms, last }
-        }
+        Some(ProcessPhase::Restarting { backoff_left_ms }) => State::Restarting {
+            backoff_left_ms,
+            last,
+        },
         Some(ProcessPhase::GaveUp) => State::GaveUp { last },
         Some(ProcessPhase::Changed { change }) => State::Changed { change },
     }

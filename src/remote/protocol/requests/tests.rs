@@ -42,6 +42,7 @@ pub(super) fn entry() -> EntryInfo {
         }),
         waiting_for_input: Some("Password: ".into()),
         ready: Some(true),
+        project: None,
     }
 }
 
@@ -68,6 +69,10 @@ fn events() -> Vec<CoreEvent> {
             id: id(),
             ready: Some(true),
         },
+        CoreEvent::Project {
+            file: "/src/oino.toml".into(),
+            notice: Some("db exited 3: restart 1/5 in 1 s".into()),
+        },
     ]
 }
 
@@ -80,6 +85,7 @@ fn event_kind(event: &CoreEvent) -> usize {
         CoreEvent::Ended { .. } => 3,
         CoreEvent::Waiting { .. } => 4,
         CoreEvent::Ready { .. } => 5,
+        CoreEvent::Project { .. } => 6,
     }
 }
 

@@ -7,9 +7,9 @@ use serde::{Deserialize, Serialize};
 
 use super::Travel;
 use crate::core::project::{
-    After as CoreAfter, Applied as CoreApplied, Did as CoreDid,
-    ProjectApplied as CoreProjectApplied, Condition as CoreCondition, Probe as CoreProbe, Probes as CoreProbes,
-    Project as ProjectFile, ProjectProcess, ProjectStarted as CoreProjectStarted,
+    After as CoreAfter, Applied as CoreApplied, Condition as CoreCondition, Did as CoreDid,
+    Probe as CoreProbe, Probes as CoreProbes, Project as ProjectFile,
+    ProjectApplied as CoreProjectApplied, ProjectProcess, ProjectStarted as CoreProjectStarted,
     ProjectStopped as CoreProjectStopped, Restart as CoreRestart,
 };
 
