@@ -37,6 +37,16 @@ pub(crate) fn format_elapsed(ms: u64) -> String {
     }
 }
 
+/// A wait in words, to the tenth of a second under a minute: `0.2 s`, `1 s`, `30 s`, `2m`.
+#[must_use]
+pub(crate) fn format_wait(ms: u64) -> String {
+    match ms {
+        0..60_000 if ms % 1000 == 0 => format!("{} s", ms / 1000),
+        0..60_000 => format!("{:.1} s", (ms / 100) as f64 / 10.0),
+        _ => format_elapsed(ms),
+    }
+}
+
 /// The elapsed time shown for something that started at `started_ms`: whole seconds counted on
 /// the wall clock, so that every elapsed time on screen changes at the same moment.
 #[must_use]
@@ -77,5 +87,14 @@ mod tests {
             format_elapsed(shown_elapsed_ms(started, 1_075_000 + 44_999)),
             "1m"
         );
+    }
+
+    #[test]
+    fn waits_read_to_the_tenth_of_a_second_under_a_minute() {
+        let waits: Vec<String> = [200, 1000, 1500, 30_000, 120_000]
+            .into_iter()
+            .map(format_wait)
+            .collect();
+        assert_eq!(waits, ["0.2 s", "1 s", "1.5 s", "30 s", "2m"]);
     }
 }

@@ -348,7 +348,7 @@ fn phase_line(mark: &ProjectMark) -> Option<String> {
         ProcessPhase::Blocked { reason } => format!("⊘ {name} is blocked: {reason}"),
         ProcessPhase::Restarting { backoff_left_ms } => format!(
             "↻ {name} starts again in {}",
-            crate::time::format_elapsed(*backoff_left_ms)
+            crate::time::format_wait(*backoff_left_ms)
         ),
         ProcessPhase::GaveUp => format!(
             "✗ {name} gave up after {} restarts (`oino restart {name}` starts it again)",

@@ -101,6 +101,16 @@ pub(crate) enum Effect {
         id: String,
         bytes: Vec<u8>,
     },
+    /// Stop the project of `file` (`oino down`).
+    ProjectDown {
+        file: std::path::PathBuf,
+        name: String,
+    },
+    /// Start the project of `file`, or apply its changed file (`oino up`).
+    ProjectUp {
+        file: std::path::PathBuf,
+        name: String,
+    },
     Resize {
         id: String,
         size: TermSize,
@@ -341,7 +351,18 @@ impl App {
     /// Takes a new list of the entries, in list order; keeps the selection, or selects the
     /// first.
     pub(crate) fn set_entries(&mut self, mut entries: Vec<EntryInfo>) {
-        entries.sort_by_key(|entry| (Section::of(entry), entry.started_ms));
+        // A project's process is one row: its newest run (or why it has none).
+        entries.retain(|entry| entry.project.as_ref().is_none_or(|mark| mark.latest));
+        // A project's rows keep the server's order: its file's.
+        entries.sort_by_key(|entry| {
+            let project = entry.project.as_ref().map(|mark| mark.project.clone());
+            let started = if project.is_some() {
+                0
+            } else {
+                entry.started_ms
+            };
+            (Section::of(entry), project, started)
+        });
         // A log that could not be written, or reached its cap, is told once, where the person
         // looks.
         let told = |entry: &EntryInfo| entry.log_error.is_some() || entry.log_cut.is_some();
@@ -385,6 +406,15 @@ impl App {
             self.pane = None;
             return None;
         };
+        // A project's process that has not run has nothing to show but why (in its header).
+        if self
+            .selected_entry()
+            .and_then(|entry| entry.project.as_ref())
+            .is_some_and(|mark| mark.run == 0)
+        {
+            self.pane = None;
+            return None;
+        }
         if self.scroll == 0 {
             return Some(PaneRequest::Live { id, size });
         }

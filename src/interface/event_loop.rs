@@ -417,6 +417,47 @@ fn execute(
     }
 }
 
+/// Stops the project of `file` as its file says now: what was stopped.
+async fn project_down(link: &Link, file: &std::path::Path, name: &str) -> Outcome {
+    let stopped = async {
+        let project = crate::core::project::Project::load(file)?;
+        anyhow::Ok(link.stop_project(&project, Vec::new()).await?)
+    };
+    match stopped.await {
+        Ok(stopped) if stopped.stopped.is_empty() => {
+            Outcome::Done(format!("nothing of `{name}` was running"))
+        }
+        Ok(stopped) => Outcome::Done(format!("stopped `{name}`: {}", stopped.stopped.join(", "))),
+        Err(err) => Outcome::Failed(format!("cannot stop `{name}`: {err:#}")),
+    }
+}
+
+/// Starts the project of `file` again, or applies its changed file: what was done.
+async fn project_up(link: &Link, file: &std::path::Path, name: &str) -> Outcome {
+    let applied = async {
+        let project = crate::core::project::Project::load(file)?;
+        let env = CallRequest::default().from_here()?.env;
+        anyhow::Ok(link.apply_project(&project, env, Vec::new()).await?)
+    };
+    match applied.await {
+        Ok(applied) => {
+            use crate::core::project::Did;
+            let done: Vec<String> = applied
+                .processes
+                .iter()
+                .filter(|process| !matches!(process.did, Did::Unchanged | Did::NotStarted))
+                .map(|process| format!("{} {}", process.name, process.did.word()))
+                .collect();
+            if done.is_empty() {
+                Outcome::Done(format!("`{name}` runs as its file says"))
+            } else {
+                Outcome::Done(format!("applied `{name}`: {}", done.join(", ")))
+            }
+        }
+        Err(err) => Outcome::Failed(format!("cannot apply `{name}`: {err:#}")),
+    }
+}
+
 /// Carries out an effect the core must act on; what it came to, when that is worth telling.
 /// `label` names a killed entry.
 async fn carry_out(link: &Link, effect: Effect, label: String) -> Option<Outcome> {
@@ -445,6 +486,8 @@ async fn carry_out(link: &Link, effect: Effect, label: String) -> Option<Outcome
                 Err(err) => Outcome::Failed(format!("cannot detach: {err:#}")),
             },
         ),
+        Effect::ProjectDown { file, name } => Some(project_down(link, &file, &name).await),
+        Effect::ProjectUp { file, name } => Some(project_up(link, &file, &name).await),
         Effect::Kill { id } => Some(match link.kill(&id).await {
             Ok(_) => Outcome::Done(format!("killed `{label}`")),
             Err(err) => Outcome::Failed(format!("cannot kill `{label}`: {err:#}")),

@@ -425,10 +425,21 @@ fn a_project_shows_a_process_starting_until_its_ready_line_then_the_one_after_it
             .filter(|list| !list.is_empty())
             .collect()
     };
-    // db is starting (◌), web not there yet.
+    // Under the project's name: db is starting (◌), web waits for it, and says so.
     let rows = list(starting);
+    let project = dir.file_name().unwrap().to_string_lossy().into_owned();
+    // The list is narrow: the name is cut, never the heading's mark.
+    let heading = rows.first().expect("a heading");
+    assert!(
+        heading.starts_with("▾ ") && project.starts_with(&heading["▾ ".len()..]),
+        "{starting}"
+    );
     assert!(rows.iter().any(|row| row.starts_with("◌ db")), "{starting}");
-    assert!(!rows.iter().any(|row| row.contains("web")), "{starting}");
+    assert!(
+        rows.iter()
+            .any(|row| row.starts_with("… web") && row.ends_with("waits db")),
+        "{starting}"
+    );
     let ready = snapshots.next().expect("the second snapshot");
     let rows = list(ready);
     assert!(rows.iter().any(|row| row.starts_with("◆ db")), "{ready}");
@@ -489,4 +500,51 @@ fn a_commands_control_characters_show_escaped_in_the_list_and_header() {
     let stdout = run_script("120x8", script);
     let snapshot = &stdout[stdout.find("=== snapshot ===").expect("snapshot")..];
     assert!(snapshot.contains("\\e]0;PWNED\\x07"), "{snapshot}");
+}
+
+#[test]
+fn a_project_says_its_restarts_and_give_up_and_its_keys_stop_and_apply_it() {
+    let dir = temp_dir("headless-project-keys");
+    let file = dir.join("oino.toml");
+    let text = "name = \"shop\"\n\n[processes.crash]\ncmd = \"echo crashing; exit 3\"\n\
+                restart = \"always\"\nrestart_limit = 1\nbackoff = 0.2\n\n\
+                [processes.web]\ncmd = \"echo web v1; sleep 600\"\n";
+    std::fs::write(&file, text).expect("oino.toml");
+    // The edit: web's command changes, crash goes.
+    let edited = dir.join("edited.toml");
+    std::fs::write(
+        &edited,
+        "name = \"shop\"\n\n[processes.web]\ncmd = \"echo web v2; sleep 600\"\n",
+    )
+    .expect("edited");
+    let script = format!(
+        "project {file}\n\
+         wait-for crash exited 3: restart 1/1 in 0.2 s\n\
+         wait-for crash exited 3: gave up after 1 restart in a row\n\
+         wait-for gave up ↻1\n\
+         snapshot\n\
+         run cp {edited} {file}\n\
+         wait-for web (cmd); apply it with `oino up`\n\
+         key g\n\
+         key j\n\
+         key U\n\
+         wait-for applied `shop`: web restarted\n\
+         wait-for web v2\n\
+         key D\n\
+         wait-for Stop every process of `shop`?\n\
+         key y\n\
+         wait-for stopped `shop`: web\n\
+         snapshot\n",
+        file = file.display(),
+        edited = edited.display()
+    );
+    let stdout = run_script("100x12", &script);
+    let mut snapshots = stdout.split("=== snapshot ===").skip(1);
+    let gave_up = snapshots.next().expect("the first snapshot");
+    assert!(gave_up.contains("▾ shop"), "{gave_up}");
+    let stopped = snapshots.next().expect("the second snapshot");
+    assert!(
+        stopped.lines().any(|line| line.starts_with(" ■ web")),
+        "{stopped}"
+    );
 }

@@ -13,6 +13,7 @@ mod layers;
 mod limits;
 mod mcp;
 mod project;
+mod project_day;
 mod server;
 mod support;
 mod tasks;

@@ -219,7 +219,7 @@ fn a_bad_project_file_is_refused_with_where_and_why() {
         assert_eq!(output.status.code(), Some(2), "{output:?}");
         let said = String::from_utf8_lossy(&output.stderr);
         assert!(
-            said.contains(&format!("{}:3:10: after names `db`", file.display())),
+            said.contains(&format!("{}:3:9: after names `db`", file.display())),
             "{said}"
         );
     }

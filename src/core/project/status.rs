@@ -42,6 +42,8 @@ pub enum ProcessPhase {
 pub struct ProjectMark {
     /// The project's name.
     pub project: String,
+    /// Its file.
+    pub file: std::path::PathBuf,
     /// The process's name in its file.
     pub process: String,
     /// Which run of it this is, from 1 (0: it has not run).
@@ -274,6 +276,7 @@ impl ProjectRun {
                 listed |= latest;
                 info.project = Some(ProjectMark {
                     project: self.project.name.clone(),
+                    file: file.to_owned(),
                     process: process.name.clone(),
                     run: u32::try_from(index + 1).unwrap_or(u32::MAX),
                     latest,
@@ -343,6 +346,7 @@ impl ProjectRun {
             ready: None,
             project: Some(ProjectMark {
                 project: self.project.name.clone(),
+                file: file.to_owned(),
                 process: process.name.clone(),
                 run: 0,
                 latest: true,

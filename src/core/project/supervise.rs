@@ -99,7 +99,10 @@ impl Core {
                 self.update_process(file, name, |run| run.phase = Phase::GaveUp);
                 self.notice(
                     file,
-                    format!("{name} {state:#}: gave up after {in_a_row} restarts in a row"),
+                    format!(
+                        "{name} {state:#}: gave up after {in_a_row} restart{} in a row",
+                        if in_a_row == 1 { "" } else { "s" }
+                    ),
                 );
                 return;
             }
@@ -111,7 +114,7 @@ impl Core {
                     "{name} {state:#}: restart {}/{} in {}",
                     in_a_row + 1,
                     process.restart_limit,
-                    crate::time::format_elapsed(backoff)
+                    crate::time::format_wait(backoff)
                 ),
             );
             tokio::time::sleep(Duration::from_millis(backoff)).await;
@@ -330,7 +333,7 @@ impl Core {
     /// blocked.
     fn never_ready(&self, file: &Path, process: &ProjectProcess, limit: Duration) {
         self.update_process(file, &process.name, |run| run.never_ready = true);
-        let limit = crate::time::format_elapsed(u64::try_from(limit.as_millis()).unwrap_or(0));
+        let limit = crate::time::format_wait(u64::try_from(limit.as_millis()).unwrap_or(0));
         self.notice(
             file,
             format!("{} never became ready (not in {limit})", process.name),

@@ -90,6 +90,11 @@ actions! {
         "next match (while searching)", next_match;
     PreviousMatch "previous-match" ["N"] "N" None,
         "previous match (while searching)", previous_match;
+    ProjectDown "project-down" ["D"] "D" None,
+        "stop the selected project's processes, each before those it waits for (asks first)",
+        project_down;
+    ProjectUp "project-up" ["U"] "U" None,
+        "start the selected project again, or apply its changed file", project_up;
     Zoom "zoom" ["z"] "z" Some("zoom"),
         "zoom the pane to the whole screen and back", zoom;
     Split "split" ["s"] "s" None,
@@ -210,6 +215,32 @@ fn restart(app: &mut App) -> Vec<Effect> {
         None => app.say("nothing to restart", true),
     }
     Vec::new()
+}
+
+fn project_down(app: &mut App) -> Vec<Effect> {
+    match app.selected_entry().and_then(|entry| entry.project.clone()) {
+        Some(mark) => {
+            app.mode = Mode::Confirm(Confirm::ProjectDown {
+                file: mark.file,
+                name: mark.project,
+            });
+        }
+        None => app.say("select a project's process to stop its project", true),
+    }
+    Vec::new()
+}
+
+fn project_up(app: &mut App) -> Vec<Effect> {
+    match app.selected_entry().and_then(|entry| entry.project.clone()) {
+        Some(mark) => vec![Effect::ProjectUp {
+            file: mark.file,
+            name: mark.project,
+        }],
+        None => {
+            app.say("select a project's process to apply its file", true);
+            Vec::new()
+        }
+    }
 }
 
 fn focus(app: &mut App) -> Vec<Effect> {

@@ -8,9 +8,21 @@ use super::{App, Effect, ModeKeys};
 /// A question answered with `y`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Confirm {
-    Kill { id: String, label: String },
-    Restart { id: String, label: String },
-    Quit { running: usize },
+    Kill {
+        id: String,
+        label: String,
+    },
+    Restart {
+        id: String,
+        label: String,
+    },
+    Quit {
+        running: usize,
+    },
+    ProjectDown {
+        file: std::path::PathBuf,
+        name: String,
+    },
 }
 
 impl ModeKeys for Confirm {
@@ -21,6 +33,7 @@ impl ModeKeys for Confirm {
         match self {
             Confirm::Kill { id, .. } => vec![Effect::Kill { id }],
             Confirm::Restart { id, .. } => vec![app.restart(id)],
+            Confirm::ProjectDown { file, name } => vec![Effect::ProjectDown { file, name }],
             Confirm::Quit { .. } => {
                 app.quit = true;
                 Vec::new()

@@ -60,6 +60,8 @@ impl Layout {
 /// The section of the list an entry is in.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Section {
+    /// A project's processes, under its name, in its file's order.
+    Project,
     /// Running calls: someone waits for them.
     Running,
     /// Running tasks, and what a dead server left running.
@@ -72,6 +74,9 @@ impl Section {
     /// The section `entry` is listed in.
     #[must_use]
     pub fn of(entry: &EntryInfo) -> Self {
+        if entry.project.is_some() {
+            return Self::Project;
+        }
         match (entry.state, entry.kind) {
             (EntryState::Running, EntryKind::Call) => Self::Running,
             (EntryState::Running, EntryKind::Task) | (EntryState::Orphaned { .. }, _) => {
@@ -85,6 +90,7 @@ impl Section {
     #[must_use]
     pub fn title(self) -> &'static str {
         match self {
+            Self::Project => "Project",
             Self::Running => "Running",
             Self::Tasks => "Tasks",
             Self::Finished => "Finished",
@@ -97,6 +103,8 @@ impl Section {
 pub enum ListLine {
     /// A section's title.
     Title(Section),
+    /// A project's name, over its processes: the index of its first in `app.entries`.
+    Heading(usize),
     /// An entry, by its index in `app.entries`.
     Entry(usize),
 }
@@ -106,12 +114,19 @@ pub enum ListLine {
 pub fn list_lines(app: &App) -> Vec<ListLine> {
     let mut lines = Vec::with_capacity(app.entries.len() + 3);
     let mut section = None;
+    let mut project = None;
     for (index, entry) in app.entries.iter().enumerate() {
         let this = Section::of(entry);
-        if section != Some(this) {
+        let this_project = entry.project.as_ref().map(|mark| &mark.project);
+        if this == Section::Project {
+            if project != this_project {
+                lines.push(ListLine::Heading(index));
+                project = this_project;
+            }
+        } else if section != Some(this) {
             lines.push(ListLine::Title(this));
-            section = Some(this);
         }
+        section = Some(this);
         lines.push(ListLine::Entry(index));
     }
     lines
@@ -141,6 +156,6 @@ pub fn list_row_entry(app: &App, layout: Layout, row: u16) -> Option<usize> {
     let index = usize::from(row.checked_sub(layout.list.y)?) + offset;
     match lines.get(index)? {
         ListLine::Entry(entry) => Some(*entry),
-        ListLine::Title(_) => None,
+        ListLine::Title(_) | ListLine::Heading(_) => None,
     }
 }

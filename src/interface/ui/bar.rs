@@ -93,6 +93,13 @@ fn confirm_line(app: &App, confirm: &Confirm, theme: &Theme) -> Line<'static> {
             ),
             Span::styled("y to restart, any other key to keep it", theme.dim()),
         ]),
+        Confirm::ProjectDown { name, .. } => Line::from(vec![
+            Span::styled(
+                format!("Stop every process of `{}`? ", crate::inert::escaped(name)),
+                theme.error(),
+            ),
+            Span::styled("y to stop them, any other key to keep them", theme.dim()),
+        ]),
         Confirm::Quit { running } if app.processes_outlive => Line::from(vec![
             Span::styled(
                 format!(

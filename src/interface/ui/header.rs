@@ -7,8 +7,9 @@ use ratatui::style::Color;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Widget;
 
+use crate::core::project::{ProcessPhase, ProjectMark};
 use crate::core::{EntryInfo, EntryState};
-use crate::interface::app::App;
+use crate::interface::app::{Action, App};
 use crate::time::format_elapsed;
 
 use super::elapsed_ms;
@@ -27,7 +28,11 @@ pub(super) fn render_header(
         (Some(task_id), EntryState::Running) => format!("task {task_id}, running"),
         (_, state) => state.to_string(),
     };
-    let mut right = entry_marks(entry, &state, now_ms, theme);
+    let keys = ProjectKeys {
+        restart: app.key_of(Action::Restart),
+        up: app.key_of(Action::ProjectUp),
+    };
+    let mut right = entry_marks(entry, &state, now_ms, &keys, theme);
     right.extend(view_marks(app, focused, theme));
     // The label gives way to the state, the position and the search (not to the cost).
     let right_width: usize = right.iter().map(Span::width).sum();
@@ -65,16 +70,29 @@ pub(super) fn render_header(
 }
 
 /// What the entry says of itself: its state, pid, age and id, and what it waits for or lost.
-fn entry_marks(entry: &EntryInfo, state: &str, now_ms: u64, theme: &Theme) -> Vec<Span<'static>> {
-    let mut right = vec![Span::styled(
-        format!(
-            "  {state} · pid {} · {} · {}",
-            entry.pid,
-            format_elapsed(elapsed_ms(entry, now_ms)),
-            entry.id
-        ),
-        theme.dim(),
-    )];
+fn entry_marks(
+    entry: &EntryInfo,
+    state: &str,
+    now_ms: u64,
+    keys: &ProjectKeys,
+    theme: &Theme,
+) -> Vec<Span<'static>> {
+    let mut right = vec![if entry.pid == 0 {
+        Span::styled(format!("  {state}"), theme.dim())
+    } else {
+        Span::styled(
+            format!(
+                "  {state} · pid {} · {} · {}",
+                entry.pid,
+                format_elapsed(elapsed_ms(entry, now_ms)),
+                entry.id
+            ),
+            theme.dim(),
+        )
+    }];
+    if let Some(mark) = &entry.project {
+        right.extend(project_marks(mark, keys, theme));
+    }
     if let (Some(prompt), true) = (&entry.waiting_for_input, entry.state.is_running()) {
         let prompt: String = crate::inert::escaped(prompt).chars().take(40).collect();
         right.push(Span::styled(
@@ -103,6 +121,54 @@ fn entry_marks(entry: &EntryInfo, state: &str, now_ms: u64, theme: &Theme) -> Ve
         ));
     }
     right
+}
+
+/// The keys a project's process's header names, as bound.
+struct ProjectKeys {
+    restart: String,
+    up: String,
+}
+
+/// What a project's process says beyond its run: why it waits or is blocked, its backoff, that
+/// it gave up or its file changed, and how many times it was restarted.
+fn project_marks(mark: &ProjectMark, keys: &ProjectKeys, theme: &Theme) -> Vec<Span<'static>> {
+    let mut marks = Vec::new();
+    let (text, color) = match &mark.phase {
+        Some(ProcessPhase::Waiting { waiting_for }) => (
+            format!("[waits for {}]", waiting_for.join(", ")),
+            Color::Yellow,
+        ),
+        Some(ProcessPhase::Blocked { reason }) => (format!("[blocked: {reason}]"), Color::Red),
+        Some(ProcessPhase::Restarting { backoff_left_ms }) => (
+            format!(
+                "[restarting in {}]",
+                crate::time::format_wait(*backoff_left_ms)
+            ),
+            Color::Yellow,
+        ),
+        Some(ProcessPhase::GaveUp) => (
+            format!("[gave up: {} starts it again]", keys.restart),
+            Color::Red,
+        ),
+        Some(ProcessPhase::Changed { change }) => (
+            format!("[{change} changed in the file: {} applies it]", keys.up),
+            Color::Yellow,
+        ),
+        None => (String::new(), Color::Reset),
+    };
+    if !text.is_empty() {
+        marks.push(Span::styled(
+            format!("  {}", crate::inert::escaped(&text)),
+            theme.fg(color),
+        ));
+    }
+    if mark.restarts > 0 {
+        marks.push(Span::styled(
+            format!("  ↻{} restarts", mark.restarts),
+            theme.dim(),
+        ));
+    }
+    marks
 }
 
 /// Where the focused pane's view is: scrolled back, searching.

@@ -24,7 +24,7 @@ fn project_right(entry: &EntryInfo) -> String {
         Some(ProcessPhase::Waiting { waiting_for }) => format!("waits {}", waiting_for.join(",")),
         Some(ProcessPhase::Blocked { .. }) => "blocked".to_owned(),
         Some(ProcessPhase::Restarting { backoff_left_ms }) => {
-            format!("restart {}", format_elapsed(*backoff_left_ms))
+            format!("restart {}", crate::time::format_wait(*backoff_left_ms))
         }
         Some(ProcessPhase::GaveUp) => "gave up".to_owned(),
         Some(ProcessPhase::Changed { .. }) => "changed".to_owned(),
@@ -58,6 +58,14 @@ pub(super) fn render_list(
         match *line {
             ListLine::Title(section) => {
                 buffer.set_stringn(area.x, y, section.title(), width, title_style());
+            }
+            ListLine::Heading(index) => {
+                let name = app.entries[index]
+                    .project
+                    .as_ref()
+                    .map_or("", |mark| mark.project.as_str());
+                let heading = format!("▾ {}", crate::inert::escaped(name));
+                buffer.set_stringn(area.x, y, &heading, width, title_style());
             }
             ListLine::Entry(index) => {
                 let entry = &app.entries[index];

@@ -382,6 +382,9 @@ pub struct Entry {
     /// Present for a run of a project's process: the project's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,
+    /// Present for a run of a project's process: the project's file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_file: Option<PathBuf>,
     /// Present for a run of a project's process: the process's name in its file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub process: Option<String>,
@@ -424,6 +427,7 @@ impl Travel for EntryInfo {
             waiting_for_input: self.waiting_for_input,
             ready: self.ready,
             project: self.project.as_ref().map(|mark| mark.project.clone()),
+            project_file: self.project.as_ref().map(|mark| mark.file.clone()),
             process: self.project.as_ref().map(|mark| mark.process.clone()),
             run: self.project.as_ref().map(|mark| mark.run),
             restarts: self.project.as_ref().map(|mark| mark.restarts),
@@ -454,6 +458,7 @@ impl Travel for EntryInfo {
             ready: wire.ready,
             project: wire.project.map(|project| ProjectMark {
                 project,
+                file: wire.project_file.unwrap_or_default(),
                 process: wire.process.unwrap_or_default(),
                 run: wire.run.unwrap_or_default(),
                 latest: !wire.superseded,

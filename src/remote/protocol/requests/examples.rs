@@ -85,6 +85,7 @@ impl Example for List {
         let mark = |run, phase| {
             Some(ProjectMark {
                 project: "shop".into(),
+                file: "/src/oino.toml".into(),
                 process: "web".into(),
                 run,
                 latest: run != 1,

@@ -1,0 +1,244 @@
+//! A project run all day, through the real binary and its server, checked as scripts see it
+//! (`oino ls --json`, field by field): the newcomer's web project goes up (a db ready after
+//! 2 s, a migration that must succeed, web ready by HTTP, a watcher, `.env`), is edited and
+//! applied, loses its db and gets it back, and goes down; blocked and given-up processes say
+//! why; probes start and restart processes.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::support::{DEADLINE, ServerGuard, temp_dir};
+
+/// `oino ls --json` (with `--all`, earlier runs too), as JSON.
+fn ls(server: &ServerGuard, all: bool) -> Vec<Value> {
+    let mut args = vec!["ls", "--json"];
+    if all {
+        args.push("--all");
+    }
+    let output = server.oino(&args).output().expect("oino ls");
+    assert!(output.status.success(), "{output:?}");
+    serde_json::from_slice(&output.stdout).expect("JSON")
+}
+
+/// The row of the project's process `name` (one per process).
+fn row(rows: &[Value], name: &str) -> Option<Value> {
+    let mut found = rows
+        .iter()
+        .filter(|row| row["process"] == name)
+        .cloned()
+        .collect::<Vec<_>>();
+    assert!(found.len() <= 1, "one row per process: {found:?}");
+    found.pop()
+}
+
+/// Waits until the row of `name` `holds`; the row.
+fn wait_row(server: &ServerGuard, name: &str, what: &str, holds: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        let rows = ls(server, false);
+        if let Some(row) = row(&rows, name).filter(|row| holds(row)) {
+            return row;
+        }
+        assert!(Instant::now() < deadline, "never: {name} {what}: {rows:#?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `oino ARGS` in `dir`: its status and what it said (stderr, then stdout).
+fn oino_in(server: &ServerGuard, dir: &Path, args: &[&str]) -> (bool, String) {
+    let output = server
+        .oino(args)
+        .current_dir(dir)
+        .output()
+        .expect("oino runs");
+    (
+        output.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stderr),
+            String::from_utf8_lossy(&output.stdout)
+        ),
+    )
+}
+
+/// A port nothing listens on now.
+fn free_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+    listener.local_addr().expect("address").port()
+}
+
+const SHOP: &str = r#"
+name = "shop"
+
+[processes.db]
+cmd = "echo starting ${DB_NAME}; sleep 2; echo ready to accept connections; exec sleep 600"
+ready = "ready to accept connections"
+restart = "always"
+backoff = 0.2
+
+[processes.migrate]
+cmd = "echo migrated ${DB_NAME}"
+after = ["db"]
+
+[processes.web]
+cmd = "exec python3 -m http.server ${PORT} --bind 127.0.0.1"
+after = { db = "ready", migrate = "succeeded" }
+ready_http = "http://127.0.0.1:${PORT}/"
+ready_interval = 0.2
+
+[processes.watch]
+cmd = "echo watching; exec sleep 600"
+"#;
+
+#[test]
+fn the_newcomers_web_project_goes_up_is_applied_loses_its_db_and_goes_down() {
+    let server = ServerGuard::new("day-shop");
+    let dir = temp_dir("day-shop");
+    let port = free_port();
+    std::fs::write(dir.join(".env"), format!("DB_NAME=shopdb\nPORT={port}\n")).expect(".env");
+    std::fs::write(dir.join("oino.toml"), SHOP).expect("oino.toml");
+
+    let (ok, said) = oino_in(&server, &dir, &["up"]);
+    assert!(ok, "{said}");
+    assert_eq!(
+        said,
+        "db: started\nmigrate: started\nweb: started\nwatch: started\n"
+    );
+    // db takes 2 s: web waits, and says for what.
+    let web = wait_row(&server, "web", "waits for db", |row| {
+        row["state"] == "waiting"
+    });
+    assert_eq!(web["project"], "shop");
+    assert_eq!(web["waiting_for"][0], "db");
+    assert_eq!(web["restarts"], 0);
+    let web = wait_row(&server, "web", "answers HTTP", |row| {
+        row["state"] == "running" && row["ready"] == true
+    });
+    assert!(
+        web["command"].as_str().unwrap().contains(&port.to_string()),
+        "{web}"
+    );
+    let migrate = wait_row(&server, "migrate", "succeeded", |row| {
+        row["state"] == "exited"
+    });
+    assert_eq!(migrate["code"], 0);
+    let (_, logs) = oino_in(&server, &dir, &["logs", "migrate"]);
+    assert!(logs.contains("migrated shopdb"), "{logs}");
+
+    // Edited: the watcher's command changed. It is listed as changed, then applied.
+    std::fs::write(
+        dir.join("oino.toml"),
+        SHOP.replace("echo watching;", "echo watching v2;"),
+    )
+    .expect("edit");
+    let watch = wait_row(&server, "watch", "changed", |row| row["state"] == "changed");
+    assert_eq!(watch["change"], "cmd");
+    let (ok, said) = oino_in(&server, &dir, &["up"]);
+    assert!(ok, "{said}");
+    assert!(said.contains("watch: restarted (cmd changed)\n"), "{said}");
+    assert!(said.contains("db: unchanged\n"), "{said}");
+    let watch = wait_row(&server, "watch", "runs v2", |row| {
+        row["state"] == "running" && row["command"].as_str().unwrap().contains("v2")
+    });
+    assert_eq!(watch["run"], 2);
+
+    // db is killed from outside: restarted by its policy, counted.
+    let db = row(&ls(&server, false), "db").expect("db");
+    let pid = i32::try_from(db["pid"].as_u64().unwrap()).unwrap();
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .expect("kill db");
+    let db = wait_row(&server, "db", "restarted and ready", |row| {
+        row["restarts"] == 1 && row["state"] == "running" && row["ready"] == true
+    });
+    assert_eq!(db["run"], 2);
+    let earlier: Vec<Value> = ls(&server, true)
+        .into_iter()
+        .filter(|row| row["process"] == "db" && row["superseded"] == true)
+        .collect();
+    assert_eq!(earlier.len(), 1, "{earlier:?}");
+    assert_eq!(earlier[0]["run"], 1);
+
+    let (ok, said) = oino_in(&server, &dir, &["down"]);
+    assert!(ok, "{said}");
+    // Each before what it waits for; migrate had ended.
+    assert_eq!(
+        said,
+        "stopped web\nstopped db\nstopped watch\nmigrate was not running\n"
+    );
+    let rows = ls(&server, false);
+    assert!(
+        rows.iter().all(|row| row["state"] != "running"),
+        "{rows:#?}"
+    );
+}
+
+#[test]
+fn a_process_whose_dependency_failed_is_listed_blocked_with_why() {
+    let server = ServerGuard::new("day-blocked");
+    let dir = temp_dir("day-blocked");
+    std::fs::write(
+        dir.join("oino.toml"),
+        "[processes.migrate]\ncmd = \"echo no database; exit 1\"\n\n\
+         [processes.web]\ncmd = \"echo web; sleep 600\"\nafter = { migrate = \"succeeded\" }\n",
+    )
+    .expect("oino.toml");
+    let (ok, said) = oino_in(&server, &dir, &["up"]);
+    assert!(ok, "{said}");
+    let web = wait_row(&server, "web", "blocked", |row| row["state"] == "blocked");
+    assert_eq!(web["reason"], "migrate exited 1");
+    assert_eq!(web["pid"], 0);
+    let (_, table) = oino_in(&server, &dir, &["ls"]);
+    assert!(
+        table.contains("⊘ web is blocked: migrate exited 1"),
+        "{table}"
+    );
+}
+
+#[test]
+fn probes_tell_ready_and_restart_what_stops_answering_and_a_crash_loop_gives_up() {
+    let server = ServerGuard::new("day-probes");
+    let dir = temp_dir("day-probes");
+    std::fs::write(dir.join("alive"), "").expect("alive");
+    std::fs::write(
+        dir.join("oino.toml"),
+        "[processes.api]\ncmd = \"echo api; exec sleep 600\"\nready_cmd = \"test -e ready\"\n\
+         ready_interval = 0.1\nalive_cmd = \"test -e alive\"\nalive_interval = 0.2\n\
+         alive_failures = 2\nrestart = \"on-failure\"\nbackoff = 0.1\n\n\
+         [processes.crash]\ncmd = \"echo crashing; exit 3\"\nrestart = \"always\"\n\
+         restart_limit = 2\nbackoff = 0.1\n",
+    )
+    .expect("oino.toml");
+    let (ok, said) = oino_in(&server, &dir, &["up"]);
+    assert!(ok, "{said}");
+    let api = wait_row(&server, "api", "running", |row| row["state"] == "running");
+    assert_eq!(api["ready"], false);
+    std::fs::write(dir.join("ready"), "").expect("ready");
+    wait_row(&server, "api", "ready", |row| row["ready"] == true);
+    // It stops answering: ended, and started again by its policy.
+    std::fs::remove_file(dir.join("alive")).expect("not alive");
+    let api = wait_row(&server, "api", "restarted", |row| row["restarts"] == 1);
+    assert_eq!(api["run"], 2);
+    std::fs::write(dir.join("alive"), "").expect("alive again");
+    // The crash loop: two restarts, then it is left ended, and says so.
+    let crash = wait_row(&server, "crash", "gave up", |row| row["state"] == "gave_up");
+    assert_eq!(
+        (crash["code"].clone(), crash["restarts"].clone()),
+        (3.into(), 2.into())
+    );
+    let (_, table) = oino_in(&server, &dir, &["ls"]);
+    assert!(
+        table.contains("✗ crash gave up after 2 restarts"),
+        "{table}"
+    );
+    // Started again by hand, it is supervised again.
+    let (ok, said) = oino_in(&server, &dir, &["restart", "crash"]);
+    assert!(ok, "{said}");
+    wait_row(&server, "crash", "given up again", |row| {
+        row["state"] == "gave_up" && row["restarts"] == 5
+    });
+}
