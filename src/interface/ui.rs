@@ -408,7 +408,7 @@ mod tests {
 
     #[test]
     fn the_help_lists_every_key() {
-        let mut app = app(90, 34);
+        let mut app = app(90, 36);
         app.act(Action::Help);
         let screen = text(&app);
         for binding in &app.settings.keymap {

@@ -91,10 +91,9 @@ actions! {
     PreviousMatch "previous-match" ["N"] "N" None,
         "previous match (while searching)", previous_match;
     ProjectDown "project-down" ["D"] "D" None,
-        "stop the selected project's processes, each before those it waits for (asks first)",
-        project_down;
+        "stop the selected project's processes (asks first)", project_down;
     ProjectUp "project-up" ["U"] "U" None,
-        "start the selected project again, or apply its changed file", project_up;
+        "start the selected project, or apply its changed file", project_up;
     Zoom "zoom" ["z"] "z" Some("zoom"),
         "zoom the pane to the whole screen and back", zoom;
     Split "split" ["s"] "s" None,
