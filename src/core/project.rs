@@ -311,6 +311,7 @@ impl Core {
             run.changed.clear();
         }
         let started = self.claim_and_start(project, env, &wanted);
+        let running = self.project_running(&project.file);
         let mut listed: Vec<Applied> = project
             .processes
             .iter()
@@ -320,8 +321,10 @@ impl Core {
                     (Did::Restarted, Some(format!("{change} changed")))
                 } else if started.started.contains(name) {
                     (Did::Started, None)
-                } else if started.running.contains(name) {
+                } else if running.contains(name) {
                     (Did::Unchanged, None)
+                } else if process.autostart {
+                    (Did::NotStarted, Some("not named".into()))
                 } else {
                     (Did::NotStarted, Some("autostart = false".into()))
                 };

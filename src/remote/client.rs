@@ -143,6 +143,13 @@ impl Client {
                     "the connection was closed",
                 )));
             }
+            // A reply is a whole line: one cut short is a server that died while it wrote.
+            Ok(_) if !reply.ends_with('\n') => {
+                return Err(self.went_away(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "the connection was closed in the middle of a reply",
+                )));
+            }
             Ok(_) => {}
             Err(err) => return Err(self.went_away(err)),
         }

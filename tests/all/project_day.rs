@@ -242,3 +242,49 @@ fn probes_tell_ready_and_restart_what_stops_answering_and_a_crash_loop_gives_up(
         row["state"] == "gave_up" && row["restarts"] == 5
     });
 }
+
+#[test]
+fn the_readmes_project_file_with_every_key_runs_as_it_says() {
+    let readme = include_str!("../../README.md");
+    let section = &readme[readme.find("## A project file").expect("the section")..];
+    let start = section.find("```toml\n").expect("its example") + "```toml\n".len();
+    let end = start + section[start..].find("```").expect("its end");
+    let server = ServerGuard::new("day-readme");
+    let dir = temp_dir("day-readme");
+    let port = free_port();
+    std::fs::write(dir.join("oino.toml"), &section[start..end]).expect("oino.toml");
+    std::fs::write(
+        dir.join(".env.local"),
+        format!("DB_NAME=shopdb\nPORT={port}\n"),
+    )
+    .expect(".env.local");
+    std::fs::write(dir.join(".env.web"), "GREETING=hi\n").expect(".env.web");
+    std::fs::create_dir_all(dir.join("public")).expect("public");
+
+    let (ok, said) = oino_in(&server, &dir, &["up"]);
+    assert!(ok, "{said}");
+    assert!(
+        said.contains("docs: not started (autostart = false)"),
+        "{said}"
+    );
+    wait_row(&server, "db", "ready", |row| row["ready"] == true);
+    let migrate = wait_row(&server, "migrate", "done", |row| row["state"] == "exited");
+    assert_eq!(migrate["code"], 0);
+    let (_, logs) = oino_in(&server, &dir, &["logs", "migrate"]);
+    assert!(logs.contains("migrating shopdb"), "{logs}");
+    let web = wait_row(&server, "web", "ready", |row| row["ready"] == true);
+    assert_eq!(web["project"], "shop");
+    assert_eq!(web["cwd"], dir.join("public").to_str().unwrap());
+    wait_row(&server, "worker", "ready", |row| row["ready"] == true);
+    let (ok, said) = oino_in(&server, &dir, &["up", "docs"]);
+    assert!(ok, "{said}");
+    assert!(said.contains("docs: started"), "{said}");
+    wait_row(&server, "docs", "running", |row| row["state"] == "running");
+    let (ok, said) = oino_in(&server, &dir, &["down"]);
+    assert!(ok, "{said}");
+    let rows = ls(&server, false);
+    assert!(
+        rows.iter().all(|row| row["state"] != "running"),
+        "{rows:#?}"
+    );
+}
