@@ -42,7 +42,7 @@ pub(crate) fn format_elapsed(ms: u64) -> String {
 pub(crate) fn format_wait(ms: u64) -> String {
     match ms {
         0..60_000 if ms % 1000 == 0 => format!("{} s", ms / 1000),
-        0..60_000 => format!("{:.1} s", (ms / 100) as f64 / 10.0),
+        0..60_000 => format!("{}.{} s", ms / 1000, ms % 1000 / 100),
         _ => format_elapsed(ms),
     }
 }

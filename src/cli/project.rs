@@ -199,9 +199,10 @@ pub(super) async fn apply_project(args: UpArgs) -> ExitCode {
             }
             for process in &applied.processes {
                 let did = process.did.word().replace('_', " ");
-                match &process.why {
-                    Some(why) => say!("{}: {did} ({why})", process.name),
-                    None => say!("{}: {did}", process.name),
+                if let Some(why) = &process.why {
+                    say!("{}: {did} ({why})", process.name);
+                } else {
+                    say!("{}: {did}", process.name);
                 }
             }
             ExitCode::SUCCESS

@@ -132,7 +132,7 @@ pub(crate) fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Str
         ) {
             (true, Some(value)) => out.push_str(&value),
             (true, None) if default.is_some() => out.push_str(default.unwrap_or_default()),
-            _ => out.push_str(&rest[start..start + 2 + end + 1]),
+            _ => out.push_str(&rest[start..=start + 2 + end]),
         }
         rest = &after[end + 1..];
     }

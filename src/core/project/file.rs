@@ -141,6 +141,9 @@ struct ProcessModel {
 /// The value of a variable of the environment a file is read in.
 pub(crate) type Known<'a> = &'a dyn Fn(&str) -> Option<String>;
 
+/// An environment file read, with its variables in order.
+type EnvFile = (PathBuf, Vec<(String, String)>);
+
 /// A variable of this process's environment.
 fn from_this_process(name: &str) -> Option<String> {
     std::env::var(name).ok()
@@ -223,7 +226,7 @@ impl Project {
         let processes = reading.processes(&model)?;
         let name = model
             .name
-            .map_or_else(|| Project::name_of_folder(&file), |name| name.into_inner());
+            .map_or_else(|| Project::name_of_folder(&file), Spanned::into_inner);
         Ok(Self {
             name,
             file,
@@ -282,7 +285,7 @@ fn env_files(
     dir: &Path,
     at: &dyn Fn(usize, String) -> FileError,
     known: Known,
-) -> Result<Vec<(PathBuf, Vec<(String, String)>)>, FileError> {
+) -> Result<Vec<EnvFile>, FileError> {
     names
         .iter()
         .map(|name| {
@@ -304,7 +307,7 @@ struct Reading<'a> {
     at: &'a dyn Fn(usize, String) -> FileError,
     known: Known<'a>,
     /// The environment files of every process (`.env`, the top `env_file`), with their variables.
-    base: &'a [(PathBuf, Vec<(String, String)>)],
+    base: &'a [EnvFile],
 }
 
 impl Reading<'_> {
@@ -357,7 +360,7 @@ impl Reading<'_> {
         let mistake = |offset: usize, message: String| (self.at)(offset, message);
         crate::core::tasks::validate_name(name.get_ref())
             .map_err(|err| mistake(name.span().start, format!("{err}")))?;
-        let mut files: Vec<(PathBuf, Vec<(String, String)>)> = self.base.to_vec();
+        let mut files: Vec<EnvFile> = self.base.to_vec();
         files.extend(env_files(&process.env_file, self.dir, self.at, self.known)?);
         let mut env: Vec<(String, String)> = Vec::new();
         for (name, value) in files.iter().flat_map(|(_, vars)| vars) {

@@ -69,7 +69,7 @@ async fn command(
     let run = async {
         let mut out = Vec::new();
         let mut err = Vec::new();
-        let (status, _, _) = tokio::join!(
+        let (status, (), ()) = tokio::join!(
             child.wait(),
             read_some(stdout.as_mut(), &mut out),
             read_some(stderr.as_mut(), &mut err),

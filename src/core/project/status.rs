@@ -77,6 +77,8 @@ pub(super) enum Phase {
 }
 
 /// One process of a running project.
+// What those that wait for it see are separate facts, each read on its own by a condition.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Default)]
 pub(super) struct ProcessRun {
     pub(super) phase: Phase,

@@ -45,17 +45,16 @@ impl Core {
         process: &ProjectProcess,
         first: Option<String>,
     ) {
-        let mut id = match first {
-            Some(id) => id,
-            None => {
-                if !self.wait_for_afters(file, process).await {
-                    return;
-                }
-                match self.start_run(file, process).await {
-                    Some(id) => id,
-                    None => return,
-                }
+        let mut id = if let Some(id) = first {
+            id
+        } else {
+            if !self.wait_for_afters(file, process).await {
+                return;
             }
+            let Some(id) = self.start_run(file, process).await else {
+                return;
+            };
+            id
         };
         let name = &process.name;
         let mut in_a_row = 0;

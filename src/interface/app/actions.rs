@@ -230,16 +230,14 @@ fn project_down(app: &mut App) -> Vec<Effect> {
 }
 
 fn project_up(app: &mut App) -> Vec<Effect> {
-    match app.selected_entry().and_then(|entry| entry.project.clone()) {
-        Some(mark) => vec![Effect::ProjectUp {
+    if let Some(mark) = app.selected_entry().and_then(|entry| entry.project.clone()) {
+        return vec![Effect::ProjectUp {
             file: mark.file,
             name: mark.project,
-        }],
-        None => {
-            app.say("select a project's process to apply its file", true);
-            Vec::new()
-        }
+        }];
     }
+    app.say("select a project's process to apply its file", true);
+    Vec::new()
 }
 
 fn focus(app: &mut App) -> Vec<Effect> {
