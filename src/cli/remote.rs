@@ -9,6 +9,7 @@ use clap::Args;
 use serde::Serialize;
 
 use super::{ServerChoice, exit_byte, print_raw};
+use crate::core::EntryInfo;
 use crate::core::project::{ProcessPhase, ProjectMark};
 use crate::inert::escaped;
 use crate::link::Link;
@@ -263,17 +264,7 @@ async fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
                 let _ = writeln!(out, "[{}]", escaped(name));
             }
         }
-        let state = if entry.state.is_running() && entry.waiting_for_input.is_some() {
-            "input?".to_owned()
-        } else if let Some(phase) = mark.and_then(|mark| mark.phase.as_ref()) {
-            phase_word(phase).to_owned()
-        } else {
-            format!("{:#}", entry.state)
-        };
-        let state = match mark {
-            Some(mark) if mark.restarts > 0 => format!("{state} ↻{}", mark.restarts),
-            _ => state,
-        };
+        let state = shown_state(entry);
         let elapsed = crate::time::format_elapsed(crate::time::shown_elapsed_ms(
             entry.started_ms,
             entry.ended_ms.unwrap_or(now),
@@ -324,6 +315,23 @@ async fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
     }
     print_raw(&out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The state `ls` shows: `input?` while it waits for someone, a project's process's phase, and
+/// its restarts.
+fn shown_state(entry: &EntryInfo) -> String {
+    let mark = entry.project.as_ref();
+    let state = if entry.state.is_running() && entry.waiting_for_input.is_some() {
+        "input?".to_owned()
+    } else if let Some(phase) = mark.and_then(|mark| mark.phase.as_ref()) {
+        phase_word(phase).to_owned()
+    } else {
+        format!("{:#}", entry.state)
+    };
+    match mark {
+        Some(mark) if mark.restarts > 0 => format!("{state} ↻{}", mark.restarts),
+        _ => state,
+    }
 }
 
 /// The word `ls` shows for a project's process that says more than its run's state.

@@ -437,35 +437,17 @@ pub async fn serve(
             },
             () = socket_watch.changed() => listening.check(&mut socket_watch),
             _ = clients_changed.changed() => {}
-            event = events.recv() => match event {
-                Ok(CoreEvent::OutputChanged { .. }) => continue,
-                // A project's restarts, give-ups and blocks go to the server's log too.
-                Ok(CoreEvent::Project { file, notice: Some(notice) }) => eprintln!(
-                    "oino server: {}: {}",
-                    file.display(),
-                    crate::inert::escaped(&notice)
-                ),
-                _ => {}
-            },
+            event = events.recv() => {
+                if matches!(event, Ok(CoreEvent::OutputChanged { .. })) {
+                    continue;
+                }
+                log_notice(event.ok());
+            }
             () = crate::time::sleep_until_opt(idle_deadline) => break,
             _ = stop.changed() => break,
             () = signals.stop() => break,
         }
-        // A project's process that waits, or waits to start again, keeps it as a running one.
-        let busy = *clients.borrow() > 0
-            || core.entries().iter().any(|entry| {
-                entry.state.is_running()
-                    || entry.project.as_ref().is_some_and(|mark| {
-                        matches!(
-                            mark.phase,
-                            Some(
-                                ProcessPhase::Waiting { .. }
-                                    | ProcessPhase::Blocked { .. }
-                                    | ProcessPhase::Restarting { .. }
-                            )
-                        )
-                    })
-            });
+        let busy = *clients.borrow() > 0 || has_work(&core);
         // A server nobody can reach any more ends as soon as it is idle.
         let idle_exit = if listening.is_listening() {
             idle_exit
@@ -480,6 +462,39 @@ pub async fn serve(
     listening.close();
     core.shutdown().await;
     Ok(Served::Stopped)
+}
+
+/// A project's restarts, give-ups, blocks and file changes go to the server's log too.
+fn log_notice(event: Option<CoreEvent>) {
+    if let Some(CoreEvent::Project {
+        file,
+        notice: Some(notice),
+    }) = event
+    {
+        eprintln!(
+            "oino server: {}: {}",
+            file.display(),
+            crate::inert::escaped(&notice)
+        );
+    }
+}
+
+/// Whether something runs, or waits to: a project's process that waits, or waits to start
+/// again, counts as a running one.
+fn has_work(core: &Core) -> bool {
+    core.entries().iter().any(|entry| {
+        entry.state.is_running()
+            || entry.project.as_ref().is_some_and(|mark| {
+                matches!(
+                    mark.phase,
+                    Some(
+                        ProcessPhase::Waiting { .. }
+                            | ProcessPhase::Blocked { .. }
+                            | ProcessPhase::Restarting { .. }
+                    )
+                )
+            })
+    })
 }
 
 /// The server's core, tagging its calls with the socket's key; what a server of this socket

@@ -94,28 +94,9 @@ impl Core {
             if !again || self.ending() {
                 return;
             }
-            if in_a_row >= process.restart_limit {
-                self.update_process(file, name, |run| run.phase = Phase::GaveUp);
-                self.notice(
-                    file,
-                    format!(
-                        "{name} {state:#}: gave up after {in_a_row} restart{} in a row",
-                        if in_a_row == 1 { "" } else { "s" }
-                    ),
-                );
+            if !self.will_restart(file, process, state, in_a_row, backoff) {
                 return;
             }
-            let at_ms = crate::time::now_ms() + backoff;
-            self.update_process(file, name, |run| run.phase = Phase::Restarting(at_ms));
-            self.notice(
-                file,
-                format!(
-                    "{name} {state:#}: restart {}/{} in {}",
-                    in_a_row + 1,
-                    process.restart_limit,
-                    crate::time::format_wait(backoff)
-                ),
-            );
             tokio::time::sleep(Duration::from_millis(backoff)).await;
             // Killed on purpose while it waited (a crash loop stopped), or oino is ending.
             if entry.ending() != Ending::Itself || self.ending() {
@@ -131,6 +112,43 @@ impl Core {
                 }
             }
         }
+    }
+
+    /// Whether `process`, whose run ended as `state` after `in_a_row` restarts in a row, is
+    /// started again after `backoff` ms: it gives up at its limit; either way it is shown and
+    /// said.
+    fn will_restart(
+        &self,
+        file: &Path,
+        process: &ProjectProcess,
+        state: EntryState,
+        in_a_row: u32,
+        backoff: u64,
+    ) -> bool {
+        let name = &process.name;
+        if in_a_row >= process.restart_limit {
+            self.update_process(file, name, |run| run.phase = Phase::GaveUp);
+            self.notice(
+                file,
+                format!(
+                    "{name} {state:#}: gave up after {in_a_row} restart{} in a row",
+                    if in_a_row == 1 { "" } else { "s" }
+                ),
+            );
+            return false;
+        }
+        let at_ms = crate::time::now_ms() + backoff;
+        self.update_process(file, name, |run| run.phase = Phase::Restarting(at_ms));
+        self.notice(
+            file,
+            format!(
+                "{name} {state:#}: restart {}/{} in {}",
+                in_a_row + 1,
+                process.restart_limit,
+                crate::time::format_wait(backoff)
+            ),
+        );
+        true
     }
 
     pub(super) fn ending(&self) -> bool {

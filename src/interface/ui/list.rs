@@ -37,6 +37,39 @@ fn project_right(entry: &EntryInfo) -> String {
     }
 }
 
+/// The right side of an entry's row: its state's mark, time (and cost while it runs), and a
+/// project's process's restarts.
+fn row_right(app: &App, entry: &EntryInfo, now_ms: u64, width: usize) -> String {
+    let elapsed = format_elapsed(elapsed_ms(entry, now_ms));
+    let right = match entry.state {
+        _ if entry
+            .project
+            .as_ref()
+            .is_some_and(|mark| mark.phase.is_some()) =>
+        {
+            project_right(entry)
+        }
+        EntryState::NotStarted => "not started".to_owned(),
+        EntryState::Exited { code } => format!("{elapsed} {code:>3}"),
+        EntryState::Killed { signal } => format!("{elapsed} s{signal:<2}"),
+        EntryState::Orphaned { .. } => format!("{elapsed} left"),
+        EntryState::Running => match app.usage.get(&entry.id) {
+            Some(usage) if width >= USAGE_WIDTH => format!(
+                "{:>4} {:>4} {elapsed}",
+                usage.cpu_text(),
+                usage.memory_text()
+            ),
+            _ => elapsed,
+        },
+    };
+    match &entry.project {
+        Some(mark) if mark.restarts > 0 && mark.phase.is_none() => {
+            format!("↻{} {right}", mark.restarts)
+        }
+        _ => right,
+    }
+}
+
 pub(super) fn render_list(
     app: &App,
     now_ms: u64,
@@ -70,34 +103,7 @@ pub(super) fn render_list(
             ListLine::Entry(index) => {
                 let entry = &app.entries[index];
                 let selected = app.selected.as_deref() == Some(entry.id.as_str());
-                let elapsed = format_elapsed(elapsed_ms(entry, now_ms));
-                let right = match entry.state {
-                    _ if entry
-                        .project
-                        .as_ref()
-                        .is_some_and(|mark| mark.phase.is_some()) =>
-                    {
-                        project_right(entry)
-                    }
-                    EntryState::NotStarted => "not started".to_owned(),
-                    EntryState::Exited { code } => format!("{elapsed} {code:>3}"),
-                    EntryState::Killed { signal } => format!("{elapsed} s{signal:<2}"),
-                    EntryState::Orphaned { .. } => format!("{elapsed} left"),
-                    EntryState::Running => match app.usage.get(&entry.id) {
-                        Some(usage) if width >= USAGE_WIDTH => format!(
-                            "{:>4} {:>4} {elapsed}",
-                            usage.cpu_text(),
-                            usage.memory_text()
-                        ),
-                        _ => elapsed,
-                    },
-                };
-                let right = match &entry.project {
-                    Some(mark) if mark.restarts > 0 && mark.phase.is_none() => {
-                        format!("↻{} {right}", mark.restarts)
-                    }
-                    _ => right,
-                };
+                let right = row_right(app, entry, now_ms, width);
                 let label_width = width.saturating_sub(right.chars().count() + 4);
                 let label: String = crate::inert::escaped(entry.label())
                     .chars()

@@ -272,19 +272,14 @@ alive_failures = 2
         (500, Some(30_000))
     );
     assert_eq!(web.cmd, "serve --port $PORT 3001 ${UNSET_HERE}");
-    let env: Vec<(&str, &str)> = web
-        .env
-        .iter()
-        .map(|(name, value)| (name.as_str(), value.as_str()))
-        .collect();
-    assert_eq!(
-        env,
-        [
+    assert_env(
+        web,
+        &[
             ("HOST", "db.local"),
             ("DB_PORT", "6543"),
             ("PORT", "3001"),
             ("URL", "http://db.local:3000"),
-        ]
+        ],
     );
     assert_eq!(
         web.after,
@@ -307,11 +302,14 @@ alive_failures = 2
         (web.probes.alive_interval_ms, web.probes.alive_failures),
         (5000, 2)
     );
-    // With no name, the folder's.
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_project_with_no_name_is_named_after_its_folder() {
     let (other, loaded) = written("unnamed-shop/oino.toml", "[processes.a]\ncmd = \"x\"\n");
     assert_eq!(loaded.unwrap().name, "unnamed-shop");
     std::fs::remove_dir_all(other).unwrap();
-    std::fs::remove_dir_all(dir).unwrap();
 }
 
 #[test]
@@ -367,6 +365,16 @@ fn mistakes_in_the_new_keys_are_refused_with_their_place() {
     assert_eq!(err.file, dir.join("badenv/.env"));
     assert_eq!(err.line, 2, "{err}");
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// `process`'s variables are `expected`, in order.
+fn assert_env(process: &ProjectProcess, expected: &[(&str, &str)]) {
+    let env: Vec<(&str, &str)> = process
+        .env
+        .iter()
+        .map(|(name, value)| (name.as_str(), value.as_str()))
+        .collect();
+    assert_eq!(env, expected);
 }
 
 /// Writes `text` to `file` and loads it.
