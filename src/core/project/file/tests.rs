@@ -262,14 +262,16 @@ alive_failures = 2
         migrate.env_files,
         [full.join(".env"), full.join(".env.local")]
     );
-    assert_eq!(db.cmd, "postgres -p 6543");
+    let ready = Some(Probe::Cmd("pg_isready -p 6543".into()));
+    let probes = &db.probes;
     assert_eq!(
-        db.probes.ready,
-        Some(Probe::Cmd("pg_isready -p 6543".into()))
-    );
-    assert_eq!(
-        (db.probes.ready_interval_ms, db.probes.ready_timeout_ms),
-        (500, Some(30_000))
+        (
+            &db.cmd[..],
+            &probes.ready,
+            probes.ready_interval_ms,
+            probes.ready_timeout_ms
+        ),
+        ("postgres -p 6543", &ready, 500, Some(30_000))
     );
     assert_eq!(web.cmd, "serve --port $PORT 3001 ${UNSET_HERE}");
     assert_env(
