@@ -221,8 +221,8 @@ fn a_command_longer_than_bash_takes_is_refused_at_load_in_either_file() {
     }
 }
 
-#[test]
-fn conditions_probes_names_and_environment_files_are_read() {
+/// A project file with every new key, its `.env` and an env file beside it: its folder, loaded.
+fn full_project() -> (PathBuf, Result<Project, ProjectError>) {
     let (dir, _) = written("full/.env", "DB_PORT=5432\nHOST=db.local\n");
     std::fs::write(dir.join("full/.env.local"), "PORT=3000\nDB_PORT=6543\n").unwrap();
     let loaded = beside(
@@ -250,6 +250,12 @@ alive_interval = 5
 alive_failures = 2
 "#,
     );
+    (dir, loaded)
+}
+
+#[test]
+fn conditions_probes_names_and_environment_files_are_read() {
+    let (dir, loaded) = full_project();
     let project = loaded.unwrap();
     assert_eq!(project.name, "shop");
     let full = dir.join("full");
