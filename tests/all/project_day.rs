@@ -288,3 +288,24 @@ fn the_readmes_project_file_with_every_key_runs_as_it_says() {
         "{rows:#?}"
     );
 }
+
+#[test]
+fn a_procfiles_processes_are_listed_in_the_files_order() {
+    let server = ServerGuard::new("day-procfile");
+    let dir = temp_dir("day-procfile");
+    std::fs::write(
+        dir.join("Procfile"),
+        "db: echo db; exec sleep 600\nweb: echo web; exec sleep 600\nwatch: echo watch; exec sleep 600\n",
+    )
+    .expect("Procfile");
+    let (ok, said) = oino_in(&server, &dir, &["up"]);
+    assert!(ok, "{said}");
+    for name in ["db", "web", "watch"] {
+        wait_row(&server, name, "running", |row| row["state"] == "running");
+    }
+    let order: Vec<Value> = ls(&server, false)
+        .iter()
+        .map(|row| row["process"].clone())
+        .collect();
+    assert_eq!(order, ["db", "web", "watch"]);
+}
