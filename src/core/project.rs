@@ -241,7 +241,9 @@ impl Core {
                 .and_then(|run| run.processes.get_mut(name))
             {
                 Some(process) => {
-                    let supervisor = process.supervisor.take().filter(|_| process.live);
+                    // Not live from here: a run its supervisor starts now ends at once.
+                    let was_live = std::mem::replace(&mut process.live, false);
+                    let supervisor = process.supervisor.take().filter(|_| was_live);
                     (supervisor, process.runs.last().cloned())
                 }
                 None => (None, None),

@@ -51,7 +51,7 @@ impl Core {
             if !self.wait_for_afters(file, process).await {
                 return;
             }
-            let Some(id) = self.start_run(file, process).await else {
+            let Some(id) = self.start_run(file, process, false).await else {
                 return;
             };
             id
@@ -104,12 +104,9 @@ impl Core {
             }
             backoff = (backoff * 2).clamp(1, MAX_BACKOFF_MS);
             in_a_row += 1;
-            match self.restart(&id, None).await {
-                Ok(entry) => id = entry.id,
-                Err(err) => {
-                    self.cannot_start(file, name, &err);
-                    return;
-                }
+            match self.start_run(file, process, true).await {
+                Some(new) => id = new,
+                None => return,
             }
         }
     }
@@ -221,8 +218,15 @@ impl Core {
         }
     }
 
-    /// Starts `process` as a call and makes it the task named after it; its call id.
-    async fn start_run(&self, file: &Path, process: &ProjectProcess) -> Option<String> {
+    /// Starts `process` as a call (`again`: a restart, counted) and makes it the task named
+    /// after it; its call id. A run started while someone stopped the process is ended at once:
+    /// the run is recorded, or found stopped, under the lock a stop takes, so none escapes.
+    async fn start_run(
+        &self,
+        file: &Path,
+        process: &ProjectProcess,
+        again: bool,
+    ) -> Option<String> {
         let env = self
             .lock()
             .projects
@@ -247,12 +251,23 @@ impl Core {
         let id = handle.id.clone();
         tokio::spawn(handle.result());
         let ready_at_start = process.ready_at_start();
-        self.update_process(file, &process.name, |run| {
+        let recorded = self.update_process(file, &process.name, |run| {
+            if !run.live {
+                return false;
+            }
             run.runs.push(id.clone());
+            run.restarts += u32::from(again);
             run.phase = Phase::Running;
             run.started = true;
             run.ready = ready_at_start;
+            true
         });
+        if recorded != Some(true) {
+            // From a task of its own: this one is being ended.
+            let core = self.clone();
+            tokio::spawn(async move { core.kill(&id).await });
+            return None;
+        }
         let _ = self
             .detach_as(&id, &process.name, "started from its project file")
             .await;
