@@ -65,7 +65,8 @@ pub(crate) struct Cli {
     /// Host the processes in this interface instead of the server: quitting ends them.
     #[arg(long)]
     pub embedded: bool,
-    /// The project file whose processes to start (default: oino.toml here, else a Procfile).
+    /// The project file whose processes to start (default: oino.toml here, else
+    /// process-compose.yaml, mprocs.yaml or a Procfile).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     #[command(flatten)]
@@ -87,8 +88,8 @@ pub enum Command {
     /// This terminal onto a running call's or task's terminal: its screen, then its output live;
     /// keys go to it, and the detach key (Ctrl-A) leaves it running.
     Attach(AttachArgs),
-    /// Start a process of the project file here (oino.toml, else a Procfile), even one with
-    /// `autostart = false`, on the server.
+    /// Start a process of the project file here (oino.toml, else process-compose.yaml,
+    /// mprocs.yaml or a Procfile), even one with `autostart = false`, on the server.
     Start(StartArgs),
     /// Stop the project here (or the named processes and those that wait for them), each before
     /// those it waits for; nothing else on the server.

@@ -16,7 +16,8 @@ use crate::remote::protocol::Travel;
 pub struct StartArgs {
     /// The process's name in the project file.
     pub name: String,
-    /// The project file (default: oino.toml here, else a Procfile).
+    /// The project file (default: oino.toml here, else process-compose.yaml, mprocs.yaml or a
+    /// Procfile).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// The server that runs it.
@@ -29,7 +30,8 @@ pub struct StartArgs {
 pub struct DownArgs {
     /// Processes to stop, with those that wait for them (default: all of the project's).
     pub names: Vec<String>,
-    /// The project file (default: oino.toml here, else a Procfile).
+    /// The project file (default: oino.toml here, else process-compose.yaml, mprocs.yaml or a
+    /// Procfile).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// The server that runs it.
@@ -42,7 +44,8 @@ pub struct DownArgs {
 pub struct UpArgs {
     /// Processes to start or apply, with what they wait for (default: the whole project).
     pub names: Vec<String>,
-    /// The project file (default: oino.toml here, else a Procfile).
+    /// The project file (default: oino.toml here, else process-compose.yaml, mprocs.yaml or a
+    /// Procfile).
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
     /// Print what was done as JSON, for scripts.
@@ -53,7 +56,8 @@ pub struct UpArgs {
     pub server: ServerChoice,
 }
 
-/// The project file given, else the one of this folder (oino.toml, else a Procfile).
+/// The project file given, else the one of this folder (oino.toml, else process-compose.yaml or
+/// .yml, mprocs.yaml, a Procfile).
 pub(super) fn load_project(
     config: Option<&std::path::Path>,
 ) -> Result<Option<crate::core::project::Project>, crate::core::project::ProjectError> {
@@ -94,6 +98,12 @@ pub(super) fn project_greeting(
             started.not_started.join(", ")
         ));
     }
+    parts.extend(
+        project
+            .ignored
+            .iter()
+            .map(|ignored| format!("ignored: {ignored}")),
+    );
     format!("{name}: {}", parts.join("; "))
 }
 
@@ -103,11 +113,17 @@ fn project_here(
     config: Option<&std::path::Path>,
 ) -> Result<crate::core::project::Project, ExitCode> {
     match load_project(config) {
-        Ok(Some(project)) => Ok(project),
+        Ok(Some(project)) => {
+            // What the file says that oino does not take is never dropped without a word.
+            for ignored in &project.ignored {
+                say!("ignored: {ignored}");
+            }
+            Ok(project)
+        }
         Ok(None) => {
             say!(
-                "{command}: no oino.toml or Procfile in this folder: run it in the project's \
-                 folder, or give --config FILE"
+                "{command}: no oino.toml, process-compose.yaml, mprocs.yaml or Procfile in this \
+                 folder: run it in the project's folder, or give --config FILE"
             );
             Err(ExitCode::from(EXIT_USAGE))
         }

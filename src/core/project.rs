@@ -4,19 +4,26 @@
 //! started it quits, and a second interface in that folder finds it running instead of starting
 //! it twice.
 //!
-//! Its parts: `model` (a project once read), `file` (reading `oino.toml` and a Procfile), `env`
-//! (environment files, `${VAR}`), `order` (start order), `probe` (readiness and liveness
-//! checks), `status` (where each process stands, for lists), `supervise` (a process's life).
+//! Its parts: `model` (a project once read), `file` (reading `oino.toml` and a Procfile), `yaml`,
+//! `compose` and `mprocs` (reading `process-compose.yaml` and `mprocs.yaml`), `env` (environment
+//! files, `${VAR}`), `order` (start order), `probe` (readiness and liveness checks), `status`
+//! (where each process stands, for lists), `supervise` (a process's life).
 
+mod compose;
 mod env;
 mod file;
 mod model;
+mod mprocs;
 mod order;
 mod probe;
 mod status;
 mod supervise;
+mod yaml;
 
-pub use file::{DOT_ENV, FileError, PROCFILE, PROJECT_FILE, ProjectError};
+pub use file::{
+    DOT_ENV, FileError, MPROCS_FILE, PROCESS_COMPOSE_FILES, PROCFILE, PROJECT_FILE, PROJECT_FILES,
+    ProjectError,
+};
 pub use model::{
     After, Condition, DEFAULT_ALIVE_FAILURES, DEFAULT_ALIVE_INTERVAL_MS, DEFAULT_BACKOFF_MS,
     DEFAULT_READY_INTERVAL_MS, DEFAULT_RESTART_LIMIT, MAX_BACKOFF_MS, Probe, Probes, Project,

@@ -234,6 +234,7 @@ fn project(label: &str, processes: Vec<ProjectProcess>) -> Project {
             .join(format!("oino-unit-{label}"))
             .join("oino.toml"),
         processes,
+        ignored: Vec::new(),
     }
 }
 

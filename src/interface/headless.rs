@@ -164,7 +164,7 @@ pub(crate) fn parse_line(line: &str) -> Result<Option<Command>, String> {
             parse_run(rest)?
         }
         "project" => {
-            need("a project file (oino.toml or Procfile)")?;
+            need("a project file (oino.toml, process-compose.yaml, mprocs.yaml or Procfile)")?;
             Command::Project(rest.into())
         }
         "key" => {

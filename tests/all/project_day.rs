@@ -2,7 +2,8 @@
 //! (`oino ls --json`, field by field): the newcomer's web project goes up (a db ready after
 //! 2 s, a migration that must succeed, web ready by HTTP, a watcher, `.env`), is edited and
 //! applied, loses its db and gets it back, and goes down; blocked and given-up processes say
-//! why; probes start and restart processes.
+//! why; probes start and restart processes. A process-compose file and an mprocs file go up as
+//! they are, and what oino does not take of them is said.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -61,6 +62,19 @@ fn oino_in(server: &ServerGuard, dir: &Path, args: &[&str]) -> (bool, String) {
             String::from_utf8_lossy(&output.stdout)
         ),
     )
+}
+
+/// Waits until the output of `name` holds `text`.
+fn wait_log(server: &ServerGuard, dir: &Path, name: &str, text: &str) {
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        let (_, logs) = oino_in(server, dir, &["logs", name]);
+        if logs.contains(text) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "never: {text} in {name}: {logs}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// A port nothing listens on now.
@@ -308,4 +322,88 @@ fn a_procfiles_processes_are_listed_in_the_files_order() {
         .map(|row| row["process"].clone())
         .collect();
     assert_eq!(order, ["db", "web", "watch"]);
+}
+
+/// A process-compose project: db is ready once it prints its line, web waits for it.
+const COMPOSE: &str = r#"version: "0.5"
+processes:
+  db:
+    command: "echo starting; sleep 2; echo ready to accept connections; exec sleep 600"
+    ready_log_line: ready to accept connections
+  web:
+    command: "echo web up; exec sleep 600"
+    namespace: shop
+    depends_on:
+      db:
+        condition: process_log_ready
+"#;
+
+#[test]
+fn a_process_compose_file_goes_up_as_it_is_and_says_what_it_ignored() {
+    let server = ServerGuard::new("day-compose");
+    let dir = temp_dir("day-compose");
+    std::fs::write(dir.join("process-compose.yaml"), COMPOSE).expect("process-compose.yaml");
+
+    let (ok, said) = oino_in(&server, &dir, &["up"]);
+    assert!(ok, "{said}");
+    // What oino does not take is said first, with its place, then what was done.
+    assert_eq!(
+        said,
+        "ignored: version at process-compose.yaml:1:1\n\
+         ignored: namespace at process-compose.yaml:8:5\n\
+         db: started\nweb: started\n"
+    );
+    let folder = dir.file_name().unwrap().to_string_lossy().into_owned();
+    let web = wait_row(&server, "web", "waits for db", |row| {
+        row["state"] == "waiting"
+    });
+    assert_eq!(web["project"], folder.as_str());
+    assert_eq!(web["waiting_for"][0], "db");
+    let db = wait_row(&server, "db", "ready", |row| row["ready"] == true);
+    assert_eq!(db["project"], folder.as_str());
+    let web = wait_row(&server, "web", "runs", |row| row["state"] == "running");
+    assert_eq!(web["restarts"], 0);
+    wait_log(&server, &dir, "web", "web up");
+
+    let (ok, said) = oino_in(&server, &dir, &["down"]);
+    assert!(ok, "{said}");
+    assert!(said.ends_with("stopped web\nstopped db\n"), "{said}");
+}
+
+/// An mprocs project: a shell line, a program with its arguments, one started by hand.
+const MPROCS: &str = r#"hide_keymap_window: true
+procs:
+  api:
+    shell: "echo api on $PORT; exec sleep 600"
+    env:
+      PORT: 4000
+  worker:
+    cmd: ["bash", "-c", "echo \"worker's up\"; exec sleep 600"]
+  later:
+    shell: "echo later"
+    autostart: false
+"#;
+
+#[test]
+fn an_mprocs_file_goes_up_as_it_is_and_says_what_it_ignored() {
+    let server = ServerGuard::new("day-mprocs");
+    let dir = temp_dir("day-mprocs");
+    std::fs::write(dir.join("mprocs.yaml"), MPROCS).expect("mprocs.yaml");
+
+    let (ok, said) = oino_in(&server, &dir, &["up"]);
+    assert!(ok, "{said}");
+    assert_eq!(
+        said,
+        "ignored: hide_keymap_window at mprocs.yaml:1:1\n\
+         api: started\nworker: started\nlater: not started (autostart = false)\n"
+    );
+    let folder = dir.file_name().unwrap().to_string_lossy().into_owned();
+    for name in ["api", "worker"] {
+        let row = wait_row(&server, name, "runs", |row| row["state"] == "running");
+        assert_eq!(row["project"], folder.as_str());
+    }
+    wait_log(&server, &dir, "api", "api on 4000");
+    wait_log(&server, &dir, "worker", "worker's up");
+    let (ok, said) = oino_in(&server, &dir, &["down"]);
+    assert!(ok, "{said}");
 }

@@ -1,7 +1,8 @@
 //! A project file: the processes a project runs, declared once. `oino.toml` in a folder (or a
-//! file given with `--config`), else a `Procfile` (`name: command` lines, as foreman, overmind
-//! and honcho read it). A file is checked whole before anything starts: a mistake is refused with
-//! its file, line and column and what was expected.
+//! file given with `--config`), else a `process-compose.yaml` (or `.yml`), an `mprocs.yaml`
+//! (read by `compose` and `mprocs`), or a `Procfile` (`name: command` lines, as foreman,
+//! overmind and honcho read it). A file is checked whole before anything starts: a mistake is
+//! refused with its file, line and column and what was expected.
 //!
 //! ```toml
 //! [processes.db]
@@ -32,6 +33,18 @@ use super::{
 pub const PROJECT_FILE: &str = "oino.toml";
 /// The file looked for when there is no project file.
 pub const PROCFILE: &str = "Procfile";
+/// process-compose's file, looked for after `oino.toml` (`.yaml`, then `.yml`).
+pub const PROCESS_COMPOSE_FILES: [&str; 2] = ["process-compose.yaml", "process-compose.yml"];
+/// mprocs's file, looked for after process-compose's.
+pub const MPROCS_FILE: &str = "mprocs.yaml";
+/// The files a folder's project is looked for in, in this order.
+pub const PROJECT_FILES: [&str; 5] = [
+    PROJECT_FILE,
+    PROCESS_COMPOSE_FILES[0],
+    PROCESS_COMPOSE_FILES[1],
+    MPROCS_FILE,
+    PROCFILE,
+];
 /// The environment file read beside a project file, when there is one.
 pub const DOT_ENV: &str = ".env";
 
@@ -150,9 +163,11 @@ fn from_this_process(name: &str) -> Option<String> {
 }
 
 impl Project {
-    /// The project of folder `dir`: its `oino.toml`, else its `Procfile`; `None` with neither.
+    /// The project of folder `dir`: the first of [`PROJECT_FILES`] it has (`oino.toml`,
+    /// `process-compose.yaml`, `process-compose.yml`, `mprocs.yaml`, `Procfile`); `None` with
+    /// none.
     pub fn find(dir: &Path) -> Result<Option<Self>, ProjectError> {
-        for name in [PROJECT_FILE, PROCFILE] {
+        for name in PROJECT_FILES {
             let file = dir.join(name);
             if file.is_file() {
                 return Self::load(&file).map(Some);
@@ -161,8 +176,9 @@ impl Project {
         Ok(None)
     }
 
-    /// Reads and checks `file` (a Procfile when it is named so, else TOML), `${VAR}` taken
-    /// from its environment files and this process's environment.
+    /// Reads and checks `file` (a Procfile when it is named so, YAML when it ends in `.yaml` or
+    /// `.yml`, else TOML), `${VAR}` taken from its environment files and this process's
+    /// environment.
     pub fn load(file: &Path) -> Result<Self, ProjectError> {
         Self::load_in(file, &from_this_process)
     }
@@ -198,7 +214,14 @@ impl Project {
                 name,
                 file,
                 processes,
+                ignored: Vec::new(),
             });
+        }
+        if file
+            .extension()
+            .is_some_and(|extension| extension == "yaml" || extension == "yml")
+        {
+            return super::yaml::read(&file, &text, base, known);
         }
         let at =
             |offset: usize, message: String| FileError::at_offset(&file, &text, offset, message);
@@ -231,6 +254,7 @@ impl Project {
             name,
             file,
             processes,
+            ignored: Vec::new(),
         })
     }
 }
@@ -379,7 +403,11 @@ impl Reading<'_> {
             .iter()
             .map(|(name, value)| (name.clone(), super::env::expand(value, &known)))
             .collect();
-        if let Some(why) = variables_refusal(&process.env) {
+        let pairs = process
+            .env
+            .iter()
+            .map(|(name, value)| (name.as_str(), value.as_str()));
+        if let Some(why) = variables_refusal(pairs) {
             return Err(mistake(name.span().start, format!("env: {why}")));
         }
         for (name, value) in own {
@@ -651,7 +679,7 @@ fn parse_procfile(text: &str, dir: &Path) -> Result<Vec<ProjectProcess>, (usize,
 
 /// Why the server would refuse to run `cmd` (a NUL byte, longer than `bash -c` takes), if it
 /// would: the file is refused at once, with the place, rather than a process that never runs.
-fn command_refusal(cmd: &str) -> Option<String> {
+pub(super) fn command_refusal(cmd: &str) -> Option<String> {
     if cmd.len() > crate::core::MAX_COMMAND_BYTES {
         return Some(crate::core::CoreError::CommandTooLong(cmd.len()).to_string());
     }
@@ -663,11 +691,11 @@ fn command_refusal(cmd: &str) -> Option<String> {
 
 /// Why the server would refuse a process's own variables (a name that is empty or holds `=`
 /// or NUL, a NUL in a value, one too long), if it would.
-fn variables_refusal(env: &BTreeMap<String, String>) -> Option<String> {
+pub(super) fn variables_refusal<'a>(
+    env: impl Iterator<Item = (&'a str, &'a str)>,
+) -> Option<String> {
     let args = [OsStr::new("bash"), OsStr::new("-c"), OsStr::new("")];
-    let env = env
-        .iter()
-        .map(|(name, value)| (OsStr::new(name.as_str()), OsStr::new(value.as_str())));
+    let env = env.map(|(name, value)| (OsStr::new(name), OsStr::new(value)));
     crate::pty::exec::check(&args, env)
         .err()
         .map(|err| err.to_string())

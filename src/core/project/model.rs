@@ -230,6 +230,13 @@ pub struct Project {
     pub file: PathBuf,
     /// Its processes, in the order the file gives them.
     pub processes: Vec<ProjectProcess>,
+    /// What the file says that oino does not take (a key of process-compose or mprocs it has no
+    /// use for, a value it reads only in part), each once with its place, in the file's order:
+    /// `namespace at process-compose.yaml:12:5`. Said to the person who loaded it, so that
+    /// nothing is dropped without a word; kept on this side only (a project that travels arrives
+    /// without it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignored: Vec<String>,
 }
 
 impl Project {

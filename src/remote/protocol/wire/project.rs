@@ -384,6 +384,8 @@ impl Travel for ProjectFile {
             name: wire.name,
             file: wire.file,
             processes: Travel::from_wire(wire.processes),
+            // What the file said that oino does not take was said where it was read.
+            ignored: Vec::new(),
         }
     }
 }
