@@ -331,7 +331,7 @@ impl Core {
                 } else if started.started.contains(name) {
                     (Did::Started, None)
                 } else if running.contains(name) {
-                    (Did::Unchanged, None)
+                    (Did::Unchanged, self.why_not_running(&project.file, name))
                 } else if process.autostart {
                     (Did::NotStarted, Some("not named".into()))
                 } else {
@@ -378,6 +378,16 @@ impl Core {
             })
             .collect();
         (removed, changed)
+    }
+
+    /// Why `name` of the project `file` is kept but not running, when it waits or is blocked.
+    fn why_not_running(&self, file: &Path, name: &str) -> Option<String> {
+        let state = self.lock();
+        match &state.projects.get(file)?.processes.get(name)?.phase {
+            Phase::Waiting(names) => Some(format!("waits for {}", names.join(", "))),
+            Phase::Blocked(why) => Some(format!("blocked: {why}")),
+            _ => None,
+        }
     }
 
     /// The processes of the project `file` kept running now (started, or waiting to start

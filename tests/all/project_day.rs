@@ -211,6 +211,17 @@ fn a_process_whose_dependency_failed_is_listed_blocked_with_why() {
         table.contains("⊘ web is blocked: migrate exited 1"),
         "{table}"
     );
+    // `oino up` again says why web does not run (migrate, started again, fails again).
+    let (ok, said) = oino_in(&server, &dir, &["up"]);
+    assert!(ok, "{said}");
+    assert!(
+        said.contains("web: unchanged (blocked: migrate exited 1)")
+            || said.contains("web: unchanged (waits for migrate)"),
+        "{said}"
+    );
+    wait_row(&server, "web", "blocked again", |row| {
+        row["state"] == "blocked" && row["reason"] == "migrate exited 1"
+    });
 }
 
 #[test]
@@ -324,25 +335,49 @@ fn a_procfiles_processes_are_listed_in_the_files_order() {
     assert_eq!(order, ["db", "web", "watch"]);
 }
 
-/// A process-compose project: db is ready once it prints its line, web waits for it.
-const COMPOSE: &str = r#"version: "0.5"
+/// The newcomer's web project as a process-compose.yaml: db ready once it prints its line, a
+/// migration that must succeed, web ready by HTTP after both, a watcher, `.env` for the names.
+fn compose(port: u16) -> String {
+    format!(
+        r#"version: "0.5"
 processes:
   db:
-    command: "echo starting; sleep 2; echo ready to accept connections; exec sleep 600"
+    command: "echo starting ${{DB_NAME}}; sleep 2; echo ready to accept connections; exec sleep 600"
     ready_log_line: ready to accept connections
+    availability:
+      restart: always
+  migrate:
+    command: "echo migrated ${{DB_NAME}}"
+    depends_on:
+      db:
+        condition: process_log_ready
   web:
-    command: "echo web up; exec sleep 600"
+    command: "exec python3 -m http.server ${{PORT}} --bind 127.0.0.1"
     namespace: shop
     depends_on:
       db:
         condition: process_log_ready
-"#;
+      migrate:
+        condition: process_completed_successfully
+    readiness_probe:
+      http_get:
+        host: 127.0.0.1
+        port: {port}
+        path: /
+      period_seconds: 1
+  watch:
+    command: "echo watching; exec sleep 600"
+"#
+    )
+}
 
 #[test]
 fn a_process_compose_file_goes_up_as_it_is_and_says_what_it_ignored() {
     let server = ServerGuard::new("day-compose");
     let dir = temp_dir("day-compose");
-    std::fs::write(dir.join("process-compose.yaml"), COMPOSE).expect("process-compose.yaml");
+    let port = free_port();
+    std::fs::write(dir.join(".env"), format!("DB_NAME=shopdb\nPORT={port}\n")).expect(".env");
+    std::fs::write(dir.join("process-compose.yaml"), compose(port)).expect("process-compose.yaml");
 
     let (ok, said) = oino_in(&server, &dir, &["up"]);
     assert!(ok, "{said}");
@@ -350,8 +385,8 @@ fn a_process_compose_file_goes_up_as_it_is_and_says_what_it_ignored() {
     assert_eq!(
         said,
         "ignored: version at process-compose.yaml:1:1\n\
-         ignored: namespace at process-compose.yaml:8:5\n\
-         db: started\nweb: started\n"
+         ignored: namespace at process-compose.yaml:15:5\n\
+         db: started\nmigrate: started\nweb: started\nwatch: started\n"
     );
     let folder = dir.file_name().unwrap().to_string_lossy().into_owned();
     let web = wait_row(&server, "web", "waits for db", |row| {
@@ -361,13 +396,21 @@ fn a_process_compose_file_goes_up_as_it_is_and_says_what_it_ignored() {
     assert_eq!(web["waiting_for"][0], "db");
     let db = wait_row(&server, "db", "ready", |row| row["ready"] == true);
     assert_eq!(db["project"], folder.as_str());
-    let web = wait_row(&server, "web", "runs", |row| row["state"] == "running");
+    let migrate = wait_row(&server, "migrate", "done", |row| row["state"] == "exited");
+    assert_eq!(migrate["code"], 0);
+    wait_log(&server, &dir, "migrate", "migrated shopdb");
+    let web = wait_row(&server, "web", "answers HTTP", |row| {
+        row["state"] == "running" && row["ready"] == true
+    });
     assert_eq!(web["restarts"], 0);
-    wait_log(&server, &dir, "web", "web up");
+    wait_log(&server, &dir, "watch", "watching");
 
     let (ok, said) = oino_in(&server, &dir, &["down"]);
     assert!(ok, "{said}");
-    assert!(said.ends_with("stopped web\nstopped db\n"), "{said}");
+    assert!(
+        said.ends_with("stopped db\nstopped watch\nmigrate was not running\n"),
+        "{said}"
+    );
 }
 
 /// An mprocs project: a shell line, a program with its arguments, one started by hand.
