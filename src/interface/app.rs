@@ -386,9 +386,25 @@ impl App {
                 .filter(|entry| told(entry))
                 .map(|entry| entry.id.clone()),
         );
+        // A project's process selected stays selected when a new run of it (or its first)
+        // takes its row.
+        let process = self
+            .selected_entry()
+            .and_then(|entry| entry.project.as_ref())
+            .map(|mark| (mark.file.clone(), mark.process.clone()));
         self.entries = entries;
         self.due.entries = false;
         self.keep_split_to_entries();
+        if let (None, Some((file, name))) = (self.selected_index(), process) {
+            let row = self.entries.iter().find(|entry| {
+                entry
+                    .project
+                    .as_ref()
+                    .is_some_and(|mark| mark.file == file && mark.process == name)
+            });
+            self.selected = row.map(|entry| entry.id.clone());
+            self.due.pane = true;
+        }
         if self.selected_index().is_none() {
             self.selected = self.entries.first().map(|entry| entry.id.clone());
             self.scroll = 0;

@@ -548,3 +548,38 @@ fn a_project_says_its_restarts_and_give_up_and_its_keys_stop_and_apply_it() {
         "{stopped}"
     );
 }
+
+#[test]
+fn a_process_compose_file_shows_its_waits_and_probes_with_its_dot_env() {
+    let dir = temp_dir("headless-compose");
+    let flag = dir.join("up");
+    std::fs::write(dir.join(".env"), "GREETING=hello from env\n").expect(".env");
+    std::fs::write(
+        dir.join("process-compose.yaml"),
+        format!(
+            "processes:\n  db:\n    command: \"echo booting; sleep 1; echo db ready; exec sleep 600\"\n    \
+             ready_log_line: db ready\n  web:\n    command: \"echo ${{GREETING}}; exec sleep 600\"\n    \
+             depends_on:\n      db:\n        condition: process_log_ready\n    \
+             readiness_probe:\n      exec:\n        command: \"test -e {flag}\"\n      \
+             period_seconds: 1\n",
+            flag = flag.display()
+        ),
+    )
+    .expect("process-compose.yaml");
+    let script = format!(
+        "project {dir}/process-compose.yaml\n\
+         wait-for waits db\n\
+         key g\n\
+         key j\n\
+         wait-for hello from env\n\
+         wait-for [starting: not ready yet]\n\
+         run touch {flag}\n\
+         wait-for ◆ web\n\
+         snapshot\n",
+        dir = dir.display(),
+        flag = flag.display()
+    );
+    let stdout = run_script("100x12", &script);
+    let ready = stdout.split("=== snapshot ===").nth(1).expect("a snapshot");
+    assert!(ready.contains("◆ db"), "{ready}");
+}
