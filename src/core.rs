@@ -830,6 +830,21 @@ impl OutputSource for CoreOutput {
         self.core.output(&self.key, Some(from), max_bytes)
     }
 
+    async fn read_on_boundary(
+        &self,
+        from: u64,
+        max_bytes: usize,
+    ) -> Result<OutputSlice, CoreError> {
+        let entry = self.core.find(&self.key)?;
+        entry
+            .sink
+            .read_from_boundary(from, max_bytes)
+            .map_err(|err| CoreError::ReadLog {
+                id: self.key.clone(),
+                message: err.to_string(),
+            })
+    }
+
     async fn wait(&self, offset: u64, timeout: Duration) -> Result<bool, CoreError> {
         self.core.wait_output(&self.key, offset, timeout).await
     }

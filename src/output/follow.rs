@@ -24,6 +24,15 @@ pub trait OutputSource {
         from: u64,
         max_bytes: usize,
     ) -> impl Future<Output = Result<OutputSlice, Self::Error>> + Send;
+    /// [`OutputSource::read`] from `from`, known to be a boundary (an earlier slice's
+    /// `next_offset`): a source may skip finding one.
+    fn read_on_boundary(
+        &self,
+        from: u64,
+        max_bytes: usize,
+    ) -> impl Future<Output = Result<OutputSlice, Self::Error>> + Send {
+        self.read(from, max_bytes)
+    }
     /// Waits until there is output past `offset` (`true`), or the entry ended or `timeout` passed
     /// (`false`).
     fn wait(
@@ -51,6 +60,8 @@ pub struct Follower<S> {
     source: S,
     offset: u64,
     ended: bool,
+    /// Whether `offset` came from a slice (so is a boundary), not from whoever began it.
+    on_boundary: bool,
 }
 
 impl<S: OutputSource + Sync> Follower<S> {
@@ -61,6 +72,7 @@ impl<S: OutputSource + Sync> Follower<S> {
             source,
             offset: from,
             ended: false,
+            on_boundary: false,
         }
     }
 
@@ -85,7 +97,15 @@ impl<S: OutputSource + Sync> Follower<S> {
         until: Option<Instant>,
     ) -> Result<Followed, S::Error> {
         loop {
-            let slice = self.source.read(self.offset, max_bytes.max(1)).await?;
+            let slice = if self.on_boundary {
+                self.source
+                    .read_on_boundary(self.offset, max_bytes.max(1))
+                    .await?
+            } else {
+                self.source.read(self.offset, max_bytes.max(1)).await?
+            };
+            // Where a slice ends is a boundary: the next read starts on one.
+            self.on_boundary = true;
             self.offset = slice.next_offset;
             if slice.next_offset > slice.from {
                 return Ok(Followed::Output(slice));

@@ -148,6 +148,10 @@ pub(crate) fn boundary_at_or_after(
     if wanted <= checkpoint.offset {
         return Ok(checkpoint.offset.min(end));
     }
+    // The end is a boundary: a read with nothing new scans nothing.
+    if wanted >= end {
+        return Ok(end);
+    }
     let wanted = wanted.min(end);
     let mut decoder = Decoder::new();
     let mut buffer = vec![0; READ_BLOCK_BYTES];

@@ -187,6 +187,27 @@ impl OutputSink {
         read::read_slice(&plan.view, from, plan.end, max_bytes, plan.width)
     }
 
+    /// [`OutputSink::read`] from `from`, a boundary an earlier read gave (its `next_offset`):
+    /// nothing before it is scanned again, so following output that has no newline costs what is
+    /// new only. A log that was capped or lost bytes is read the careful way.
+    pub(crate) fn read_from_boundary(
+        &self,
+        from: u64,
+        max_bytes: usize,
+    ) -> std::io::Result<OutputSlice> {
+        if self.log_cut().is_some() || self.log_error().is_some() {
+            return self.read(from, max_bytes);
+        }
+        let plan = self.plan(|index| index.checkpoint_before(from));
+        read::read_slice(
+            &plan.view,
+            from.min(plan.end),
+            plan.end,
+            max_bytes,
+            plan.width,
+        )
+    }
+
     /// Lines `[first, first + count)` of the whole output, colors kept as SGR sequences, and how
     /// many lines there are.
     pub(crate) fn read_lines(

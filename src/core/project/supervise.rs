@@ -20,6 +20,8 @@ const NEW_RUN_WAIT: Duration = Duration::from_secs(15);
 /// Output quiet this long lets a ready pattern try the line that is not ended yet (a prompt
 /// with no newline), once: not on every write.
 const OPEN_LINE_PAUSE: Duration = Duration::from_millis(100);
+/// How long a ready watcher lets output gather before it reads again.
+const READ_TOGETHER: Duration = Duration::from_millis(20);
 /// The longest a probe may take.
 const PROBE_TIMEOUT_MAX: Duration = Duration::from_secs(10);
 /// How often a project's file is looked at for changes.
@@ -348,6 +350,8 @@ impl Core {
                         return;
                     }
                     open_line_tried = false;
+                    // Writes a few bytes at a time are read together, not each on its own.
+                    tokio::time::sleep(READ_TOGETHER).await;
                 }
                 Ok(Followed::TimedOut) if !open_line_tried => {
                     if lines.open_line_match().is_some() {

@@ -464,3 +464,31 @@ fn a_follower_behind_a_capped_log_is_told_every_gap_once_and_resumes_at_a_line_s
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn slices_read_on_from_where_the_last_one_ended_add_up_to_the_whole_output() {
+    // One long line, no newline, colors and wide characters split anywhere: a follower reads
+    // on from each slice's end with no scan for a boundary, and loses or repeats nothing.
+    let raw: Vec<u8> = (0..3000)
+        .flat_map(|n| format!("\x1b[3{}mab€{n}\x1b[0m ", n % 8).into_bytes())
+        .collect();
+    let (log, index, dir) = logged("boundaries", &raw);
+    let view = log.view();
+    let end = index.boundary();
+    let whole = read_slice(&view, 0, end, usize::MAX, 80).unwrap().text;
+    let mut followed = String::new();
+    let mut from = 0;
+    while from < end {
+        let slice = read_slice(&view, from, end, 37, 80).unwrap();
+        assert!(slice.next_offset > from, "stuck at {from}");
+        followed.push_str(&slice.text);
+        from = slice.next_offset;
+        // Each end is where a read that scans for a boundary would have started too.
+        assert_eq!(
+            boundary_at_or_after(&view, index.checkpoint_before(from), from, end).unwrap(),
+            from
+        );
+    }
+    assert_eq!(followed, whole);
+    std::fs::remove_dir_all(dir).unwrap();
+}
