@@ -70,6 +70,9 @@ pub struct DetachArgs {
 pub struct LogsArgs {
     /// A call id, task id or task name.
     pub id: String,
+    /// Of a project's process: its run N (1 is its first; `oino ls --all` lists them).
+    #[arg(long, value_name = "N")]
+    pub run: Option<u32>,
     /// Keep printing until it ends.
     #[arg(short, long)]
     pub follow: bool,
@@ -317,6 +320,38 @@ async fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The call id of run `run` of the project process `name`.
+async fn run_of(link: &Link, name: &str, run: u32) -> anyhow::Result<String> {
+    let entries = link.entries().await?;
+    let runs: Vec<&EntryInfo> = entries
+        .iter()
+        .filter(|entry| {
+            entry
+                .project
+                .as_ref()
+                .is_some_and(|mark| mark.process == name && mark.run > 0)
+        })
+        .collect();
+    if let Some(entry) = runs
+        .iter()
+        .find(|entry| entry.project.as_ref().is_some_and(|mark| mark.run == run))
+    {
+        return Ok(entry.id.clone());
+    }
+    let known: Vec<String> = runs
+        .iter()
+        .filter_map(|entry| entry.project.as_ref().map(|mark| mark.run.to_string()))
+        .collect();
+    anyhow::bail!(if known.is_empty() {
+        format!("`{name}` is no project process with runs here (`oino ls` lists them)")
+    } else {
+        format!(
+            "`{name}` has no run {run}: its runs kept are {} (`oino ls --all`)",
+            known.join(", ")
+        )
+    })
+}
+
 /// The state `ls` shows: `input?` while it waits for someone, a project's process's phase, and
 /// its restarts.
 fn shown_state(entry: &EntryInfo) -> String {
@@ -389,8 +424,11 @@ async fn detach(args: DetachArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-async fn logs(args: LogsArgs) -> anyhow::Result<ExitCode> {
+async fn logs(mut args: LogsArgs) -> anyhow::Result<ExitCode> {
     let link = Link::connect(&args.server.path()).await?;
+    if let Some(run) = args.run {
+        args.id = run_of(&link, &args.id, run).await?;
+    }
     // Caught only while following: a plain read ends on Ctrl-C as any command does.
     let stop = args.follow.then(super::stop_signal).transpose()?;
     let following = super::follow(&link, &args.id, args.since, args.follow, args.json);

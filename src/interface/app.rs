@@ -570,7 +570,9 @@ impl App {
             CoreEvent::Project { notice, .. } => {
                 self.due.entries = true;
                 if let Some(notice) = notice {
-                    self.say(notice.clone(), false);
+                    // Here the file is applied with a key too.
+                    let key = format!("`oino up` or {}", self.key_of(Action::ProjectUp));
+                    self.say(notice.replace("`oino up`", &key), false);
                 }
                 Vec::new()
             }

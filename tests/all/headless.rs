@@ -524,7 +524,7 @@ fn a_project_says_its_restarts_and_give_up_and_its_keys_stop_and_apply_it() {
          wait-for gave up ↻1\n\
          snapshot\n\
          run cp {edited} {file}\n\
-         wait-for web (cmd); apply it with `oino up`\n\
+         wait-for web (cmd); apply it with `oino up` or U\n\
          key g\n\
          key j\n\
          key U\n\

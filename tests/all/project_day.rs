@@ -176,6 +176,14 @@ fn the_newcomers_web_project_goes_up_is_applied_loses_its_db_and_goes_down() {
         .collect();
     assert_eq!(earlier.len(), 1, "{earlier:?}");
     assert_eq!(earlier[0]["run"], 1);
+    // The earlier run's output is still there, by its number.
+    let (ok, first) = oino_in(&server, &dir, &["logs", "db", "--run", "1"]);
+    assert!(ok && first.contains("starting shopdb"), "{first}");
+    let (ok, said) = oino_in(&server, &dir, &["logs", "db", "--run", "9"]);
+    assert!(
+        !ok && said.contains("`db` has no run 9: its runs kept are 1, 2"),
+        "{said}"
+    );
 
     let (ok, said) = oino_in(&server, &dir, &["down"]);
     assert!(ok, "{said}");
