@@ -570,9 +570,7 @@ impl App {
             CoreEvent::Project { notice, .. } => {
                 self.due.entries = true;
                 if let Some(notice) = notice {
-                    // Here the file is applied with a key too.
-                    let key = format!("`oino up` or {}", self.key_of(Action::ProjectUp));
-                    self.say(notice.replace("`oino up`", &key), false);
+                    self.project_notice(notice);
                 }
                 Vec::new()
             }
@@ -597,6 +595,12 @@ impl App {
                 notice.into_iter().collect()
             }
         }
+    }
+
+    /// What happened in a project, said in the bar (here the file is applied with a key too).
+    fn project_notice(&mut self, notice: &str) {
+        let key = format!("`oino up` or {}", self.key_of(Action::ProjectUp));
+        self.say(notice.replace("`oino up`", &key), false);
     }
 
     /// A task's end, told as the settings ask (nothing by default).
