@@ -465,7 +465,6 @@ impl Core {
             let env = process.env.clone();
             process.begin(definition.clone(), env);
             process.started = true;
-            process.ready = definition.ready_at_start();
             Some(definition)
         });
         if let Some(Some(definition)) = resumed {

@@ -31,7 +31,8 @@
 //! true`): from `.env` beside the file, the file's variables, then the environment oino was
 //! started in.
 
-use super::yaml::{Context, Entry, Node, set};
+use super::env::set;
+use super::yaml::{Context, Entry, Node};
 use super::{After, Condition, FileError, MAX_BACKOFF_MS, Probe, ProjectProcess, Restart};
 
 /// The processes of a process-compose file whose top mapping is `top`, in the file's order.

@@ -8,15 +8,42 @@
 //! environment `oino` was started in. A `${NAME}` that names nothing is left as written, for the
 //! shell to see.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::FileError;
 
+/// The value of a variable of the environment a file is read in.
+pub(crate) type Known<'a> = &'a dyn Fn(&str) -> Option<String>;
+
+/// An environment file read, with its variables in order.
+pub(crate) type EnvFile = (PathBuf, Vec<(String, String)>);
+
+/// Sets `name` in `env`, over an earlier value.
+pub(crate) fn set(env: &mut Vec<(String, String)>, name: &str, value: String) {
+    env.retain(|(other, _)| other != name);
+    env.push((name.to_owned(), value));
+}
+
+/// The value of `name`: its last in `env`, else what `known` gives.
+pub(crate) fn value_of(env: &[(String, String)], name: &str, known: Known) -> Option<String> {
+    env.iter()
+        .rev()
+        .find(|(other, _)| other == name)
+        .map(|(_, value)| value.clone())
+        .or_else(|| known(name))
+}
+
+/// The variables of `files`, each over those read before it.
+pub(crate) fn of_files(files: &[EnvFile]) -> Vec<(String, String)> {
+    let mut env = Vec::new();
+    for (name, value) in files.iter().flat_map(|(_, vars)| vars) {
+        set(&mut env, name, value.clone());
+    }
+    env
+}
+
 /// The variables of the environment file `file`, in order; a mistake names its line.
-pub(crate) fn read_file(
-    file: &Path,
-    known: &dyn Fn(&str) -> Option<String>,
-) -> Result<Vec<(String, String)>, FileError> {
+pub(crate) fn read_file(file: &Path, known: Known) -> Result<Vec<(String, String)>, FileError> {
     let text = FileError::read_text(file)?;
     parse(&text, known).map_err(|(line, message)| FileError {
         file: file.to_owned(),
@@ -28,10 +55,7 @@ pub(crate) fn read_file(
 
 /// The variables of an environment file's `text`, or the line (from 1) of a mistake and what
 /// it is. `known` gives the value of a variable not set in the file (the environment's).
-fn parse(
-    text: &str,
-    known: &dyn Fn(&str) -> Option<String>,
-) -> Result<Vec<(String, String)>, (usize, String)> {
+fn parse(text: &str, known: Known) -> Result<Vec<(String, String)>, (usize, String)> {
     let mut vars: Vec<(String, String)> = Vec::new();
     for (index, line) in text.lines().enumerate() {
         let trimmed = line.trim();
@@ -55,13 +79,7 @@ fn parse(
                 format!("`{name}` cannot name a variable: use letters, digits and _"),
             ));
         }
-        let lookup = |wanted: &str| {
-            vars.iter()
-                .rev()
-                .find(|(name, _)| name == wanted)
-                .map(|(_, value)| value.clone())
-                .or_else(|| known(wanted))
-        };
+        let lookup = |wanted: &str| value_of(&vars, wanted, known);
         let value = value.trim();
         let value = if let Some(quoted) = value.strip_prefix('\'') {
             quoted
@@ -77,8 +95,7 @@ fn parse(
             let value = value.split(" #").next().unwrap_or_default().trim_end();
             expand(value, &lookup)
         };
-        vars.retain(|(other, _)| other != name);
-        vars.push((name.to_owned(), value));
+        set(&mut vars, name, value);
     }
     Ok(vars)
 }

@@ -24,6 +24,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
+use super::env::{EnvFile, Known};
+
 use super::{
     After, Condition, DEFAULT_BACKOFF_MS, DEFAULT_RESTART_LIMIT, MAX_BACKOFF_MS, Probe, Probes,
     Project, ProjectProcess, Restart,
@@ -150,12 +152,6 @@ struct ProcessModel {
     alive_failures: Option<u32>,
     after: Option<Spanned<toml::Value>>,
 }
-
-/// The value of a variable of the environment a file is read in.
-pub(crate) type Known<'a> = &'a dyn Fn(&str) -> Option<String>;
-
-/// An environment file read, with its variables in order.
-type EnvFile = (PathBuf, Vec<(String, String)>);
 
 /// A variable of this process's environment.
 fn from_this_process(name: &str) -> Option<String> {
@@ -386,18 +382,8 @@ impl Reading<'_> {
             .map_err(|err| mistake(name.span().start, format!("{err}")))?;
         let mut files: Vec<EnvFile> = self.base.to_vec();
         files.extend(env_files(&process.env_file, self.dir, self.at, self.known)?);
-        let mut env: Vec<(String, String)> = Vec::new();
-        for (name, value) in files.iter().flat_map(|(_, vars)| vars) {
-            env.retain(|(other, _)| other != name);
-            env.push((name.clone(), value.clone()));
-        }
-        let known = |wanted: &str| {
-            env.iter()
-                .rev()
-                .find(|(name, _)| name == wanted)
-                .map(|(_, value)| value.clone())
-                .or_else(|| (self.known)(wanted))
-        };
+        let mut env = super::env::of_files(&files);
+        let known = |wanted: &str| super::env::value_of(&env, wanted, self.known);
         let own: Vec<(String, String)> = process
             .env
             .iter()
@@ -411,16 +397,9 @@ impl Reading<'_> {
             return Err(mistake(name.span().start, format!("env: {why}")));
         }
         for (name, value) in own {
-            env.retain(|(other, _)| *other != name);
-            env.push((name, value));
+            super::env::set(&mut env, &name, value);
         }
-        let known = |wanted: &str| {
-            env.iter()
-                .rev()
-                .find(|(name, _)| name == wanted)
-                .map(|(_, value)| value.clone())
-                .or_else(|| (self.known)(wanted))
-        };
+        let known = |wanted: &str| super::env::value_of(&env, wanted, self.known);
         let cmd = super::env::expand(process.cmd.get_ref(), &known);
         if cmd.trim().is_empty() {
             return Err(mistake(

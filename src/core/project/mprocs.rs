@@ -25,7 +25,8 @@
 //! not: a `shell` line is still expanded by bash when it runs, with the same variables, while
 //! `cmd` arguments and `env` values stay as written, as mprocs passes them.
 
-use super::yaml::{Context, Entry, Node, set};
+use super::env::set;
+use super::yaml::{Context, Entry, Node};
 use super::{FileError, ProjectProcess, Restart};
 
 /// The processes of an mprocs file whose top mapping is `top`, in the file's order.

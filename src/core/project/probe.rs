@@ -13,19 +13,32 @@ use super::Probe;
 
 /// Why `url` cannot be probed, if it cannot: it must be `http://HOST[:PORT]/…`.
 pub(crate) fn check_address(url: &str) -> Result<(), String> {
+    split_address(url).map(|_| ())
+}
+
+/// The host (with its port, if given) and the path (`/` when none) of `url`, an
+/// `http://HOST[:PORT]/…` address; else why it is none.
+fn split_address(url: &str) -> Result<(&str, String), String> {
     let Some(rest) = url.strip_prefix("http://") else {
         return Err(format!(
             "{url} is no http:// address: probes ask servers on this machine, in plain HTTP \
              (write http://127.0.0.1:PORT/PATH)"
         ));
     };
-    let host = rest.split(['/', '?']).next().unwrap_or_default();
+    let (host, path) = rest
+        .find(['/', '?'])
+        .map_or((rest, ""), |at| rest.split_at(at));
     if host.is_empty() || host.contains(char::is_whitespace) {
         return Err(format!(
             "{url} names no host: write http://127.0.0.1:PORT/PATH"
         ));
     }
-    Ok(())
+    let path = if path.starts_with('/') {
+        path.to_owned()
+    } else {
+        format!("/{path}")
+    };
+    Ok((host, path))
 }
 
 /// Tries `probe` once, for at most `timeout`: `Ok` when it passed, else what it got.
@@ -137,17 +150,7 @@ async fn http(url: String, timeout: Duration) -> Result<(), String> {
 /// The status code and reason `url` answers a GET with.
 async fn status_of(url: &str) -> Result<(u16, String), String> {
     use tokio::io::AsyncWriteExt;
-    let rest = url
-        .strip_prefix("http://")
-        .ok_or("not an http:// address")?;
-    let (host, path) = rest
-        .find(['/', '?'])
-        .map_or((rest, "/"), |at| (&rest[..at], &rest[at..]));
-    let path = if path.starts_with('?') {
-        format!("/{path}")
-    } else {
-        path.to_owned()
-    };
+    let (host, path) = split_address(url)?;
     // `[::1]` has colons but no port: a port is what parses after the last one.
     let address = if host
         .rsplit_once(':')

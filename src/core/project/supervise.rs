@@ -2,7 +2,7 @@
 //! ready (a line, a command, an address), is probed while it runs, and is started again by its
 //! policy, each step recorded for the lists and said when a person should hear of it.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use tokio::task::JoinHandle;
@@ -252,7 +252,7 @@ impl Core {
         };
         let id = handle.id.clone();
         tokio::spawn(handle.result());
-        let ready_at_start = process.ready_at_start();
+        // Its readiness is `watch_run`'s to record, as for a run someone restarted.
         let recorded = self.update_process(file, &process.name, |run| {
             if !run.live {
                 return false;
@@ -261,7 +261,6 @@ impl Core {
             run.restarts += u32::from(again);
             run.phase = Phase::Running;
             run.started = true;
-            run.ready = ready_at_start;
             true
         });
         if recorded != Some(true) {
@@ -471,13 +470,16 @@ impl Core {
     /// What tells that the project `file` or an environment file of it changed.
     fn fingerprint(&self, file: &Path) -> Vec<Option<(std::time::SystemTime, u64, u64)>> {
         use std::os::unix::fs::MetadataExt;
-        let mut files: Vec<PathBuf> = vec![file.to_owned()];
+        // Each once: the processes of a project mostly share their environment files.
+        let mut files = std::collections::BTreeSet::from([
+            file.to_owned(),
+            file.with_file_name(super::DOT_ENV),
+        ]);
         if let Some(run) = self.lock().projects.get(file) {
             for process in &run.project.processes {
                 files.extend(process.env_files.iter().cloned());
             }
         }
-        files.push(file.with_file_name(super::DOT_ENV));
         files
             .iter()
             .map(|path| {
@@ -492,11 +494,7 @@ impl Core {
         let Some(env) = self.lock().projects.get(file).map(|run| run.env.clone()) else {
             return;
         };
-        let known = |name: &str| {
-            env.iter()
-                .find(|(other, _)| other == name)
-                .map(|(_, value)| value.clone())
-        };
+        let known = |name: &str| super::env::value_of(&env, name, &|_| None);
         let shown = file.file_name().map_or_else(
             || file.display().to_string(),
             |name| name.to_string_lossy().into_owned(),

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use saphyr::{LoadableYamlNode, MarkedYaml, Scalar, ScanError, YamlData};
 use saphyr_parser::{Event, Parser};
 
-use super::file::Known;
+use super::env::{EnvFile, Known};
 use super::{FileError, Project, ProjectProcess};
 
 /// How deep collections may nest, aliases expanded. saphyr builds and drops a document by
@@ -37,7 +37,7 @@ pub(super) struct Entry<'n> {
 pub(super) fn read(
     file: &Path,
     text: &str,
-    base: Vec<(PathBuf, Vec<(String, String)>)>,
+    base: Vec<EnvFile>,
     known: Known,
 ) -> Result<Project, FileError> {
     let yaml = Yaml::new(file);
@@ -79,17 +79,13 @@ pub(super) struct Context<'a> {
     /// The environment the file is read in.
     pub known: Known<'a>,
     /// The environment files every process reads (`.env` beside the file), with their variables.
-    pub base: Vec<(PathBuf, Vec<(String, String)>)>,
+    pub base: Vec<EnvFile>,
 }
 
 impl Context<'_> {
     /// The variables of the environment files, in order, each over those before it.
     pub fn base_env(&self) -> Vec<(String, String)> {
-        let mut env = Vec::new();
-        for (name, value) in self.base.iter().flat_map(|(_, vars)| vars) {
-            set(&mut env, name, value.clone());
-        }
-        env
+        super::env::of_files(&self.base)
     }
 
     /// The environment files' paths.
@@ -99,11 +95,7 @@ impl Context<'_> {
 
     /// The value of `name` in `env`, else in the environment the file is read in.
     pub fn lookup(&self, env: &[(String, String)], name: &str) -> Option<String> {
-        env.iter()
-            .rev()
-            .find(|(other, _)| other == name)
-            .map(|(_, value)| value.clone())
-            .or_else(|| (self.known)(name))
+        super::env::value_of(env, name, self.known)
     }
 
     /// A folder within the file's folder (an absolute one as it is): it must be there.
@@ -170,12 +162,6 @@ impl Context<'_> {
         })?;
         Ok(())
     }
-}
-
-/// Sets `name` in `env`, over an earlier value.
-pub(super) fn set(env: &mut Vec<(String, String)>, name: &str, value: String) {
-    env.retain(|(other, _)| other != name);
-    env.push((name.to_owned(), value));
 }
 
 /// The one document of `text`, the YAML file `file` (an empty file reads as an empty one).
