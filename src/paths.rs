@@ -241,10 +241,14 @@ pub(crate) enum ReadFileError {
     NotRegular(&'static str),
     #[error("it is {size} bytes, more than the {limit} a file of settings may have")]
     TooLarge { size: u64, limit: u64 },
+    #[error("{0}")]
+    Unsafe(String),
 }
 
-/// The bytes of a settings or project file: a regular file (a symlink to one is fine: the user
-/// points at it) of at most `limit` bytes. A FIFO or a device is refused without waiting on it.
+/// The bytes of a settings, project or environment file: a regular file (a symlink to one is
+/// fine: the user points at it) of at most `limit` bytes, this user's (or root's) and not one
+/// anyone may change: what it says runs as this user, so another user must not decide it (a
+/// `.env` planted in a shared folder). A FIFO or a device is refused without waiting on it.
 pub(crate) fn read_regular_file(path: &Path, limit: u64) -> Result<Vec<u8>, ReadFileError> {
     // Non-blocking: opening a FIFO nobody writes to would wait forever.
     let file = OpenOptions::new()
@@ -266,6 +270,21 @@ pub(crate) fn read_regular_file(path: &Path, limit: u64) -> Result<Vec<u8>, Read
         } else {
             "special file"
         }));
+    }
+    // Checked on the descriptor read from: what is read is what was checked.
+    if meta.uid() != my_uid() && meta.uid() != 0 {
+        return Err(ReadFileError::Unsafe(format!(
+            "it belongs to {}, not to you ({}): another user decides what it says; use a file \
+             of yours",
+            user_name(meta.uid()),
+            user_name(my_uid())
+        )));
+    }
+    if meta.mode() & 0o002 != 0 {
+        return Err(ReadFileError::Unsafe(format!(
+            "anyone may change it (mode {:04o}): `chmod o-w` it first",
+            meta.mode() & 0o7777
+        )));
     }
     if meta.len() > limit {
         return Err(ReadFileError::TooLarge {

@@ -453,3 +453,64 @@ fn a_process_of_another_user_posing_as_the_server_locks_nobody_out() {
         stderr(&output)
     );
 }
+
+/// A project in a folder others may write in: an `.env` or a project file another user put
+/// there (or could change) would set variables of, or run commands as, whoever starts it. Each
+/// is refused, naming its owner, and nothing starts.
+#[test]
+fn a_project_file_or_env_file_another_user_planted_is_refused() {
+    let stranger = Stranger::new();
+    let shared = shared_dir("planted-env");
+    let state = temp_dir("planted-env-state");
+    let socket = state.join("sock/s.sock");
+    let _server = ServerAt(socket.clone());
+    std::fs::write(
+        shared.join("oino.toml"),
+        "[processes.web]\ncmd = \"echo [$INJECTED]\"\n",
+    )
+    .expect("oino.toml");
+    stranger.sh(&format!(
+        "echo INJECTED=pwned > '{}/.env'",
+        shared.display()
+    ));
+    let up = |dir: &Path| {
+        output_within(
+            "oino up",
+            oino_as_victim(
+                &["up", "--socket", socket.to_str().expect("utf-8")],
+                &[("XDG_STATE_HOME", &state), ("HOME", &state)],
+            )
+            .current_dir(dir),
+        )
+    };
+    let output = up(&shared);
+    assert_refused(&output, &format!("belongs to {}", stranger.name));
+    assert!(stderr(&output).contains(".env"), "{}", stderr(&output));
+    assert!(
+        !socket.exists(),
+        "a server was started: {}",
+        stderr(&output)
+    );
+
+    // A project file of theirs, found in a folder of its own, the same.
+    let theirs = shared.join("theirs");
+    stranger.sh(&format!(
+        "mkdir '{dir}' && printf 'procs:\\n  x:\\n    shell: echo owned\\n' > '{dir}/mprocs.yaml'",
+        dir = theirs.display()
+    ));
+    let output = up(&theirs);
+    assert_refused(&output, &format!("belongs to {}", stranger.name));
+    assert!(
+        stderr(&output).contains("mprocs.yaml"),
+        "{}",
+        stderr(&output)
+    );
+
+    // Ours, but anyone may change it: refused too, with what to do.
+    std::fs::remove_file(shared.join(".env")).expect("gone");
+    std::fs::write(shared.join(".env"), "INJECTED=no\n").expect(".env");
+    std::fs::set_permissions(shared.join(".env"), std::fs::Permissions::from_mode(0o666))
+        .expect("chmod");
+    let output = up(&shared);
+    assert_refused(&output, "anyone may change it");
+}
