@@ -6,7 +6,7 @@
 //! a chunk boundary and hands the process over with its unread chunks still queued, so the text
 //! before the marker and the task's later output add up to exactly what the process wrote.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -16,6 +16,10 @@ use tokio::sync::mpsc;
 use crate::output::{CappedText, OutputSink, TextCleaner};
 use crate::pty::{ProcessControl, ProcessExit, ProcessStream, SpawnedProcess, StreamEvent};
 use crate::registry::{CallMessage, DetachRequest, DetachedProcess, Registration};
+
+/// What a detached call's text says of the output it left out: the task's output is read from
+/// there (see [`CallResult::omitted_from`]).
+const READ_ON_FROM_THEM: &str = "the task's output is read on from them";
 
 /// How long a call waits for the PTY's end of file after the shell exited.
 pub(crate) const DEFAULT_EXIT_GRACE: Duration = Duration::from_millis(300);
@@ -165,6 +169,11 @@ pub struct CallOptions {
     pub exit_grace: Duration,
     /// How long a killed tree gets between SIGTERM and SIGKILL.
     pub kill_grace: Duration,
+    /// Where the shell writes its folder as it ends, for a call whose result says it.
+    pub folder_file: Option<PathBuf>,
+    /// The text ends with a line saying how a failed command ended (`[exit code 3]`); off for a
+    /// waiter that says it apart from the output.
+    pub exit_note: bool,
 }
 
 impl Default for CallOptions {
@@ -176,6 +185,8 @@ impl Default for CallOptions {
             max_result_bytes: crate::output::DEFAULT_MAX_RESULT_BYTES,
             exit_grace: DEFAULT_EXIT_GRACE,
             kill_grace: crate::pty::DEFAULT_KILL_GRACE,
+            folder_file: None,
+            exit_note: true,
         }
     }
 }
@@ -190,7 +201,7 @@ pub struct DetachedTo {
 }
 
 /// What a call returns to its waiter.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CallResult {
     /// The output as clean text, capped (past the cap, a head and a tail and a line saying what was
     /// left out), then a line on how it failed, or the detach marker.
@@ -209,6 +220,11 @@ pub struct CallResult {
     pub log_error: Option<String>,
     /// What the log's cap left out, once it did.
     pub log_cut: Option<crate::output::LogCut>,
+    /// When the text was cut and the call detached: the raw offset where what the text left
+    /// out begins, so that the task's output can be read on from there.
+    pub omitted_from: Option<u64>,
+    /// The shell's folder when it ended, for a call that asked for it.
+    pub folder: Option<PathBuf>,
 }
 
 impl CallResult {
@@ -236,6 +252,8 @@ pub(crate) enum CallEnd {
     TimedOut {
         detached: DetachedProcess,
         timeout: Duration,
+        /// Where the output its text left out begins, when it was cut.
+        omitted_from: Option<u64>,
     },
 }
 
@@ -249,6 +267,8 @@ pub(crate) struct CallRunner {
     cleaner: TextCleaner,
     text: CappedText,
     scratch: String,
+    /// The raw bytes of output consumed.
+    raw_seen: u64,
 }
 
 impl CallRunner {
@@ -265,6 +285,7 @@ impl CallRunner {
             registration,
             text: CappedText::new(options.max_result_bytes),
             cleaner: TextCleaner::new(sink.width()),
+            raw_seen: sink.readable(),
             sink,
             options,
             scratch: String::new(),
@@ -303,9 +324,23 @@ impl CallRunner {
     async fn consume(&mut self, chunk: &[u8]) {
         route_chunk(&self.sink, self.stream.control(), chunk).await;
         self.cleaner.set_width(self.sink.width());
-        self.cleaner.push(chunk, &mut self.scratch);
-        self.text.push(&self.scratch);
-        self.scratch.clear();
+        let from = self.raw_seen;
+        self.raw_seen += chunk.len() as u64;
+        if self.text.is_cut() {
+            self.cleaner.push(chunk, &mut self.scratch);
+            self.text.push(&self.scratch);
+            self.scratch.clear();
+            return;
+        }
+        // While the text is whole, line by line: where it is cut, the raw offset of the first
+        // line left out is known exactly.
+        let mut start = 0;
+        for piece in chunk.split_inclusive(|byte| *byte == b'\n') {
+            start += piece.len();
+            self.cleaner.push(piece, &mut self.scratch);
+            self.text.push_at(&self.scratch, from + start as u64);
+            self.scratch.clear();
+        }
     }
 
     /// Where the whole output is, when the text had to be cut and the log could be written
@@ -331,7 +366,9 @@ impl CallRunner {
     fn text_so_far(&self) -> (String, Option<PathBuf>) {
         let log_error = self.sink.log_error();
         let full_output = self.full_output(log_error.as_ref());
-        let mut text = self.text.render(full_output.as_deref());
+        let mut text = self
+            .text
+            .render_saying(full_output.as_deref(), Some(READ_ON_FROM_THEM));
         text.extend(self.cleaner.pending_line());
         self.push_log_notes(&mut text, log_error.as_ref());
         (text, full_output)
@@ -358,6 +395,8 @@ impl CallRunner {
                 full_output_path: full_output,
                 log_error: self.sink.log_error(),
                 log_cut: self.sink.log_cut(),
+                omitted_from: self.text.omitted_from(),
+                folder: None,
             })),
             Err(detached) => Err(Box::new(Self {
                 stream: ProcessStream::new(detached.process, self.options.exit_grace),
@@ -368,6 +407,7 @@ impl CallRunner {
                 cleaner: self.cleaner,
                 text: self.text,
                 scratch: self.scratch,
+                raw_seen: self.raw_seen,
             })),
         }
     }
@@ -377,6 +417,7 @@ impl CallRunner {
             let (output_so_far, full_output) = self.text_so_far();
             return CallEnd::TimedOut {
                 timeout: self.options.timeout.unwrap_or_default(),
+                omitted_from: self.text.omitted_from(),
                 detached: DetachedProcess {
                     process: self.stream.into_process(),
                     output_so_far,
@@ -409,7 +450,7 @@ impl CallRunner {
             Some(format!(
                 "[timed out after {seconds} s: the process and its children were killed]"
             ))
-        } else if !exit.success() {
+        } else if !exit.success() && self.options.exit_note {
             Some(format!("[{exit}]"))
         } else {
             None
@@ -428,8 +469,36 @@ impl CallRunner {
             full_output_path: full_output,
             log_error,
             log_cut: self.sink.log_cut(),
+            omitted_from: None,
+            folder: self.options.folder_file.as_deref().and_then(final_folder),
         }
     }
+}
+
+/// The command that runs `command` and, as its shell ends, writes the shell's folder to `file`
+/// (an exit trap: the shell's own folder, not a child's; a command that sets its own exit trap
+/// or `exec`s reports none).
+#[must_use]
+pub(crate) fn reporting_folder(command: &str, file: &Path) -> String {
+    let write = format!(
+        "builtin printf %s \"$PWD\" >| {} 2>/dev/null",
+        shell_quoted(&file.to_string_lossy())
+    );
+    // On the command's first line: an error in it still names line 1.
+    format!("trap {} EXIT; {command}", shell_quoted(&write))
+}
+
+/// `text` as one word for bash, whatever it holds.
+fn shell_quoted(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
+}
+
+/// The folder a shell wrote to `file` as it ended; the file is removed.
+fn final_folder(file: &Path) -> Option<PathBuf> {
+    let bytes = crate::paths::read_regular_file(file, 64 * 1024).ok();
+    let _ = std::fs::remove_file(file);
+    let folder = String::from_utf8(bytes?).ok()?;
+    folder.starts_with('/').then(|| PathBuf::from(folder))
 }
 
 /// Ends the text with a line of its own.

@@ -63,12 +63,7 @@ impl CallHandle {
         self.result.await.unwrap_or_else(|_| CallResult {
             text: "[oino is shutting down: the call was ended]".into(),
             is_error: true,
-            exit: None,
-            timed_out: false,
-            detached: None,
-            full_output_path: None,
-            log_error: None,
-            log_cut: None,
+            ..CallResult::default()
         })
     }
 }
@@ -172,7 +167,7 @@ impl Core {
     /// Starts a call. Fails before spawning (leaving nothing behind) when the command is empty or
     /// too long, the cwd is missing, the id or the task name asked for is malformed or taken, or
     /// the environment is one `execve` would refuse.
-    pub fn start(&self, request: CallRequest) -> Result<CallHandle, CoreError> {
+    pub fn start(&self, mut request: CallRequest) -> Result<CallHandle, CoreError> {
         if self.inner.shutting_down.load(Ordering::Acquire) {
             return Err(CoreError::ShuttingDown);
         }
@@ -191,9 +186,15 @@ impl Core {
 
         let (id, registration) = self.claim(request.id, request.task_name.as_deref())?;
         let size = request.size.unwrap_or(self.inner.config.default_size);
+        // In the private log folder: nobody else can plant anything where the shell writes.
+        request.options.folder_file =
+            (request.report_folder && !request.background).then(|| self.folder_file(&id));
         let spec = SpawnSpec {
             call_id: id.clone(),
-            command: request.command.clone(),
+            command: match &request.options.folder_file {
+                Some(file) => crate::call::reporting_folder(&request.command, file),
+                None => request.command.clone(),
+            },
             cwd: cwd.clone(),
             env: request.env.clone(),
             size,
@@ -228,6 +229,26 @@ impl Core {
             ending: std::sync::atomic::AtomicU8::new(Ending::Itself as u8),
             successor: watch::Sender::new(Succession::Pending),
         });
+        if request.background {
+            // A task from its first byte: named and marked before anyone can see it.
+            drop(registration);
+            let (task_id, name) = self.allocate_task(&entry, request.task_name.as_deref());
+            let reason = "started in the background";
+            self.lock().entries.push(Arc::clone(&entry));
+            self.emit(CoreEvent::Started { id: id.clone() });
+            self.adopt(&entry, &task_id, &name, process);
+            tokio::spawn(self.clone().watch_for_input(Arc::clone(&entry)));
+            let (result_tx, result) = oneshot::channel();
+            let _ = result_tx.send(CallResult {
+                text: detach_marker(&task_id, reason),
+                detached: Some(DetachedTo {
+                    task_id,
+                    reason: reason.to_owned(),
+                }),
+                ..CallResult::default()
+            });
+            return Ok(CallHandle { id, result });
+        }
         self.lock().entries.push(Arc::clone(&entry));
         self.emit(CoreEvent::Started { id: id.clone() });
         tokio::spawn(self.clone().watch_for_input(Arc::clone(&entry)));
@@ -353,25 +374,16 @@ impl Core {
                 let _ = tokio::time::timeout(ADOPT_WAIT, adopted).await;
                 result
             }
-            CallEnd::TimedOut { detached, timeout } => {
+            CallEnd::TimedOut {
+                detached,
+                timeout,
+                omitted_from,
+            } => {
                 let reason = format!(
                     "still running after its timeout of {} s",
                     timeout.as_secs_f64()
                 );
-                // The name asked for, unless another task took it meanwhile.
-                let (task_id, name) = {
-                    let state = &mut *self.lock();
-                    let entries = &state.entries;
-                    let call_id = |name: &str| entries.iter().any(|entry| entry.id == name);
-                    task_name
-                        .and_then(|name| {
-                            state
-                                .tasks
-                                .allocate(Some(name), &entry.command, &entry.id, call_id)
-                                .ok()
-                        })
-                        .unwrap_or_else(|| state.tasks.allocate_derived(&entry.command, call_id))
-                };
+                let (task_id, name) = self.allocate_task(entry, task_name);
                 entry.status.send_modify(|status| status.timed_out = true);
                 self.adopt(entry, &task_id, &name, detached.process);
                 CallResult {
@@ -383,13 +395,38 @@ impl Core {
                     full_output_path: detached.full_output_path.map(PathBuf::from),
                     log_error: entry.sink.log_error(),
                     log_cut: entry.sink.log_cut(),
+                    omitted_from,
+                    folder: None,
                 }
             }
         }
     }
 
+    /// A task id and name for `entry`: the name asked for, unless another task took it
+    /// meanwhile, else one derived from its command.
+    fn allocate_task(&self, entry: &Entry, task_name: Option<&str>) -> (String, String) {
+        let state = &mut *self.lock();
+        let entries = &state.entries;
+        let call_id = |name: &str| entries.iter().any(|entry| entry.id == name);
+        task_name
+            .and_then(|name| {
+                state
+                    .tasks
+                    .allocate(Some(name), &entry.command, &entry.id, call_id)
+                    .ok()
+            })
+            .unwrap_or_else(|| state.tasks.allocate_derived(&entry.command, call_id))
+    }
+
+    /// Where the shell of call `id` writes its folder as it ends, when its result says it.
+    fn folder_file(&self, id: &str) -> PathBuf {
+        self.inner.log_dir.join(format!("{id}.folder"))
+    }
+
     fn mark_ended(&self, entry: &Entry, exit: ProcessExit, timed_out: bool) {
         let state = EntryState::from(exit);
+        // A call detached before its shell ended wrote its folder for no one.
+        let _ = std::fs::remove_file(self.folder_file(&entry.id));
         entry.control.close_terminal();
         // Before the end is seen: whoever waits for it finds the list bounded already.
         self.forget_oldest_finished(entry);

@@ -75,6 +75,9 @@ pub(crate) struct Bridge {
     /// When a call that says nothing of it is detached (`oino mcp --detach-after`).
     detach_after: Option<Duration>,
     link: tokio::sync::Mutex<Option<Link>>,
+    /// The folder the agent's shell is in: where the last call that gave none ended
+    /// (`None`: the bridge's own).
+    folder: std::sync::Mutex<Option<PathBuf>>,
     /// Per entry id, the raw offset up to which this bridge has returned its output.
     cursors: std::sync::Mutex<std::collections::HashMap<String, u64>>,
     /// The tasks whose end the agent is to be told of.
@@ -132,6 +135,7 @@ impl Bridge {
             socket,
             detach_after,
             link: tokio::sync::Mutex::new(None),
+            folder: std::sync::Mutex::default(),
             cursors: std::sync::Mutex::default(),
             watched: Arc::default(),
             peer: Arc::default(),
@@ -199,48 +203,19 @@ impl Bridge {
     ) -> ToolResult {
         let args: BashArgs = arguments("bash", args)?;
         let detach_on = args.checked()?;
-        // The call id is the request's, made unique to this bridge (the agent's ids start
-        // again with each session).
-        // Any characters of a string request id that could break a line or a table are left out.
-        let request_id: String = request_id
-            .to_string()
-            .chars()
-            .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-            .take(40)
-            .collect();
-        let id = format!("mcp{}-{request_id}", std::process::id());
-        let request = CallRequest {
-            id: Some(id.clone()),
-            cwd: args.cwd.map(home_expanded),
-            // The task it may become is named after what it does.
-            task_name: args
-                .description
-                .as_deref()
-                .and_then(crate::core::tasks::name_from_words),
-            title: args.description.filter(|title| !title.trim().is_empty()),
-            options: CallOptions {
-                timeout: Some(Duration::from_millis(
-                    args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS),
-                )),
-                // A prompt would hold the agent until the timeout: it gets the prompt instead.
-                on_input: InputPolicy::Detach,
-                ..CallOptions::default()
-            },
-            ..CallRequest::new(args.command)
-        }
-        .from_here()
-        .map_err(|err| err.to_string())?;
+        let mut notes = Vec::new();
+        let request = self.bash_request(&args, request_id, &mut notes)?;
+        let background = request.background;
+        let began = std::time::Instant::now();
         let (link, id, result) = self.start(request).await?;
-        let after = if args.run_in_background == Some(true) {
-            Some(Duration::ZERO)
-        } else {
-            args.detach_after_ms
+        // A background start is a task already: its result is there at once.
+        let detach = DetachWhen {
+            after: args
+                .detach_after_ms
                 .map(Duration::from_millis)
                 .or(self.detach_after)
-        };
-        let detach = DetachWhen {
-            after,
-            on_line: detach_on.as_ref(),
+                .filter(|_| !background),
+            on_line: detach_on.as_ref().filter(|_| !background),
             name: None,
         };
         let finished = tokio::select! {
@@ -260,10 +235,104 @@ impl Bridge {
             )),
             err => Self::failure("the command's result was lost", &err),
         })?;
+        let ran = notices::run_time(began.elapsed());
         if result.detached.is_some() {
             self.watch(&link, &id);
+            // The task's output is read on from what the capped text left out.
+            if let Some(omitted_from) = result.omitted_from {
+                self.advance_cursor(&id, omitted_from);
+            }
+        } else {
+            notes.insert(0, ended_note(&result, &ran));
+            notes.extend(self.moved_to(result.folder.as_deref()));
         }
-        Ok(bash_result(&link, &id, result).await)
+        Ok(bash_result(&link, &id, result, (&ran, background), &notes).await)
+    }
+
+    /// The call a `bash` tool call asks for: in the bridge's folder unless it gives one (a
+    /// relative one from there), its shell's last folder reported when it does not.
+    fn bash_request(
+        &self,
+        args: &BashArgs,
+        request_id: &RequestId,
+        notes: &mut Vec<String>,
+    ) -> Result<CallRequest, ToolError> {
+        // The call id is the request's, made unique to this bridge (the agent's ids start
+        // again with each session).
+        // Any characters of a string request id that could break a line or a table are left out.
+        let request_id: String = request_id
+            .to_string()
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            .take(40)
+            .collect();
+        let background = args.run_in_background == Some(true);
+        let here = self.folder(notes);
+        let cwd = match args.cwd.clone().map(home_expanded) {
+            Some(cwd) => Some(
+                here.as_ref()
+                    .map_or_else(|| cwd.clone(), |here| here.join(&cwd)),
+            ),
+            None => here,
+        };
+        let request = CallRequest {
+            id: Some(format!("mcp{}-{request_id}", std::process::id())),
+            cwd,
+            // The task it may become is named after what it does.
+            task_name: args
+                .description
+                .as_deref()
+                .and_then(crate::core::tasks::name_from_words),
+            title: args
+                .description
+                .clone()
+                .filter(|title| !title.trim().is_empty()),
+            options: CallOptions {
+                timeout: Some(Duration::from_millis(
+                    args.timeout_ms.unwrap_or(DEFAULT_TIMEOUT_MS),
+                )),
+                // A prompt would hold the agent until the timeout: it gets the prompt instead.
+                on_input: InputPolicy::Detach,
+                // Said in the notes, with the time it ran.
+                exit_note: false,
+                ..CallOptions::default()
+            },
+            background,
+            // A folder given is for this call only; a `cd` in one that gives none carries over.
+            report_folder: args.cwd.is_none() && !background,
+            ..CallRequest::new(args.command.clone())
+        }
+        .from_here()
+        .map_err(|err| err.to_string())?;
+        Ok(request)
+    }
+
+    /// The folder the agent's shell is in (`None`: the bridge's own); one removed since is let
+    /// go, and a note says so.
+    fn folder(&self, notes: &mut Vec<String>) -> Option<PathBuf> {
+        let mut folder = lock(&self.folder);
+        if let Some(gone) = folder.take_if(|folder| !folder.is_dir()) {
+            let back = std::env::current_dir().unwrap_or_default();
+            notes.push(format!(
+                "[cwd: {} ({} no longer exists)]",
+                back.display(),
+                gone.display()
+            ));
+        }
+        folder.clone()
+    }
+
+    /// The note a call's last folder gets when it is not where the agent's shell was: it is
+    /// where the next call runs.
+    fn moved_to(&self, last: Option<&std::path::Path>) -> Option<String> {
+        let last = last?;
+        let mut folder = lock(&self.folder);
+        let before = folder.clone().or_else(|| std::env::current_dir().ok())?;
+        if before == last {
+            return None;
+        }
+        *folder = Some(last.to_owned());
+        Some(format!("[cwd: {}]", last.display()))
     }
 
     /// Starts an agent's call, on a new server when the old one stopped between the check and
@@ -644,34 +713,75 @@ async fn log_end(peer: &Peer<RoleServer>, least: Option<usize>, entry: &EntryInf
     let _ = peer.notify_logging_message(message).await;
 }
 
+/// `[ran 0.8 s]`, or how a failed call ended and when: `[exit code 1 · 12.4 s]`.
+fn ended_note(result: &CallResult, ran: &str) -> String {
+    match result.exit {
+        Some(exit) if !exit.success() && !result.timed_out => format!("[{exit} · {ran}]"),
+        _ => format!("[ran {ran}]"),
+    }
+}
+
 /// A bash call's result as the agent gets it: the text (output so far and the marker, when
-/// detached) and, after a detach, how to go on with the task.
-async fn bash_result(link: &Link, id: &str, result: CallResult) -> CallToolResult {
-    let text = if result.text.is_empty() {
-        "(no output)".to_owned()
-    } else {
-        result.text
+/// detached), then after an end the notes (how it ended, how long it ran, where the shell is
+/// now), or after a detach how to go on with the task.
+async fn bash_result(
+    link: &Link,
+    id: &str,
+    result: CallResult,
+    (ran, background): (&str, bool),
+    notes: &[String],
+) -> CallToolResult {
+    let text = match &result.detached {
+        Some(detached) => one_blank_line_before_marker(&result.text, detached),
+        None if result.text.is_empty() => "(no output)".to_owned(),
+        None => result.text.clone(),
     };
     let mut content = vec![ContentBlock::text(text)];
     if let Some(detached) = &result.detached {
-        let name = link
-            .entry(id)
-            .await
-            .ok()
-            .and_then(|entry| entry.name)
+        let entry = link.entry(id).await.ok();
+        let name = entry
+            .as_ref()
+            .and_then(|entry| entry.name.as_ref())
             .map(|name| format!(" ({name:?})"))
             .unwrap_or_default();
+        let place = entry
+            .map(|entry| format!(" in {}", entry.cwd.display()))
+            .unwrap_or_default();
+        let what = if result.omitted_from.is_some() {
+            "what the text above left out, then what it writes next,"
+        } else {
+            "what it writes next"
+        };
+        // A task from its start ran as no call.
+        let ran = if background {
+            String::new()
+        } else {
+            format!(" (after {ran} as a call)")
+        };
         content.push(ContentBlock::text(format!(
-            "Task {task}{name} keeps running. Read what it writes next with task_output \
-             {{\"task\": \"{task}\"}} (add wait_ms, and a pattern to wait for a line); type into \
-             it with task_input; end it with task_kill.",
+            "Task {task}{name} keeps running{place}{ran}. Read {what} with task_output \
+             {{\"task\": \"{task}\"}} (add wait_ms, and a pattern to wait for a line); type \
+             into it with task_input; end it with task_kill.",
             task = detached.task_id
         )));
+    }
+    if !notes.is_empty() {
+        content.push(ContentBlock::text(notes.join("\n") + "\n"));
     }
     if result.is_error {
         CallToolResult::error(content)
     } else {
         CallToolResult::success(content)
+    }
+}
+
+/// A detached call's text with one blank line before the marker, not two: the output's own last
+/// newline is the first of the marker's two.
+fn one_blank_line_before_marker(text: &str, detached: &crate::call::DetachedTo) -> String {
+    let marker = crate::call::detach_marker(&detached.task_id, &detached.reason);
+    match text.strip_suffix(&marker) {
+        Some(output) if output.ends_with('\n') => output[..output.len() - 1].to_owned() + &marker,
+        _ => text.to_owned(),
     }
 }
 

@@ -97,6 +97,11 @@ pub struct CallRequest {
     pub options: CallOptions,
     /// A program (the default) or a person: who reads what it writes.
     pub waiter: pty::Waiter,
+    /// Starts it as a background task: nobody waits for it, its output is all the task's, and
+    /// its result is the detach marker alone.
+    pub background: bool,
+    /// Its result says the shell's folder when it ended (where a `cd` left it).
+    pub report_folder: bool,
 }
 
 impl CallRequest {

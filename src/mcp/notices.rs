@@ -94,6 +94,15 @@ pub(crate) fn end_notice(entry: &EntryInfo) -> String {
     )
 }
 
+/// How long a call ran, as its result says it: `0.8 s`, `12.4 s`, then `4m12s`, `2h05m`.
+pub(crate) fn run_time(ran: std::time::Duration) -> String {
+    if ran.as_secs() < 60 {
+        format!("{:.1} s", ran.as_secs_f64())
+    } else {
+        duration(u64::try_from(ran.as_millis()).unwrap_or(u64::MAX))
+    }
+}
+
 /// `850ms`, `12s`, `4m12s`, `2h05m`.
 fn duration(ms: u64) -> String {
     let seconds = ms / 1000;

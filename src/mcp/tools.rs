@@ -38,8 +38,11 @@ A detached call returns at once: its output so far, then a line `[Detached to ba
 t3: reason]`. That is not an error and the process did not stop: it keeps running as task t3. \
 Read what it writes next with task_output, see its screen with task_screen, type into it with \
 task_input, stop it with task_kill. When it ends, a later result tells you once.\n\n\
-Each call starts a fresh bash: `cd` and `export` do not carry over to the next call; pass cwd \
-instead. Stdin is a terminal: a command that asks a question (a prompt, a password) returns \
+Each call starts a fresh bash in the folder where the last call's shell ended: a `cd` carries \
+over (the result says `[cwd: /new/folder]` when the folder changed), but `export`, aliases and \
+other shell state do not. cwd runs one call elsewhere (relative to the current folder) and \
+leaves the current folder as it is. The result ends with a line of notes: `[ran 0.8 s]`, or how \
+it failed and when (`[exit code 1 · 12.4 s]`). Stdin is a terminal: a command that asks a question (a prompt, a password) returns \
 detached after a second of waiting, with `waiting for input: PROMPT` as its reason; answer with \
 task_input, or ask the person, who can type it in oino. Prefer non-interactive flags.";
 
@@ -81,7 +84,8 @@ pub(super) struct BashArgs {
     /// Kill the command (and all it started) if it runs longer than this. Default 600000, at
     /// most 86400000.
     pub(super) timeout_ms: Option<u64>,
-    /// Folder to run in: absolute, or relative to the agent's. Default: the agent's folder.
+    /// Folder to run this call in: absolute, or relative to the current folder. Default: the
+    /// current folder (where the last call's shell ended).
     pub(super) cwd: Option<PathBuf>,
     /// Five to ten words saying what the command does: shown to the person watching; its first
     /// words name the task it may become (`start-the-dev-server`).

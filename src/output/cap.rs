@@ -17,6 +17,11 @@ pub struct CappedText {
     cut: bool,
     total_bytes: u64,
     total_lines: u64,
+    /// While the text is whole: the raw offsets its pieces end at, by the head's length then.
+    marks: Vec<(usize, u64)>,
+    /// Once cut: the raw offset of the first byte the head left out (at a mark: a line's start
+    /// when the head ends at one).
+    omitted_from: Option<u64>,
 }
 
 impl CappedText {
@@ -30,7 +35,24 @@ impl CappedText {
             cut: false,
             total_bytes: 0,
             total_lines: 0,
+            marks: Vec::new(),
+            omitted_from: None,
         }
+    }
+
+    /// Appends clean text, the cleaning of raw output up to offset `raw_end`.
+    pub(crate) fn push_at(&mut self, text: &str, raw_end: u64) {
+        self.push(text);
+        if !self.cut {
+            self.marks.push((self.head.len(), raw_end));
+        }
+    }
+
+    /// Once cut, the raw offset of the first byte the head left out, as far as `push_at` told
+    /// where the text came from.
+    #[must_use]
+    pub(crate) fn omitted_from(&self) -> Option<u64> {
+        self.omitted_from
     }
 
     /// Appends clean text.
@@ -55,6 +77,16 @@ impl CappedText {
                 split = newline + 1;
             }
             self.tail = self.head.split_off(split);
+            // The last mark inside the head: what follows it was left out (or repeats the end of
+            // a line longer than the head).
+            self.omitted_from = self
+                .marks
+                .iter()
+                .rev()
+                .find(|(length, _)| *length <= split)
+                .map(|(_, raw)| *raw)
+                .or(Some(0));
+            self.marks = Vec::new();
         }
     }
 
@@ -72,6 +104,17 @@ impl CappedText {
     /// tail.
     #[must_use]
     pub(crate) fn render(&self, full_output: Option<&Path>) -> String {
+        self.render_saying(full_output, None)
+    }
+
+    /// The text as [`CappedText::render`] makes it, the line on what was left out also saying
+    /// `where_read` (where they can be read besides the file).
+    #[must_use]
+    pub(crate) fn render_saying(
+        &self,
+        full_output: Option<&Path>,
+        where_read: Option<&str>,
+    ) -> String {
         if !self.cut {
             return self.head.clone();
         }
@@ -86,10 +129,13 @@ impl CappedText {
         let tail = &self.tail[start..];
         let omitted_bytes = self.total_bytes - (self.head.len() + tail.len()) as u64;
         let omitted_lines = self.total_lines - count_lines(&self.head) - count_lines(tail);
-        let place = full_output.map_or_else(
+        let mut place = full_output.map_or_else(
             || "the full output was not saved".to_owned(),
             |path| format!("full output: {}", path.display()),
         );
+        if let Some(where_read) = where_read {
+            place = format!("{where_read}; {place}");
+        }
         let mut text = String::with_capacity(self.head.len() + tail.len() + 160);
         text.push_str(&self.head);
         if !text.is_empty() && !text.ends_with('\n') {
@@ -122,6 +168,29 @@ fn floor_char_boundary(text: &str, mut index: usize) -> usize {
 mod tests {
     use super::*;
     use pretty_assertions::assert_eq;
+
+    #[test]
+    fn a_cut_knows_the_raw_offset_of_the_first_line_left_out() {
+        let mut text = CappedText::new(100);
+        let mut raw = 0;
+        for n in 0..100 {
+            // Raw lines end in \r\n: one byte more than their clean text.
+            let line = format!("line {n:04}\n");
+            raw += line.len() as u64 + 1;
+            text.push_at(&line, raw);
+        }
+        let rendered = text.render_saying(None, Some("read on from them"));
+        let kept = rendered
+            .lines()
+            .take_while(|line| line.starts_with("line "))
+            .count() as u64;
+        assert_eq!(kept, 5, "{rendered}");
+        assert_eq!(text.omitted_from(), Some(kept * 11));
+        assert!(
+            rendered.contains("omitted; read on from them; the full output was not saved ...]"),
+            "{rendered}"
+        );
+    }
 
     #[test]
     fn short_text_is_kept_whole() {

@@ -57,6 +57,20 @@ impl Agent {
         Self { client, server }
     }
 
+    /// An agent whose bridge starts in `folder`.
+    async fn start_in(label: &str, folder: &std::path::Path) -> Self {
+        let server = ServerGuard::new(label);
+        let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_oino"));
+        command
+            .arg("mcp")
+            .current_dir(folder)
+            .env("OINO_SOCKET", &server.socket)
+            .env("XDG_STATE_HOME", &server.state);
+        let bridge = TokioChildProcess::new(command).expect("oino mcp");
+        let client = ().serve(bridge).await.expect("the MCP handshake");
+        Self { client, server }
+    }
+
     fn peer(&self) -> Peer<RoleClient> {
         self.client.peer().clone()
     }
@@ -139,6 +153,24 @@ fn texts(result: &CallToolResult) -> Vec<String> {
         .collect()
 }
 
+/// The blocks of a finished bash call's result but its notes (how it ended, how long it ran),
+/// which must be there, second.
+fn ended_texts(result: &CallToolResult) -> Vec<String> {
+    let mut blocks = texts(result);
+    assert!(blocks.len() >= 2, "no notes: {blocks:?}");
+    let notes = blocks.remove(1);
+    let first = notes.lines().next().unwrap_or_default();
+    assert!(
+        (first.starts_with("[ran ")
+            || first.starts_with("[exit code ")
+            || first.starts_with("[killed"))
+            && first.ends_with(" s]")
+            && notes.ends_with('\n'),
+        "notes: {notes:?}"
+    );
+    blocks
+}
+
 fn is_error(result: &CallToolResult) -> bool {
     result.is_error == Some(true)
 }
@@ -203,7 +235,7 @@ async fn tools_are_listed_and_quick_commands_return_their_text_and_status() {
         )
         .await;
     assert!(!is_error(&hello));
-    assert_eq!(texts(&hello), ["hello\noops\n"]);
+    assert_eq!(ended_texts(&hello), ["hello\noops\n"]);
     // The person watching sees the description as the call's title.
     assert!(
         agent
@@ -230,14 +262,14 @@ async fn tools_are_listed_and_quick_commands_return_their_text_and_status() {
             json!({"command": "pwd", "cwd": folder.to_str().expect("utf-8")}),
         )
         .await;
-    assert_eq!(texts(&here), [format!("{}\n", folder.display())]);
+    assert_eq!(ended_texts(&here), [format!("{}\n", folder.display())]);
 
     let home = agent
         .call("bash", json!({"command": "pwd", "cwd": "~"}))
         .await;
     let expected = std::env::var("HOME").expect("HOME");
     assert_eq!(
-        texts(&home),
+        ended_texts(&home),
         [format!("{}\n", expected.trim_end_matches('/'))]
     );
 
@@ -268,7 +300,7 @@ async fn an_agents_pager_and_terminal_never_win_over_oinos() {
             json!({"command": "echo \"$TERM $PAGER $GIT_PAGER $MANPAGER\""}),
         )
         .await;
-    assert_eq!(texts(&printed), ["xterm-256color cat cat cat\n"]);
+    assert_eq!(ended_texts(&printed), ["xterm-256color cat cat cat\n"]);
     // With `less` as its pager, pydoc would wait at less's prompt until the timeout.
     let doc = agent
         .call(
@@ -333,7 +365,8 @@ async fn a_call_detached_from_outside_returns_its_output_so_far_and_lives_on_as_
         "{final_notes}"
     );
 
-    let whole = format!("{before}{after}");
+    // The text's last line is whole: the marker took its newline.
+    let whole = format!("{before}\n{after}");
     let lines: Vec<&str> = whole.lines().collect();
     let counted = lines.len() - 6;
     let mut expected = vec!["begin".to_owned()];
@@ -598,7 +631,7 @@ async fn bad_arguments_to_every_tool_give_tool_errors_that_say_what_to_do() {
     }
     // A call that is not a task is not one to read, type into or kill.
     let plain = agent.call("bash", json!({"command": "echo done"})).await;
-    assert_eq!(texts(&plain), ["done\n"]);
+    assert_eq!(ended_texts(&plain), ["done\n"]);
     let id = agent.entries()[0]["id"].as_str().expect("id").to_owned();
     let result = agent.call("task_kill", json!({"task": id})).await;
     assert!(texts(&result).concat().contains("not a background task"));
@@ -607,7 +640,7 @@ async fn bad_arguments_to_every_tool_give_tool_errors_that_say_what_to_do() {
     let still = agent
         .call("bash", json!({"command": "echo still here"}))
         .await;
-    assert_eq!(texts(&still), ["still here\n"]);
+    assert_eq!(ended_texts(&still), ["still here\n"]);
 }
 
 /// The pid of the server listening at `socket`, read from /proc.
@@ -632,7 +665,7 @@ async fn the_bridge_survives_its_server_dying_and_starts_another() {
 
     // Killed outright: the bridge says it lost the server, then starts another.
     let first = agent.call("bash", json!({"command": "echo one"})).await;
-    assert_eq!(texts(&first), ["one\n"]);
+    assert_eq!(ended_texts(&first), ["one\n"]);
     let pid = server_pid(&agent.server.socket).expect("the server's pid");
 
     let waiting = call_in_background(
@@ -660,7 +693,7 @@ async fn the_bridge_survives_its_server_dying_and_starts_another() {
     .await;
 
     let back = agent.call("bash", json!({"command": "echo back"})).await;
-    assert_eq!(texts(&back), ["back\n"]);
+    assert_eq!(ended_texts(&back), ["back\n"]);
     let new_pid = server_pid(&agent.server.socket).expect("a new server");
     assert_ne!(new_pid, pid);
 }
@@ -684,7 +717,7 @@ async fn a_tool_call_the_agent_abandons_ends_its_command() {
     })
     .await;
     let after = agent.call("bash", json!({"command": "echo next"})).await;
-    assert_eq!(texts(&after), ["next\n"]);
+    assert_eq!(ended_texts(&after), ["next\n"]);
 }
 
 #[tokio::test]
@@ -745,7 +778,7 @@ async fn detach_after_ms_returns_on_time_and_waits_say_how_they_ended() {
     assert!(!is_error(&result));
     assert_eq!(
         texts(&result)[0],
-        format!("first\n{MARKER_PREFIX}t1: still running after 1 s]")
+        format!("first{MARKER_PREFIX}t1: still running after 1 s]")
     );
 
     // A command that ends before its detach time gives its own result.
@@ -755,7 +788,7 @@ async fn detach_after_ms_returns_on_time_and_waits_say_how_they_ended() {
             json!({"command": "echo quick", "detach_after_ms": 600_000}),
         )
         .await;
-    assert_eq!(texts(&quick), ["quick\n"]);
+    assert_eq!(ended_texts(&quick), ["quick\n"]);
 
     let quiet = agent
         .call(
@@ -847,7 +880,7 @@ async fn the_person_watching_detaches_an_agents_call_with_one_key() {
     let before = text
         .strip_suffix(&format!("{MARKER_PREFIX}t1: detached from the TUI]"))
         .unwrap_or_else(|| panic!("no exact marker: {text:?}"));
-    assert!(before.starts_with("agent says hi\nbeat\n"), "{before:?}");
+    assert!(before.starts_with("agent says hi\nbeat"), "{before:?}");
     let streaming = agent
         .call(
             "task_output",
@@ -1338,10 +1371,10 @@ async fn a_tasks_end_is_told_once_in_the_next_result_and_as_a_log_message() {
     );
 
     let next = call(json!({"command": "echo next"})).await;
-    let blocks = texts(&next);
+    let blocks = ended_texts(&next);
     assert_eq!(blocks, ["next\n".to_owned(), logged.clone()]);
     let later = call(json!({"command": "echo later"})).await;
-    assert_eq!(texts(&later), ["later\n"], "an end is told once");
+    assert_eq!(ended_texts(&later), ["later\n"], "an end is told once");
 
     // A task whose end a read already showed is not told again.
     call(json!({"command": "sleep 0.3; echo x", "run_in_background": true})).await;
@@ -1357,7 +1390,7 @@ async fn a_tasks_end_is_told_once_in_the_next_result_and_as_a_log_message() {
         texts(&read)
     );
     let after = call(json!({"command": "echo after"})).await;
-    assert_eq!(texts(&after), ["after\n"]);
+    assert_eq!(ended_texts(&after), ["after\n"]);
     drop(client);
 }
 
@@ -1434,7 +1467,7 @@ async fn a_call_detaches_the_moment_a_line_matches_detach_on_or_returns_if_it_en
     assert_eq!(
         texts(&started)[0],
         format!(
-            "compiling\nlistening on :3000\n{MARKER_PREFIX}t1: matched /listening on :\\d+/: \
+            "compiling\nlistening on :3000{MARKER_PREFIX}t1: matched /listening on :\\d+/: \
              listening on :3000]"
         )
     );
@@ -1444,7 +1477,7 @@ async fn a_call_detaches_the_moment_a_line_matches_detach_on_or_returns_if_it_en
             json!({"command": "echo done", "detach_on": "never"}),
         )
         .await;
-    assert_eq!(texts(&ended), ["done\n"]);
+    assert_eq!(ended_texts(&ended), ["done\n"]);
     let bad = agent
         .call("bash", json!({"command": "true", "detach_on": "("}))
         .await;
@@ -1468,7 +1501,7 @@ async fn a_long_call_reports_progress_with_its_newest_line_when_asked() {
         rmcp::model::ProgressToken(rmcp::model::NumberOrString::String("long-1".into())),
     ));
     let result = client.peer().call_tool(params).await.expect("bash");
-    assert_eq!(texts(&result), ["step 1\nstep 2\n"]);
+    assert_eq!(ended_texts(&result), ["step 1\nstep 2\n"]);
     let mut reports = Vec::new();
     while let Ok((kind, text)) = notifications.try_recv() {
         assert_eq!(kind, "progress");
@@ -1519,7 +1552,7 @@ async fn oino_mcp_detach_after_detaches_calls_that_give_no_detach_of_their_own()
     .expect("bash");
     assert_eq!(
         texts(&long)[0],
-        format!("up\n{MARKER_PREFIX}t1: still running after 0.3 s]")
+        format!("up{MARKER_PREFIX}t1: still running after 0.3 s]")
     );
     let own = call(
         client.peer(),
@@ -1528,7 +1561,7 @@ async fn oino_mcp_detach_after_detaches_calls_that_give_no_detach_of_their_own()
     )
     .await
     .expect("bash");
-    assert_eq!(texts(&own), ["finished\n"]);
+    assert_eq!(ended_texts(&own), ["finished\n"]);
     drop(client);
 
     let bad = server
@@ -1566,4 +1599,184 @@ async fn a_call_that_asks_a_question_returns_its_prompt_and_the_agent_answers_it
         .await;
     let (text, notes) = output_and_notes(&answer);
     assert!(text.ends_with("answer=y\n"), "{text:?} {notes}");
+}
+
+#[tokio::test]
+async fn run_in_background_is_a_task_from_its_first_byte() {
+    let agent = Agent::start("mcp-background").await;
+    // A command that ends at once is a task all the same, every time.
+    for round in 1..=12 {
+        let started = agent
+            .call(
+                "bash",
+                json!({"command": "echo fast; exit 3", "run_in_background": true}),
+            )
+            .await;
+        assert!(!is_error(&started), "{:?}", texts(&started));
+        let task = format!("t{round}");
+        assert_eq!(
+            texts(&started)[0],
+            format!("{MARKER_PREFIX}{task}: started in the background]"),
+            "round {round}: the result is the marker alone"
+        );
+        let read = agent
+            .call("task_output", json!({"task": task, "wait_ms": 30_000}))
+            .await;
+        let (text, notes) = output_and_notes(&read);
+        assert_eq!(text, "fast\n", "round {round}: {notes}");
+        assert!(
+            notes.contains("exited with code 3"),
+            "round {round}: {notes}"
+        );
+    }
+    // A flood is all the task's: nothing of it before the marker, all of it in task_output.
+    let started = agent
+        .call(
+            "bash",
+            json!({"command": "seq 1 100000", "run_in_background": true}),
+        )
+        .await;
+    assert_eq!(
+        texts(&started)[0],
+        format!("{MARKER_PREFIX}t13: started in the background]")
+    );
+    let mut read = String::new();
+    loop {
+        let page = agent
+            .call(
+                "task_output",
+                json!({"task": "t13", "wait_ms": 30_000, "max_bytes": 1_048_576}),
+            )
+            .await;
+        let (text, notes) = output_and_notes(&page);
+        read.push_str(&text);
+        if notes.contains("exited with code 0") && !notes.contains("more to read") {
+            break;
+        }
+    }
+    let expected: String = (1..=100_000).map(|n| format!("{n}\n")).collect();
+    assert!(
+        read == expected,
+        "output lost or repeated: {} bytes",
+        read.len()
+    );
+}
+
+#[tokio::test]
+async fn the_first_read_after_a_capped_result_starts_at_what_it_left_out() {
+    let agent = Agent::start("mcp-capped").await;
+    let detached = agent
+        .call(
+            "bash",
+            json!({"command": "seq 1 100000; echo flood-done; sleep 600",
+                   "detach_on": "^flood-done$"}),
+        )
+        .await;
+    let text = texts(&detached)[0].clone();
+    let (output, marker) = text.rsplit_once("\n\n[Detached").expect("the marker");
+    assert!(
+        marker.starts_with(" to background task t1: matched"),
+        "{marker}"
+    );
+    let cap = output
+        .lines()
+        .find(|line| line.starts_with("[... "))
+        .unwrap_or_else(|| panic!("the text is capped: {output}"));
+    assert!(
+        cap.contains("omitted; the task's output is read on from them;"),
+        "{cap}"
+    );
+    let head: Vec<&str> = output
+        .lines()
+        .take_while(|line| !line.starts_with("[... "))
+        .collect();
+    let mut read = String::new();
+    // All of it was written before the detach: no read waits.
+    while !read.ends_with("flood-done\n") {
+        let page = agent.call("task_output", json!({"task": "t1"})).await;
+        let (text, notes) = output_and_notes(&page);
+        assert!(!notes.contains("skipped"), "{notes}");
+        assert!(!text.is_empty(), "the read stopped short: {notes}");
+        read.push_str(&text);
+    }
+    let whole: Vec<String> = head
+        .iter()
+        .map(|line| (*line).to_owned())
+        .chain(read.lines().map(str::to_owned))
+        .collect();
+    let expected: Vec<String> = (1..=100_000)
+        .map(|n| n.to_string())
+        .chain(["flood-done".to_owned()])
+        .collect();
+    assert_eq!(whole.len(), expected.len(), "lines lost or repeated");
+    assert!(whole == expected, "lines lost or repeated");
+}
+
+#[tokio::test]
+async fn the_shells_folder_carries_over_to_the_next_call_and_nothing_else_does() {
+    let repo = temp_dir("mcp-folder");
+    let sub = repo.join("sub");
+    std::fs::create_dir_all(&sub).expect("a folder");
+    let agent = Agent::start_in("mcp-folder", &repo).await;
+    let (repo, sub) = (repo.display().to_string(), sub.display().to_string());
+    let moved = agent.call("bash", json!({"command": "cd sub"})).await;
+    assert!(!is_error(&moved));
+    let blocks = texts(&moved);
+    assert_eq!(blocks[0], "(no output)");
+    assert!(blocks[1].starts_with("[ran "), "{blocks:?}");
+    assert!(
+        blocks[1].ends_with(&format!("\n[cwd: {sub}]\n")),
+        "{blocks:?}"
+    );
+
+    // A child's folder is not the shell's; nor is a subshell's.
+    let stayed = agent
+        .call(
+            "bash",
+            json!({"command": "bash -c 'cd /'; (cd /tmp); pwd; export X=1"}),
+        )
+        .await;
+    let blocks = texts(&stayed);
+    assert_eq!(blocks[0], format!("{sub}\n"));
+    assert!(!blocks[1].contains("[cwd:"), "{blocks:?}");
+    // Variables do not carry over.
+    let unset = agent
+        .call("bash", json!({"command": "echo ${X:-unset}"}))
+        .await;
+    assert_eq!(texts(&unset)[0], "unset\n");
+
+    // A folder given is for that call only, relative to where the shell is.
+    let there = agent
+        .call("bash", json!({"command": "pwd; cd /", "cwd": ".."}))
+        .await;
+    assert_eq!(texts(&there)[0], format!("{repo}\n"));
+    assert!(!texts(&there)[1].contains("[cwd:"), "{:?}", texts(&there));
+    let here = agent.call("bash", json!({"command": "pwd"})).await;
+    assert_eq!(texts(&here)[0], format!("{sub}\n"));
+
+    // A failed call moves it too, and says how it ended and how long it ran.
+    let failed = agent
+        .call("bash", json!({"command": "cd ..; echo oops; exit 3"}))
+        .await;
+    assert!(is_error(&failed));
+    let blocks = texts(&failed);
+    assert_eq!(blocks[0], "oops\n");
+    assert!(blocks[1].starts_with("[exit code 3 · "), "{blocks:?}");
+    assert!(
+        blocks[1].ends_with(&format!(" s]\n[cwd: {repo}]\n")),
+        "{blocks:?}"
+    );
+
+    // A folder removed since is let go, and said.
+    agent
+        .call("bash", json!({"command": "mkdir -p gone && cd gone"}))
+        .await;
+    std::fs::remove_dir(format!("{repo}/gone")).expect("removed");
+    let back = agent.call("bash", json!({"command": "pwd"})).await;
+    let blocks = texts(&back);
+    assert_eq!(blocks[0], format!("{repo}\n"), "{blocks:?}");
+    assert!(
+        blocks[1].contains(&format!("[cwd: {repo} ({repo}/gone no longer exists)]")),
+        "{blocks:?}"
+    );
 }

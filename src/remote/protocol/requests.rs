@@ -153,6 +153,17 @@ pub struct Run {
     /// then its result. A client that detaches, kills or writes to it waits for the first.
     #[serde(default)]
     pub started: bool,
+    /// Start it as a background task: the result is the detach marker alone, and all of its
+    /// output is the task's.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub background: bool,
+    /// The result says the shell's folder as it ended (`folder`): where a `cd` left it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub report_folder: bool,
+    /// The text leaves out the line saying how a failed command ended (`[exit code 3]`): the
+    /// client says it apart from the output.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_exit_note: bool,
 }
 
 impl Run {
@@ -176,6 +187,9 @@ impl Run {
             name: call.task_name,
             on_input: (options.on_input != InputPolicy::Wait).then_some(options.on_input),
             started,
+            background: call.background,
+            report_folder: call.report_folder,
+            no_exit_note: !options.exit_note,
         }
     }
 
@@ -194,9 +208,12 @@ impl Run {
                 on_timeout: self.on_timeout.unwrap_or_default(),
                 on_input: self.on_input.unwrap_or_default(),
                 max_result_bytes: self.max_bytes.unwrap_or(DEFAULT_MAX_RESULT_BYTES),
+                exit_note: !self.no_exit_note,
                 ..CallOptions::default()
             },
             waiter: Waiter::Program,
+            background: self.background,
+            report_folder: self.report_folder,
             ..CallRequest::new(self.command)
         }
     }

@@ -542,6 +542,13 @@ pub struct CallResult {
     /// Present once the log reached its cap: what it kept and left out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub log_cut: Option<LogCut>,
+    /// When `text` was cut and the call detached: the raw offset of its output where what was
+    /// left out begins (the task's output is read on from there).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub omitted_from: Option<u64>,
+    /// The shell's folder when it ended, for a call that asked (`report_folder`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<PathBuf>,
 }
 
 impl Travel for CoreCallResult {
@@ -556,6 +563,8 @@ impl Travel for CoreCallResult {
             full_output_path: self.full_output_path,
             log_error: self.log_error,
             log_cut: self.log_cut.to_wire(),
+            omitted_from: self.omitted_from,
+            folder: self.folder,
         }
     }
     fn from_wire(wire: CallResult) -> Self {
@@ -568,6 +577,8 @@ impl Travel for CoreCallResult {
             full_output_path: wire.full_output_path,
             log_error: wire.log_error,
             log_cut: Travel::from_wire(wire.log_cut),
+            omitted_from: wire.omitted_from,
+            folder: wire.folder,
         }
     }
 }

@@ -39,6 +39,9 @@ impl Example for Run {
             name: Some("tests".into()),
             on_input: Some(InputPolicy::Detach),
             started: true,
+            background: false,
+            report_folder: true,
+            no_exit_note: true,
         };
         let result = CallResult {
             text: "ok\n\n[Detached to background task t1: slow]".into(),
@@ -57,6 +60,8 @@ impl Example for Run {
                 left_out: 2,
                 newest: 3,
             }),
+            omitted_from: Some(14),
+            folder: Some("/src/sub".into()),
         };
         (run, result)
     }
