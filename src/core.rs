@@ -694,6 +694,8 @@ impl Core {
     pub async fn write(&self, key: &str, bytes: Vec<u8>) -> Result<(), CoreError> {
         let entry = self.find(key)?;
         entry.control.write(bytes).await?;
+        // Typed into: whatever it waited for, it has it now (it is looked at again once quiet).
+        self.set_waiting(&entry, None);
         Ok(())
     }
 

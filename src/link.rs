@@ -674,6 +674,14 @@ pub struct LinkOutput<'a> {
     key: &'a str,
 }
 
+impl LinkOutput<'_> {
+    /// The prompt the entry waits at, while it waits for someone to type.
+    pub(crate) async fn prompt(&self) -> Result<Option<String>, LinkError> {
+        let entry = self.link.entry(self.key).await?;
+        Ok(entry.waiting_for_input.filter(|_| entry.state.is_running()))
+    }
+}
+
 impl OutputSource for LinkOutput<'_> {
     type Error = LinkError;
 

@@ -11,6 +11,7 @@ mod reader;
 mod tools;
 mod transport;
 
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -31,8 +32,8 @@ use crate::core::{CallRequest, CoreEvent, EntryInfo, EntryKind, ErrorCode};
 use crate::link::{DetachWhen, Link, LinkError, LinkEvent, RunResult};
 use reader::{OutputReader, task_label};
 use tools::{
-    BashArgs, INSTRUCTIONS, NoArgs, TaskArgs, TaskInputArgs, TaskOutputArgs, Waits, arguments,
-    tools,
+    BashArgs, INSTRUCTIONS, TaskArgs, TaskInputArgs, TaskListArgs, TaskOutputArgs, Waits,
+    arguments, tools,
 };
 
 /// A bash call's timeout when the agent gives none.
@@ -236,8 +237,16 @@ impl Bridge {
             err => Self::failure("the command's result was lost", &err),
         })?;
         let ran = notices::run_time(began.elapsed());
-        if result.detached.is_some() {
+        if let Some(detached) = &result.detached {
             self.watch(&link, &id);
+            if detached.reason.starts_with("waiting for input") {
+                let task = &detached.task_id;
+                self.log(format!(
+                    "[task {task} {}]",
+                    detached.reason.replacen("waiting", "waits", 1)
+                ))
+                .await;
+            }
             // The task's output is read on from what the capped text left out.
             if let Some(omitted_from) = result.omitted_from {
                 self.advance_cursor(&id, omitted_from);
@@ -396,10 +405,19 @@ impl Bridge {
         } = args.waits()?;
         let link = self.link().await?;
         let entry = self.task(&link, &args.task).await?;
+        if let Some(since) = args.since.filter(|since| *since > entry.bytes) {
+            return Err(format!(
+                "`since` is {since}, past the end of {}'s output, which is at {} now: pass \
+                 since={} for what comes next, or leave since out to read what you have not read",
+                task_label(&entry),
+                entry.bytes,
+                entry.bytes
+            )
+            .into());
+        }
         // What this bridge has not returned yet: from where its last read of the task stopped,
         // or where the task began (its output before went with the detached call's result).
-        // An offset past the end (a cursor of a server that was restarted, a wrong `since`)
-        // reads from the end.
+        // A cursor past the end (one of a server that was restarted) reads from the end.
         let since = args
             .since
             .unwrap_or_else(|| self.cursor(&entry.id).unwrap_or(entry.detach_offset))
@@ -420,6 +438,13 @@ impl Bridge {
         self.watch(&link, &entry.id);
         if !entry.state.is_running() {
             self.watched.told(&entry.id);
+        }
+        if let reader::Waited::Prompt(prompt) = &outcome {
+            self.log(format!(
+                "[{} waits for input: {prompt:?}]",
+                task_label(&entry)
+            ))
+            .await;
         }
         Ok(CallToolResult::success(
             reader.render(&entry, &outcome, wait),
@@ -464,49 +489,63 @@ impl Bridge {
     }
 
     async fn task_list(&self, args: Option<JsonObject>) -> ToolResult {
-        let NoArgs {} = arguments("task_list", args)?;
+        let args: TaskListArgs = arguments("task_list", args)?;
+        let all = args.all == Some(true);
         let link = self.link().await?;
         let entries = link
             .entries()
             .await
             .map_err(|err| Self::failure("listing the tasks failed", &err))?;
-        let now = crate::time::now_ms();
-        let lines: Vec<String> = entries
+        let mut tasks: Vec<&EntryInfo> = entries
             .iter()
             .filter(|entry| entry.kind == EntryKind::Task)
-            .map(|entry| {
-                let end = entry.ended_ms.unwrap_or(now);
-                let state = match (&entry.waiting_for_input, entry.state.is_running()) {
-                    (Some(prompt), true) => format!("running, waiting for input: {prompt:?}"),
-                    _ => entry.state.to_string(),
-                };
-                format!(
-                    "{} {:?}: {} · {} s · pid {} · {} of output{} · $ {}",
-                    entry.task_id.as_deref().unwrap_or(&entry.id),
-                    entry.name.as_deref().unwrap_or_default(),
-                    state,
-                    end.saturating_sub(entry.started_ms) / 1000,
-                    entry.pid,
-                    crate::output::byte_size(entry.bytes.saturating_sub(entry.detach_offset)),
-                    match (&entry.log_error, &entry.log_cut) {
-                        (Some(_), _) => " (log not written: only the newest part is kept)".into(),
-                        (None, Some(cut)) => format!(
-                            " (log capped: {} left out)",
-                            crate::output::byte_size(cut.left_out)
-                        ),
-                        (None, None) => String::new(),
-                    },
-                    entry.command,
-                )
-            })
+            .filter(|entry| all || self.watched.is_watched(&entry.id))
             .collect();
-        let text = if lines.is_empty() {
-            "No background tasks. A bash call becomes one when it is detached (run_in_background, \
-             detach_after_ms, or by the person watching)."
-                .to_owned()
-        } else {
-            lines.join("\n")
-        };
+        // Waiting for input first, then running, then ended; the newest first within each.
+        tasks.sort_by_key(|entry| {
+            let rank = match (entry.state.is_running(), entry.waiting_for_input.is_some()) {
+                (true, true) => 0,
+                (true, false) => 1,
+                (false, _) => 2,
+            };
+            (rank, std::cmp::Reverse(entry.started_ms))
+        });
+        let mut text = String::new();
+        let mut shown = 0;
+        for entry in &tasks {
+            let line = task_line(entry);
+            if text.len() + line.len() + 1 > DEFAULT_OUTPUT_BYTES {
+                break;
+            }
+            text.push_str(&line);
+            text.push('\n');
+            shown += 1;
+        }
+        let hidden = entries
+            .iter()
+            .filter(|entry| entry.kind == EntryKind::Task)
+            .count()
+            - tasks.len();
+        if shown < tasks.len() {
+            let _ = writeln!(
+                text,
+                "[{} more not shown (the oldest ended ones): task_output reads any by id; \
+                 task_kill ends any]",
+                tasks.len() - shown
+            );
+        }
+        if hidden > 0 {
+            let _ = writeln!(
+                text,
+                "[{hidden} more tasks of the server, not started or read by you: \
+                 task_list {{\"all\": true}} lists them]"
+            );
+        }
+        if text.is_empty() {
+            text = "No background tasks. A bash call becomes one when it is detached \
+                    (run_in_background, detach_after_ms, or by the person watching)."
+                .to_owned();
+        }
         Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
     }
 
@@ -605,8 +644,20 @@ impl Bridge {
         });
     }
 
-    /// Adds to `result` the ends of watched tasks not told yet.
-    async fn add_end_notices(&self, result: &mut CallToolResult) {
+    /// Tells the client `message` as a log message (for clients that show those), unless it
+    /// asked for more severe ones only.
+    async fn log(&self, message: String) {
+        let peer = lock(&self.peer).clone();
+        let least = *lock(&self.log_level);
+        if let Some(peer) = peer {
+            log_notice(&peer, least, message).await;
+        }
+    }
+
+    /// Adds to `result` the ends of watched tasks not told yet, but that of the task the result
+    /// is about (`about`, its id or name): its state line was read before, and may say it runs;
+    /// its end is told in the next result.
+    async fn add_end_notices(&self, result: &mut CallToolResult, about: Option<&str>) {
         if !self.watched.any_untold() {
             return;
         }
@@ -616,7 +667,7 @@ impl Bridge {
         let Ok(entries) = link.entries().await else {
             return;
         };
-        let notices = self.watched.notices(&entries);
+        let notices = self.watched.notices(&entries, about);
         if !notices.is_empty() {
             result.content.push(ContentBlock::text(notices.join("\n")));
         }
@@ -640,6 +691,34 @@ impl Bridge {
         }
         Ok(entry)
     }
+}
+
+/// One task as `task_list` shows it: id, name, state, run time, where it runs, its pid, output
+/// and command.
+fn task_line(entry: &EntryInfo) -> String {
+    let state = match (&entry.waiting_for_input, entry.state.is_running()) {
+        (Some(prompt), true) => format!("running, waiting for input: {prompt:?}"),
+        _ => entry.state.to_string(),
+    };
+    format!(
+        "{} {:?}: {} · {} · in {} · pid {} · {} of output{} · $ {}",
+        entry.task_id.as_deref().unwrap_or(&entry.id),
+        entry.name.as_deref().unwrap_or_default(),
+        state,
+        notices::run_time(reader::ran(entry)),
+        entry.cwd.display(),
+        entry.pid,
+        crate::output::byte_size(entry.bytes.saturating_sub(entry.detach_offset)),
+        match (&entry.log_error, &entry.log_cut) {
+            (Some(_), _) => " (log not written: only the newest part is kept)".into(),
+            (None, Some(cut)) => format!(
+                " (log capped: {} left out)",
+                crate::output::byte_size(cut.left_out)
+            ),
+            (None, None) => String::new(),
+        },
+        entry.command,
+    )
 }
 
 /// While a call runs, tells a client that asked for progress (with a `progressToken`) the
@@ -699,17 +778,20 @@ const LOG_LEVELS: [LoggingLevel; 8] = [
 
 /// Tells the client that a task ended, as a log message (for clients that show those), unless
 /// it asked for more severe messages only.
-#[allow(deprecated)] // See `LOG_LEVELS`.
 async fn log_end(peer: &Peer<RoleServer>, least: Option<usize>, entry: &EntryInfo) {
+    log_notice(peer, least, notices::end_notice(entry)).await;
+}
+
+/// Sends `message` as a log message of level notice, unless the client asked for more severe
+/// messages only.
+#[allow(deprecated)] // See `LOG_LEVELS`.
+async fn log_notice(peer: &Peer<RoleServer>, least: Option<usize>, message: String) {
     let level = LoggingLevel::Notice;
     if least > LOG_LEVELS.iter().position(|known| *known == level) {
         return;
     }
-    let message = LoggingMessageNotificationParam::new(
-        level,
-        serde_json::Value::String(notices::end_notice(entry)),
-    )
-    .with_logger("oino");
+    let message = LoggingMessageNotificationParam::new(level, serde_json::Value::String(message))
+        .with_logger("oino");
     let _ = peer.notify_logging_message(message).await;
 }
 
@@ -824,6 +906,11 @@ impl ServerHandler for Bridge {
     ) -> Result<CallToolResponse, ErrorData> {
         *lock(&self.peer) = Some(context.peer.clone());
         let args = request.arguments;
+        let about = args
+            .as_ref()
+            .and_then(|args| args.get("task"))
+            .and_then(serde_json::Value::as_str)
+            .map(str::to_owned);
         let outcome = match request.name.as_ref() {
             "bash" => {
                 let progress = request
@@ -853,7 +940,7 @@ impl ServerHandler for Bridge {
         let mut result = outcome.unwrap_or_else(|ToolError(message)| {
             CallToolResult::error(vec![ContentBlock::text(message)])
         });
-        self.add_end_notices(&mut result).await;
+        self.add_end_notices(&mut result, about.as_deref()).await;
         Ok(result.into())
     }
 

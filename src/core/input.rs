@@ -97,7 +97,7 @@ impl Core {
         self.set_waiting(&entry, None);
     }
 
-    fn set_waiting(&self, entry: &Entry, prompt: Option<String>) {
+    pub(super) fn set_waiting(&self, entry: &Entry, prompt: Option<String>) {
         let changed = entry.status.send_if_modified(|status| {
             if status.waiting_for_input == prompt {
                 return false;

@@ -38,19 +38,31 @@ impl Watched {
         self.entries().entry(id.to_owned()).or_default().told = true;
     }
 
+    /// Whether this bridge started or read entry `id`.
+    pub(crate) fn is_watched(&self, id: &str) -> bool {
+        self.entries().contains_key(id)
+    }
+
     /// Whether an end may still be owed.
     pub(crate) fn any_untold(&self) -> bool {
         self.entries().values().any(|seen| !seen.told)
     }
 
     /// The notices owed for `listed` (the server's entries): each watched entry that ended and
-    /// was not told yet, now told. Entries the server no longer lists are forgotten.
-    pub fn notices(&self, listed: &[EntryInfo]) -> Vec<String> {
+    /// was not told yet, now told, but the one `except` names (by id, task id or name), which
+    /// stays owed. Entries the server no longer lists are forgotten.
+    pub fn notices(&self, listed: &[EntryInfo], except: Option<&str>) -> Vec<String> {
         let mut entries = self.entries();
         entries.retain(|id, _| listed.iter().any(|entry| entry.id == *id));
+        let named = |entry: &EntryInfo, key: &str| {
+            entry.id == key
+                || entry.task_id.as_deref() == Some(key)
+                || entry.name.as_deref() == Some(key)
+        };
         listed
             .iter()
             .filter(|entry| !entry.state.is_running())
+            .filter(|entry| !except.is_some_and(|key| named(entry, key)))
             .filter_map(|entry| {
                 let seen = entries.get_mut(&entry.id)?;
                 if seen.told {
@@ -166,7 +178,7 @@ mod tests {
             task("c1", EntryState::Running, 0),
             task("c2", EntryState::Running, 0),
         ];
-        assert!(watched.notices(&running).is_empty());
+        assert!(watched.notices(&running, None).is_empty());
         let ended = [
             task("c1", EntryState::Exited { code: 0 }, 3_000),
             task("c2", EntryState::Running, 0),
@@ -175,14 +187,14 @@ mod tests {
         assert!(watched.log_end("c1"));
         assert!(!watched.log_end("c1"));
         assert!(!watched.log_end("c7"));
-        assert_eq!(watched.notices(&ended).len(), 1);
-        assert!(watched.notices(&ended).is_empty());
+        assert_eq!(watched.notices(&ended, None).len(), 1);
+        assert!(watched.notices(&ended, None).is_empty());
         assert!(watched.any_untold());
         watched.told("c2");
         assert!(!watched.any_untold());
         // A forgotten entry is dropped, not told.
         watched.watch("c5");
-        assert!(watched.notices(&ended).is_empty());
+        assert!(watched.notices(&ended, None).is_empty());
         assert!(!watched.any_untold());
     }
 }

@@ -22,7 +22,15 @@ pub(super) enum Waited {
     TimedOut,
     /// The task wrote nothing for this long.
     Idle(Duration),
+    /// The task waits for someone to type, at this prompt.
+    Prompt(String),
 }
+
+/// How often a wait looks whether the task waits for input.
+const PROMPT_LOOK: Duration = Duration::from_millis(250);
+/// How long after output a task's mark of waiting for input is its own: the server marks a task
+/// only once it has been quiet a second, so a mark seen sooner after output predates it.
+const PROMPT_AFTER_OUTPUT: Duration = Duration::from_millis(900);
 
 /// Output read from an offset on, keeping at most `max_bytes` of the newest text, and looking
 /// for a line that matches a pattern.
@@ -110,6 +118,8 @@ impl OutputReader {
         }
         match outcome {
             Waited::Idle(idle) => Some(format!("[quiet for {} ms]", idle.as_millis())),
+            // The state line says the prompt.
+            Waited::Prompt(_) => None,
             Waited::TimedOut if !self.moved() && !wait.is_zero() && !ended => {
                 Some(format!("[no new output within {} ms]", wait.as_millis()))
             }
@@ -163,6 +173,13 @@ impl OutputReader {
         } else if let Some(cut) = &entry.log_cut {
             notes.push(crate::call::log_cut_note(cut, &entry.log_path));
         }
+        let state = match (&entry.waiting_for_input, outcome) {
+            (_, Waited::Prompt(prompt)) => format!("running, waiting for input: {prompt:?}"),
+            (Some(prompt), _) if entry.state.is_running() => {
+                format!("running, waiting for input: {prompt:?}")
+            }
+            _ => entry.state.to_string(),
+        };
         let more = entry.bytes.saturating_sub(self.next_offset);
         let more = if more > 0 {
             format!(
@@ -174,16 +191,16 @@ impl OutputReader {
             String::new()
         };
         notes.push(format!(
-            "[{}: {}{more} · next since={}]",
+            "[{}: {state} · {}{more} · next since={}]",
             task_label(entry),
-            entry.state,
+            super::notices::run_time(ran(entry)),
             self.next_offset
         ));
         let mut content = Vec::new();
         if !body.is_empty() {
             content.push(ContentBlock::text(body));
         }
-        content.push(ContentBlock::text(notes.join("\n")));
+        content.push(ContentBlock::text(notes.join("\n") + "\n"));
         content
     }
 }
@@ -197,6 +214,12 @@ pub(super) fn readable_from(entry: &EntryInfo, offset: u64) -> u64 {
         }
         _ => offset,
     }
+}
+
+/// How long the entry has run (until it ended).
+pub(super) fn ran(entry: &EntryInfo) -> Duration {
+    let end = entry.ended_ms.unwrap_or_else(crate::time::now_ms);
+    Duration::from_millis(end.saturating_sub(entry.started_ms))
 }
 
 pub(super) fn task_label(entry: &EntryInfo) -> String {
@@ -218,7 +241,19 @@ pub(super) async fn read_until(
 ) -> Result<Waited, LinkError> {
     let max_bytes = reader.max_bytes;
     let mut last_output = Instant::now();
+    let mut next_look = Instant::now();
     loop {
+        // A wait ends when the task waits for someone to type: nothing more comes by waiting.
+        let now = Instant::now();
+        if now < deadline && now >= next_look {
+            next_look = now + PROMPT_LOOK;
+            let quiet = !reader.moved() || now >= last_output + PROMPT_AFTER_OUTPUT;
+            if let Some(prompt) = follower.source().prompt().await? {
+                if quiet {
+                    return Ok(Waited::Prompt(prompt));
+                }
+            }
+        }
         // In order, max_bytes at most; looking for a pattern, all of it in large pieces, keeping
         // the newest max_bytes.
         let room = if reader.looks_for_a_line() {
@@ -227,8 +262,18 @@ pub(super) async fn read_until(
             max_bytes - reader.kept_bytes.min(max_bytes)
         };
         let until = idle.map_or(deadline, |idle| deadline.min(last_output + idle));
-        match follower.next(room, Some(until)).await? {
+        match follower.next(room, Some(until.min(next_look))).await? {
             Followed::Output(slice) => {
+                // A page ends at a line's end: a piece that would fill it with part of a line
+                // is left for the next page (unless the page has nothing else).
+                let fills = reader.kept_bytes + slice.text.len() + 4 > max_bytes;
+                if !reader.looks_for_a_line()
+                    && reader.moved()
+                    && fills
+                    && !slice.text.ends_with('\n')
+                {
+                    return Ok(Waited::Full);
+                }
                 if let Some(line) = reader.push(slice) {
                     return Ok(Waited::Matched(line));
                 }

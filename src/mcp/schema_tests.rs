@@ -44,3 +44,27 @@ fn every_tool_schema_is_one_every_client_accepts() {
         assert!(found.is_empty(), "{}: {found:#?}\n{schema:#}", tool.name);
     }
 }
+
+#[test]
+fn a_schema_says_the_least_value_each_field_takes() {
+    let tools = super::tools();
+    let minimum = |tool: &str, field: &str| {
+        let tool = tools
+            .iter()
+            .find(|known| known.name == tool)
+            .expect("a tool");
+        tool.input_schema["properties"][field]["minimum"].as_u64()
+    };
+    // 0 is refused for these: the schema says 1.
+    for (tool, field) in [
+        ("bash", "timeout_ms"),
+        ("bash", "detach_after_ms"),
+        ("task_output", "max_bytes"),
+        ("task_output", "idle_ms"),
+    ] {
+        assert_eq!(minimum(tool, field), Some(1), "{tool}.{field}");
+    }
+    for (tool, field) in [("task_output", "since"), ("task_output", "wait_ms")] {
+        assert_eq!(minimum(tool, field), Some(0), "{tool}.{field}");
+    }
+}

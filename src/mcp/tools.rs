@@ -64,8 +64,11 @@ the cursor's row and column, and whether a full-screen program has the alternate
 Use it for a prompt waiting for an answer, a REPL, a test runner's summary or a full-screen \
 program, where the output's text alone is hard to read.";
 
-const TASK_LIST_DESCRIPTION: &str = "List the background tasks: id (t1, t2, …), name, state \
-(running, or how it ended), how long it has run, its process id, output size and command.";
+const TASK_LIST_DESCRIPTION: &str = "List your background tasks (those you started or read; \
+all: true for every task of the oino server): id (t1, t2, …), name, state (waiting for input, \
+running, or how it ended), how long it has run, its folder, its process id, output size and \
+command. Those waiting for input come first, then the running ones, then the ended ones, the \
+newest first; a long list is cut, with a line saying how many more there are.";
 
 const TASK_KILL_DESCRIPTION: &str = "End a background task and every process it started \
 (SIGTERM and SIGHUP, then SIGKILL after 2 s). Says how it ended. Its output can still be read.";
@@ -83,6 +86,7 @@ pub(super) struct BashArgs {
     pub(super) command: String,
     /// Kill the command (and all it started) if it runs longer than this. Default 600000, at
     /// most 86400000.
+    #[schemars(range(min = 1))]
     pub(super) timeout_ms: Option<u64>,
     /// Folder to run this call in: absolute, or relative to the current folder. Default: the
     /// current folder (where the last call's shell ended).
@@ -93,6 +97,7 @@ pub(super) struct BashArgs {
     /// Start it straight as a background task and return at once.
     pub(super) run_in_background: Option<bool>,
     /// Detach it into a background task if it still runs after this long, and return then.
+    #[schemars(range(min = 1))]
     pub(super) detach_after_ms: Option<u64>,
     /// A regular expression: detach it the moment a line of its output matches (a server
     /// saying it listens), and return then with the output so far.
@@ -108,6 +113,7 @@ pub(super) struct TaskOutputArgs {
     /// Byte offset to read from: the `next since` of the previous answer.
     pub(super) since: Option<u64>,
     /// At most this much text comes back (default 30000).
+    #[schemars(range(min = 1))]
     pub(super) max_bytes: Option<usize>,
     /// Wait up to this long, until `max_bytes` of new output are there, the task ends, `pattern`
     /// matches or it goes quiet for `idle_ms`.
@@ -115,6 +121,7 @@ pub(super) struct TaskOutputArgs {
     /// A regular expression: wait until a line of new output matches it.
     pub(super) pattern: Option<String>,
     /// Return once the task has written nothing for this long (a server done starting).
+    #[schemars(range(min = 1))]
     pub(super) idle_ms: Option<u64>,
 }
 
@@ -141,7 +148,10 @@ pub(super) struct TaskInputArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 #[schemars(crate = "rmcp::schemars")]
-pub(super) struct NoArgs {}
+pub(super) struct TaskListArgs {
+    /// List every task of the oino server, not only those you started or read.
+    pub(super) all: Option<bool>,
+}
 
 /// What a `task_output` looks for and how long it waits, checked.
 pub(super) struct Waits {
@@ -286,7 +296,7 @@ pub(super) fn tools() -> Vec<Tool> {
             .with_annotations(read_only.clone()),
         tool::<TaskArgs>("task_screen", TASK_SCREEN_DESCRIPTION)
             .with_annotations(read_only.clone()),
-        tool::<NoArgs>("task_list", TASK_LIST_DESCRIPTION).with_annotations(read_only),
+        tool::<TaskListArgs>("task_list", TASK_LIST_DESCRIPTION).with_annotations(read_only),
         tool::<TaskArgs>("task_kill", TASK_KILL_DESCRIPTION),
         tool::<TaskInputArgs>("task_input", TASK_INPUT_DESCRIPTION),
     ]
