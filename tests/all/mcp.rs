@@ -1271,6 +1271,49 @@ async fn tasks_are_named_after_their_description_and_names_stay_unique() {
     }
 }
 
+/// The interface's `d` proposes the name the call's description gave it, and taking the
+/// proposal names the task so, as a detach by the agent's bridge would.
+#[tokio::test]
+async fn a_call_a_person_detaches_with_d_is_named_after_its_description() {
+    let agent = Agent::start("mcp-d-name").await;
+    let waiting = call_in_background(
+        &agent.peer(),
+        "bash",
+        json!({"command": "echo up; sleep 600", "description": "Watch the CSS files"}),
+    );
+    agent.running_call("echo up; sleep 600").await;
+    let mut person = agent
+        .server
+        .oino(&["headless", "--server", "--size", "100x16"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("oino headless");
+    std::io::Write::write_all(
+        &mut person.stdin.take().expect("stdin"),
+        b"wait-for Watch the CSS files\nkey d\nwait-for task name: watch-the-css-files\n\
+          key enter\nwait-for detached `watch-the-css-files` as task t1\n",
+    )
+    .expect("script");
+    let shown = tokio::task::spawn_blocking(move || person.wait_with_output())
+        .await
+        .expect("the headless run")
+        .expect("oino headless");
+    assert!(
+        shown.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&shown.stderr),
+        String::from_utf8_lossy(&shown.stdout)
+    );
+    let result = returned(waiting).await;
+    assert!(
+        texts(&result)[1].contains("(\"watch-the-css-files\")"),
+        "{:?}",
+        texts(&result)
+    );
+}
+
 /// A client that keeps the notifications the bridge sends: log messages and progress.
 #[derive(Clone)]
 struct Listener(tokio::sync::mpsc::UnboundedSender<(&'static str, String)>);
