@@ -302,6 +302,8 @@ trait Tree: Send + Sync {
     fn is_reaped(&self) -> bool;
     fn signal(&self, signal: Signal);
     fn reading_terminal(&self) -> bool;
+    /// The name of the program in the foreground of its terminal, if one can be named.
+    fn foreground_program(&self) -> Option<String>;
     fn alive(&self) -> bool;
     /// The PTY tree, for looking at many trees with one scan of /proc.
     fn on_pty(&self) -> Option<&tree::PtyTree> {
@@ -742,6 +744,13 @@ impl ProcessControl {
     #[must_use]
     pub(crate) fn reading_terminal(&self) -> bool {
         self.inner.tree.reading_terminal()
+    }
+
+    /// The name of the program in the foreground of the call's terminal, the one reading it if
+    /// one does (see [`waiting::foreground_program`]); none once the shell is reaped.
+    #[must_use]
+    pub(crate) fn foreground_program(&self) -> Option<String> {
+        self.inner.tree.foreground_program()
     }
 
     /// For each tree of `trees`, whether any process of it is still alive: one scan of /proc for

@@ -41,7 +41,9 @@ task_input, stop it with task_kill. When it ends, a later result tells you once.
 Each call starts a fresh bash: `cd` and `export` do not carry over to the next call; pass cwd \
 instead. Stdin is a terminal: a command that asks a question (a prompt, a password) returns \
 detached after a second of waiting, with `waiting for input: PROMPT` as its reason; answer with \
-task_input, or ask the person, who can type it in oino. Prefer non-interactive flags.";
+task_input, or ask the person, who can type it in oino. A full-screen program (vim, top) returns \
+its screen's rows, with `PROGRAM (full screen) waits for keys` as its reason. Prefer \
+non-interactive flags.";
 
 const TASK_OUTPUT_DESCRIPTION: &str = "Read a background task's output (clean text; stdout \
 and stderr merged, as a terminal shows them). Without `since`, returns what you have not read \

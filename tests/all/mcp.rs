@@ -1445,6 +1445,34 @@ async fn task_screen_shows_a_repl_as_a_person_sees_it_and_a_full_screen_program(
     assert!(full[1].contains("alternate screen"), "{}", full[1]);
 }
 
+/// A full-screen program that waits for keys detaches named by its program, with its screen's
+/// rows as the text (not the stream that drew them: a line of `~` for each row).
+#[tokio::test]
+async fn a_full_screen_program_detaches_named_by_its_program_with_its_screen_as_the_text() {
+    let agent = Agent::start("mcp-vim").await;
+    let dir = temp_dir("mcp-vim-files");
+    let started = agent
+        .call(
+            "bash",
+            json!({"command": "vim -u NONE -i NONE -N somefile", "cwd": dir}),
+        )
+        .await;
+    assert!(!is_error(&started), "{:?}", texts(&started));
+    let text = &texts(&started)[0];
+    let screen = text
+        .strip_suffix(&format!(
+            "{MARKER_PREFIX}t1: vim (full screen) waits for keys]"
+        ))
+        .unwrap_or_else(|| panic!("no full-screen marker: {text:?}"));
+    let shown = texts(&agent.call("task_screen", json!({"task": "t1"})).await);
+    assert_eq!(screen, shown[0]);
+    assert!(shown[1].contains("alternate screen"), "{}", shown[1]);
+    assert!(screen.starts_with("\n~\n~\n"), "{screen:?}");
+    assert!(screen.contains("\"somefile\""), "{screen:?}");
+    assert!(!screen.contains('\x1b'), "{screen:?}");
+    agent.call("task_kill", json!({"task": "t1"})).await;
+}
+
 /// Reads the task's screen until it shows `text`.
 async fn wait_until_async_screen(agent: &Agent, task: &str, text: &str, screen: &mut Vec<String>) {
     let deadline = std::time::Instant::now() + DEADLINE;
