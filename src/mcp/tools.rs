@@ -42,8 +42,8 @@ Each call starts a fresh bash: `cd` and `export` do not carry over to the next c
 instead. Stdin is a terminal: a command that asks a question (a prompt, a password) returns \
 detached after a second of waiting, with `waiting for input: PROMPT` as its reason; answer with \
 task_input, or ask the person, who can type it in oino. A full-screen program (vim, top) returns \
-its screen's rows, with `PROGRAM (full screen) waits for keys` as its reason. Prefer \
-non-interactive flags.";
+its screen's rows, with `PROGRAM (full screen) waits for keys` as its reason. Pagers are `cat` and \
+editors `true` here (`git commit` without -m aborts). Prefer non-interactive flags.";
 
 const TASK_OUTPUT_DESCRIPTION: &str = "Read a background task's output (clean text; stdout \
 and stderr merged, as a terminal shows them). Without `since`, returns what you have not read \
