@@ -196,7 +196,8 @@ impl Default for CallOptions {
 pub struct DetachedTo {
     /// The task's id (`t3`).
     pub task_id: String,
-    /// Why: the words of a detach, the timeout, or `waiting for input: PROMPT`.
+    /// Why: the words of a detach, the timeout, `waiting for input: PROMPT`, or
+    /// `PROGRAM (full screen) waits for keys`.
     pub reason: String,
 }
 
@@ -362,9 +363,14 @@ impl CallRunner {
     }
 
     /// The text so far (the unfinished line included, and a note when the log could not be
-    /// written) and the log's path when it was cut.
+    /// written) and the log's path when it was cut; while a full-screen program is on, its
+    /// screen's rows instead of its drawing.
     fn text_so_far(&self) -> (String, Option<PathBuf>) {
         let log_error = self.sink.log_error();
+        if let Some(mut screen) = self.sink.full_screen_text() {
+            self.push_log_notes(&mut screen, log_error.as_ref());
+            return (screen, None);
+        }
         let full_output = self.full_output(log_error.as_ref());
         let mut text = self
             .text

@@ -475,9 +475,10 @@ impl Bridge {
             .map_err(|err| Self::failure("reading the screen failed", &err))?
             .view();
         let mut content = Vec::new();
-        let shown = view.shown_lines();
+        // The very text a full-screen call detached with.
+        let shown = view.shown_text();
         if !shown.is_empty() {
-            content.push(ContentBlock::text(shown.join("\n") + "\n"));
+            content.push(ContentBlock::text(shown));
         }
         content.push(ContentBlock::text(format!(
             "[screen of {}: {} · {}]",

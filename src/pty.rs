@@ -127,10 +127,10 @@ impl fmt::Display for TermSize {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Waiter {
-    /// `oino run`, an agent: pagers must not wait for a key nobody presses.
+    /// `oino run`, an agent: pagers and editors must not wait for a key nobody presses.
     #[default]
     Program,
-    /// Someone in the interface: their own pager works there.
+    /// Someone in the interface: their own pager and editor work there.
     Person,
 }
 
@@ -143,6 +143,12 @@ pub(crate) const PAGER_VARIABLES: [&str; 5] = [
     "SYSTEMD_PAGER",
     "GH_PAGER",
 ];
+
+/// Editor variables set to `true` for a program's calls, whatever the caller's environment says
+/// (`GIT_EDITOR` also wins over git's `core.editor`): an editor waits for keys nobody presses,
+/// and `true` leaves the message empty, so that `git commit` without `-m` stops at once with
+/// "Aborting commit due to empty commit message".
+pub(crate) const EDITOR_VARIABLES: [&str; 3] = ["GIT_EDITOR", "EDITOR", "VISUAL"];
 
 /// What to spawn.
 #[derive(Clone, Debug)]
@@ -157,7 +163,8 @@ pub struct SpawnSpec {
     pub env: Vec<(String, String)>,
     /// The PTY's size.
     pub size: TermSize,
-    /// Who reads its output: a program's calls get `cat` as their pager.
+    /// Who reads its output: a program's calls get `cat` as their pager and `true` as their
+    /// editor.
     pub waiter: Waiter,
     /// The tag of whoever spawns it (see [`OWNER_ENV`]), if it has one.
     pub owner: Option<String>,
@@ -302,6 +309,8 @@ trait Tree: Send + Sync {
     fn is_reaped(&self) -> bool;
     fn signal(&self, signal: Signal);
     fn reading_terminal(&self) -> bool;
+    /// The name of the program in the foreground of its terminal, if one can be named.
+    fn foreground_program(&self) -> Option<String>;
     fn alive(&self) -> bool;
     /// The PTY tree, for looking at many trees with one scan of /proc.
     fn on_pty(&self) -> Option<&tree::PtyTree> {
@@ -342,7 +351,7 @@ fn unique_tree_key() -> String {
 /// The environment a call's process gets: the caller's (given none, oino's own; given no `PATH`,
 /// oino's `PATH`), with what the process runs in: oino's terminal, whatever the caller's was (its
 /// type, and a size the terminal itself reports: stale COLUMNS and LINES would override it), `cat`
-/// as the pager of a program's call, and the call's keys.
+/// as the pager and `true` as the editor of a program's call, and the call's keys.
 fn environment(spec: &SpawnSpec, tree_key: &str) -> Vec<(OsString, OsString)> {
     let mut env: Vec<(OsString, OsString)> = if spec.env.is_empty() {
         std::env::vars_os().collect()
@@ -359,6 +368,7 @@ fn environment(spec: &SpawnSpec, tree_key: &str) -> Vec<(OsString, OsString)> {
     ];
     if spec.waiter == Waiter::Program {
         set.extend(PAGER_VARIABLES.map(|pager| (pager, "cat")));
+        set.extend(EDITOR_VARIABLES.map(|editor| (editor, "true")));
     }
     if let Some(owner) = &spec.owner {
         set.push((OWNER_ENV, owner));
@@ -742,6 +752,13 @@ impl ProcessControl {
     #[must_use]
     pub(crate) fn reading_terminal(&self) -> bool {
         self.inner.tree.reading_terminal()
+    }
+
+    /// The name of the program in the foreground of the call's terminal, the one reading it if
+    /// one does (see [`waiting::foreground_program`]); none once the shell is reaped.
+    #[must_use]
+    pub(crate) fn foreground_program(&self) -> Option<String> {
+        self.inner.tree.foreground_program()
     }
 
     /// For each tree of `trees`, whether any process of it is still alive: one scan of /proc for

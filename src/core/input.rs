@@ -122,11 +122,7 @@ impl Core {
         match entry.on_input {
             InputPolicy::Wait => {}
             InputPolicy::Detach => {
-                let reason = if prompt.is_empty() {
-                    "waiting for input".to_owned()
-                } else {
-                    format!("waiting for input: {prompt}")
-                };
+                let reason = input_reason(entry, prompt).await;
                 // Refused only when it ended or was detached meanwhile.
                 let _ = self.detach(&entry.id, None, &reason).await;
             }
@@ -146,4 +142,22 @@ fn prompt_line(entry: &Entry) -> String {
         .or_else(|| view.shown_lines().last())
         .map(|line| line.trim().chars().take(MAX_PROMPT_CHARS).collect())
         .unwrap_or_default()
+}
+
+/// Why a call that waits for input is detached: a full-screen program's cursor row says
+/// nothing (a row of `top`, the first line of a file), so it is named by its program.
+async fn input_reason(entry: &Entry, prompt: &str) -> String {
+    if entry.sink.snapshot(None, 0).alternate_screen {
+        let control = entry.control.clone();
+        let program = tokio::task::spawn_blocking(move || control.foreground_program())
+            .await
+            .ok()
+            .flatten();
+        let program = program.as_deref().unwrap_or("a program");
+        format!("{program} (full screen) waits for keys")
+    } else if prompt.is_empty() {
+        "waiting for input".to_owned()
+    } else {
+        format!("waiting for input: {prompt}")
+    }
 }

@@ -14,7 +14,7 @@ use tokio::time::Instant;
 
 use super::project::{After, Project, ProjectProcess, Restart};
 use super::{CallRequest, Core, CoreConfig, CoreError, EntryState};
-use crate::call::CallOptions;
+use crate::call::{CallOptions, InputPolicy};
 use crate::pty::scripted::{ScriptedProcess, ScriptedSpawner};
 use crate::pty::{ProcessExit, TermSize};
 
@@ -188,6 +188,56 @@ async fn a_process_that_waits_for_input_is_marked_after_a_quiet_second_and_can_b
     .await;
     process.exit(0);
     assert_eq!(handle.result().await.exit, Some(ProcessExit::Code(0)));
+}
+
+/// A full-screen program waiting for keys: its cursor row and its drawing say nothing to an
+/// agent, so the detach names the program and the text is its screen, as `task_screen` shows it.
+#[tokio::test(start_paused = true)]
+async fn a_full_screen_program_is_detached_by_its_name_with_its_screen_as_the_text() {
+    const DRAWING: &[u8] = b"\x1b[?1049h\x1b[H\x1b[2Jfirst line of notes\r\n~\r\n~\x1b[1;1H";
+    const SCREEN: &str = "first line of notes\n~\n~\n";
+    let (core, mut spawned, _dir) = scripted_core("full-screen", CoreConfig::default());
+    let options = CallOptions {
+        on_input: InputPolicy::Detach,
+        ..CallOptions::default()
+    };
+    let handle = core
+        .start(request("/usr/bin/vim notes", options))
+        .expect("start");
+    let process = next_spawn(&mut spawned).await;
+    process.print(DRAWING).await;
+    process.set_reading(true);
+    let result = handle.result().await;
+    let detached = result.detached.expect("detached");
+    assert_eq!(detached.reason, "vim (full screen) waits for keys");
+    assert_eq!(
+        result.text,
+        format!(
+            "{SCREEN}\n\n[Detached to background task {}: vim (full screen) waits for keys]",
+            detached.task_id
+        )
+    );
+
+    // A person's detach of a full-screen call gives its screen too.
+    let handle = core
+        .start(request("top", CallOptions::default()))
+        .expect("start");
+    let id = handle.id.clone();
+    let process = next_spawn(&mut spawned).await;
+    process.print(DRAWING).await;
+    wait_until("the drawing is read", || {
+        core.entry(&id).is_ok_and(|entry| entry.bytes > 0)
+    })
+    .await;
+    let task = core.detach(&id, None, "detached").await.expect("detach");
+    let result = handle.result().await;
+    assert_eq!(
+        result.text,
+        format!(
+            "{SCREEN}\n\n[Detached to background task {}: detached]",
+            task.task_id.expect("a task")
+        )
+    );
 }
 
 #[tokio::test(start_paused = true)]

@@ -779,10 +779,17 @@ impl App {
         if at_once {
             return vec![Effect::Detach { id, name: None }];
         }
-        let text = crate::core::tasks::derive_name(&entry.command);
+        // The name its description gave it (an agent's call asks for that one), else one from
+        // its command.
+        let proposed = (entry.title.as_deref())
+            .and_then(crate::core::tasks::name_from_words)
+            .unwrap_or_else(|| crate::core::tasks::derive_name(&entry.command));
         self.mode = Mode::Prompt(Prompt {
-            purpose: PromptPurpose::DetachName { id },
-            text,
+            purpose: PromptPurpose::DetachName {
+                id,
+                proposed: proposed.clone(),
+            },
+            text: proposed,
         });
         Vec::new()
     }

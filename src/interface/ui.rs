@@ -399,7 +399,10 @@ mod tests {
         assert_eq!(
             app.mode,
             Mode::Prompt(Prompt {
-                purpose: PromptPurpose::DetachName { id: "c1".into() },
+                purpose: PromptPurpose::DetachName {
+                    id: "c1".into(),
+                    proposed: "cargo-build".into(),
+                },
                 text: "cargo-build".into()
             })
         );

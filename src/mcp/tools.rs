@@ -44,7 +44,9 @@ other shell state do not. cwd runs one call elsewhere (relative to the current f
 leaves the current folder as it is. The result ends with a line of notes: `[ran 0.8 s]`, or how \
 it failed and when (`[exit code 1 · 12.4 s]`). Stdin is a terminal: a command that asks a question (a prompt, a password) returns \
 detached after a second of waiting, with `waiting for input: PROMPT` as its reason; answer with \
-task_input, or ask the person, who can type it in oino. Prefer non-interactive flags.";
+task_input, or ask the person, who can type it in oino. A full-screen program (vim, top) returns \
+its screen's rows, with `PROGRAM (full screen) waits for keys` as its reason. Pagers are `cat` and \
+editors `true` here (`git commit` without -m aborts). Prefer non-interactive flags.";
 
 const TASK_OUTPUT_DESCRIPTION: &str = "Read a background task's output (clean text; stdout \
 and stderr merged, as a terminal shows them). Without `since`, returns what you have not read \

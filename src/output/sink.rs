@@ -167,6 +167,14 @@ impl OutputSink {
         screen.snapshot(scroll_offset)
     }
 
+    /// While a full-screen program has the alternate screen on, its rows as text: its output
+    /// is a drawing, and the screen is what it shows.
+    #[must_use]
+    pub(crate) fn full_screen_text(&self) -> Option<String> {
+        let view = self.snapshot(None, 0).view();
+        view.alternate_screen.then(|| view.shown_text())
+    }
+
     /// A read's plan, starting at the checkpoint `start` picks.
     fn plan(&self, start: impl FnOnce(&OutputIndex) -> Checkpoint) -> ReadPlan {
         let recorded = self.recorded();

@@ -52,6 +52,7 @@ impl Spawner for ScriptedSpawner {
             signals_after_release: Mutex::new(Vec::new()),
             ignored: Mutex::new(Vec::new()),
             reading: AtomicBool::new(false),
+            program: program_of(&spec.command),
             released: AtomicBool::new(false),
             size: Mutex::new(spec.size),
         });
@@ -89,6 +90,8 @@ struct Shared {
     /// Signals it survives.
     ignored: Mutex<Vec<Signal>>,
     reading: AtomicBool,
+    /// The program it plays: its command's first word, as `bash -c` would run it.
+    program: String,
     released: AtomicBool,
     size: Mutex<TermSize>,
 }
@@ -276,7 +279,17 @@ impl Tree for ScriptedTree {
         self.0.running() && self.0.reading.load(Ordering::Acquire)
     }
 
+    fn foreground_program(&self) -> Option<String> {
+        self.0.running().then(|| self.0.program.clone())
+    }
+
     fn alive(&self) -> bool {
         !self.is_reaped() && self.0.running()
     }
+}
+
+/// The name a command's first word runs under (`/usr/bin/vim notes` → `vim`).
+fn program_of(command: &str) -> String {
+    let first = command.split_whitespace().next().unwrap_or("bash");
+    first.rsplit('/').next().unwrap_or(first).to_owned()
 }

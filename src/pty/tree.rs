@@ -102,6 +102,13 @@ impl Tree for PtyTree {
         !*reaped && waiting::reading_terminal(pid_as_i32(self.pid))
     }
 
+    fn foreground_program(&self) -> Option<String> {
+        let reaped = self.reaped_guard();
+        (!*reaped)
+            .then(|| waiting::foreground_program(pid_as_i32(self.pid)))
+            .flatten()
+    }
+
     fn alive(&self) -> bool {
         let reaped = self.reaped_guard();
         !*reaped && !self.scan_tree().is_empty()

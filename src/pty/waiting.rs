@@ -32,6 +32,35 @@ pub(crate) fn reading_terminal(leader: i32) -> bool {
         .any(|process| threads(process.pid).any(|thread| reads_terminal(process.pid, thread)))
 }
 
+/// The name of the program in the foreground of `leader`'s terminal (its /proc comm): the one
+/// blocked reading the terminal, the deepest if several are, else the foreground group's
+/// leader. `vim` when `git commit` runs `vim` in git's group, or when `bash -c 'cd x && vim'`
+/// leaves vim in the shell's.
+#[must_use]
+pub(crate) fn foreground_program(leader: i32) -> Option<String> {
+    let shell = proc_scan::stat(leader)?;
+    let foreground = shell.terminal_group;
+    if foreground <= 0 {
+        return None;
+    }
+    let tree = proc_scan::session_tree(shell, MAX_PROCESSES);
+    // The tree lists parents before their children: the last reader is the deepest.
+    let reader = tree
+        .iter()
+        .rev()
+        .filter(|process| process.group == foreground && process.state == 'S')
+        .find(|process| threads(process.pid).any(|thread| reads_terminal(process.pid, thread)));
+    let pid = reader.map_or(foreground, |process| process.pid);
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+    // A process names itself (prctl): nothing of it may steer a terminal the name is shown on.
+    let name: String = comm
+        .trim_end_matches('\n')
+        .chars()
+        .filter(|c| !c.is_control())
+        .collect();
+    (!name.is_empty()).then_some(name)
+}
+
 /// A system call a thread sleeps in, from /proc/PID/task/TID/syscall.
 #[derive(Debug, PartialEq, Eq)]
 struct Blocked {

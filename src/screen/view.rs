@@ -30,6 +30,16 @@ impl ScreenView {
         &self.lines[..used]
     }
 
+    /// The shown rows as text, each ending in a newline; empty when nothing is shown.
+    #[must_use]
+    pub fn shown_text(&self) -> String {
+        let shown = self.shown_lines();
+        if shown.is_empty() {
+            return String::new();
+        }
+        shown.join("\n") + "\n"
+    }
+
     /// One line in brackets saying the size, the cursor and the screen in use.
     #[must_use]
     pub(crate) fn summary(&self) -> String {
@@ -152,6 +162,8 @@ mod tests {
     fn a_view_trims_rows_and_says_where_the_cursor_is() {
         let view = screen(b"$ python3\r\n>>> 1+1   \r\n2\r\n>>> ").view();
         assert_eq!(view.shown_lines(), ["$ python3", ">>> 1+1", "2", ">>>"]);
+        assert_eq!(view.shown_text(), "$ python3\n>>> 1+1\n2\n>>>\n");
+        assert_eq!(screen(b"").view().shown_text(), "");
         assert_eq!(
             view.summary(),
             "20x5 · cursor at row 4, column 5 · the last 1 rows blank"

@@ -133,3 +133,43 @@ async fn a_programs_call_that_asks_is_detached_with_its_prompt_or_killed() {
     ));
     core.shutdown().await;
 }
+
+/// A full-screen program is named by the process reading the terminal, not by its group's
+/// leader: vim that a shell forks stays in the shell's group, led by bash.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_screen_program_is_detached_by_the_name_of_the_one_reading_keys() {
+    let core = test_core("input-full-screen");
+    let dir = temp_dir("input-full-screen-files");
+    for command in [
+        format!("vim -u NONE -i NONE -N -n {}/alone", dir.display()),
+        // Not the shell's last command: bash forks it rather than run it in its own place.
+        format!(
+            "cd {} && vim -u NONE -i NONE -N -n in-a-list; echo closed",
+            dir.display()
+        ),
+    ] {
+        let id = unique_id("vim");
+        let handle = core
+            .start(program_call(&id, &command, InputPolicy::Detach))
+            .expect("start");
+        let result = handle.result().await;
+        let detached = result.detached.expect("detached");
+        assert_eq!(
+            detached.reason, "vim (full screen) waits for keys",
+            "{command}"
+        );
+        let screen = core.snapshot(&id, None, 0).expect("screen").view();
+        assert!(screen.alternate_screen, "{command}");
+        let marker = format!(
+            "\n\n[Detached to background task {}: {}]",
+            detached.task_id, detached.reason
+        );
+        assert_eq!(
+            result.text.strip_suffix(&marker),
+            Some(&*screen.shown_text()),
+            "{command}"
+        );
+        core.kill(&id).await.expect("kill");
+    }
+    core.shutdown().await;
+}

@@ -1304,6 +1304,49 @@ async fn tasks_are_named_after_their_description_and_names_stay_unique() {
     }
 }
 
+/// The interface's `d` proposes the name the call's description gave it, and taking the
+/// proposal names the task so, as a detach by the agent's bridge would.
+#[tokio::test]
+async fn a_call_a_person_detaches_with_d_is_named_after_its_description() {
+    let agent = Agent::start("mcp-d-name").await;
+    let waiting = call_in_background(
+        &agent.peer(),
+        "bash",
+        json!({"command": "echo up; sleep 600", "description": "Watch the CSS files"}),
+    );
+    agent.running_call("echo up; sleep 600").await;
+    let mut person = agent
+        .server
+        .oino(&["headless", "--server", "--size", "100x16"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("oino headless");
+    std::io::Write::write_all(
+        &mut person.stdin.take().expect("stdin"),
+        b"wait-for Watch the CSS files\nkey d\nwait-for task name: watch-the-css-files\n\
+          key enter\nwait-for detached `watch-the-css-files` as task t1\n",
+    )
+    .expect("script");
+    let shown = tokio::task::spawn_blocking(move || person.wait_with_output())
+        .await
+        .expect("the headless run")
+        .expect("oino headless");
+    assert!(
+        shown.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&shown.stderr),
+        String::from_utf8_lossy(&shown.stdout)
+    );
+    let result = returned(waiting).await;
+    assert!(
+        texts(&result)[1].contains("(\"watch-the-css-files\")"),
+        "{:?}",
+        texts(&result)
+    );
+}
+
 /// A client that keeps the notifications the bridge sends: log messages and progress.
 #[derive(Clone)]
 struct Listener(tokio::sync::mpsc::UnboundedSender<(&'static str, String)>);
@@ -1433,6 +1476,34 @@ async fn task_screen_shows_a_repl_as_a_person_sees_it_and_a_full_screen_program(
     wait_until_async_screen(&agent, "t2", "FULL SCREEN", &mut full).await;
     assert_eq!(full[0], "\n\n\n\n         FULL SCREEN\n");
     assert!(full[1].contains("alternate screen"), "{}", full[1]);
+}
+
+/// A full-screen program that waits for keys detaches named by its program, with its screen's
+/// rows as the text (not the stream that drew them: a line of `~` for each row).
+#[tokio::test]
+async fn a_full_screen_program_detaches_named_by_its_program_with_its_screen_as_the_text() {
+    let agent = Agent::start("mcp-vim").await;
+    let dir = temp_dir("mcp-vim-files");
+    let started = agent
+        .call(
+            "bash",
+            json!({"command": "vim -u NONE -i NONE -N somefile", "cwd": dir}),
+        )
+        .await;
+    assert!(!is_error(&started), "{:?}", texts(&started));
+    let text = &texts(&started)[0];
+    let screen = text
+        .strip_suffix(&format!(
+            "{MARKER_PREFIX}t1: vim (full screen) waits for keys]"
+        ))
+        .unwrap_or_else(|| panic!("no full-screen marker: {text:?}"));
+    let shown = texts(&agent.call("task_screen", json!({"task": "t1"})).await);
+    assert_eq!(screen, shown[0]);
+    assert!(shown[1].contains("alternate screen"), "{}", shown[1]);
+    assert!(screen.starts_with("\n~\n~\n"), "{screen:?}");
+    assert!(screen.contains("\"somefile\""), "{screen:?}");
+    assert!(!screen.contains('\x1b'), "{screen:?}");
+    agent.call("task_kill", json!({"task": "t1"})).await;
 }
 
 /// Reads the task's screen until it shows `text`.

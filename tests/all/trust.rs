@@ -114,6 +114,49 @@ fn a_programs_call_gets_oinos_terminal_and_no_pager_and_a_persons_keeps_its_page
     assert!(shown.status.success(), "{}", stderr(&shown));
 }
 
+/// A caller's editor never reaches a program's call either: `true` leaves a message empty, so
+/// that `git commit` without `-m` stops at once instead of waiting in vi for keys nobody
+/// presses. A person's call in the interface keeps their editor.
+#[test]
+fn a_programs_call_gets_true_as_its_editor_and_a_persons_keeps_its_editor() {
+    let server = ServerGuard::new("editors");
+    let callers_env = [("GIT_EDITOR", "vim"), ("EDITOR", "vim"), ("VISUAL", "vim")];
+    let repo = temp_dir("editors-repo");
+    let commit = format!(
+        "echo \"$GIT_EDITOR $EDITOR $VISUAL\"; cd {} && git init -q && echo a > a && git add a && \
+         git -c user.name=oino -c user.email=oino@example.com commit",
+        repo.display()
+    );
+    let output = server
+        // An editor that opened would wait for keys: killed then, not waited for.
+        .oino(&["run", "--on-input", "kill", "--", &commit])
+        .envs(callers_env)
+        .output()
+        .expect("oino run");
+    let printed = text(&output);
+    assert!(printed.starts_with("true true true\n"), "{printed:?}");
+    assert!(
+        printed.contains("Aborting commit due to empty commit message"),
+        "{printed:?} {}",
+        stderr(&output)
+    );
+    assert_eq!(output.status.code(), Some(1), "{printed:?}");
+    let mut person = server
+        .oino(&["headless", "--size", "100x12"])
+        .envs(callers_env)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("oino headless");
+    std::io::Write::write_all(
+        &mut person.stdin.take().expect("stdin"),
+        b"key n\ntype echo \"$GIT_EDITOR:$EDITOR:$VISUAL\"\nkey enter\nwait-for vim:vim:vim\n",
+    )
+    .expect("script");
+    let shown = person.wait_with_output().expect("oino headless");
+    assert!(shown.status.success(), "{}", stderr(&shown));
+}
+
 /// With the log folder on a full disk, no output is lost: it is read from memory, and every
 /// place the user looks says that the log could not be written.
 #[test]

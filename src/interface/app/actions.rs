@@ -69,7 +69,7 @@ actions! {
     Detach "detach" ["d"] "d" Some("detach"),
         "detach the selected call into a named background task", detach;
     DetachNow "detach-now" ["ctrl-b"] "Ctrl-B" None,
-        "detach at once, with a name made from the command", detach_now;
+        "detach at once, named after its description or command", detach_now;
     NewCall "new" ["n"] "n" Some("new"),
         "start a new call", new_call;
     Restart "restart" ["r"] "r" None,

@@ -18,6 +18,9 @@ pub enum PromptPurpose {
     /// The name of the task the call `id` becomes.
     DetachName {
         id: String,
+        /// The name proposed: taken as it is, the core names the task (as the call asked at
+        /// its start, else after its command, made unique).
+        proposed: String,
     },
     NewCommand,
     Search,
@@ -62,9 +65,9 @@ impl App {
     fn submit(&mut self, prompt: Prompt) -> Vec<Effect> {
         let text = prompt.text.trim().to_owned();
         match prompt.purpose {
-            PromptPurpose::DetachName { id } => vec![Effect::Detach {
+            PromptPurpose::DetachName { id, proposed } => vec![Effect::Detach {
                 id,
-                name: (!text.is_empty()).then_some(text),
+                name: (!text.is_empty() && text != proposed).then_some(text),
             }],
             PromptPurpose::NewCommand if text.is_empty() => Vec::new(),
             PromptPurpose::NewCommand => match self.pane_size() {

@@ -264,3 +264,33 @@ fn every_action_has_a_key_and_the_layout_fits() {
     );
     assert_eq!(zoomed.pane_size(), TermSize::new(120, 38));
 }
+
+#[test]
+fn the_detach_prompt_proposes_the_described_name_and_taking_it_lets_the_core_name_the_task() {
+    let mut app = test_app();
+    app.entries[0].title = Some("Watch the CSS files".into());
+    app.act(Action::Detach);
+    let Mode::Prompt(prompt) = &app.mode else {
+        panic!("no prompt: {:?}", app.mode);
+    };
+    assert_eq!(prompt.text, "watch-the-css-files");
+    let enter = || Input::Key(key(KeyCode::Enter, KeyModifiers::NONE));
+    // Taken as proposed, the core names it: as the call asked at its start, made unique.
+    assert_eq!(
+        app.handle_input(enter()),
+        vec![Effect::Detach {
+            id: "c1".into(),
+            name: None
+        }]
+    );
+    app.act(Action::Detach);
+    app.handle_input(Input::Key(key(KeyCode::Char('u'), KeyModifiers::CONTROL)));
+    app.handle_input(Input::Paste("web".into()));
+    assert_eq!(
+        app.handle_input(enter()),
+        vec![Effect::Detach {
+            id: "c1".into(),
+            name: Some("web".into())
+        }]
+    );
+}

@@ -500,7 +500,8 @@ impl Travel for ProcessExit {
 pub struct DetachedTo {
     /// The task's id (`t3`).
     pub task_id: String,
-    /// Why: the words of `detach`, the timeout, or `waiting for input: PROMPT`.
+    /// Why: the words of `detach`, the timeout, `waiting for input: PROMPT`, or
+    /// `PROGRAM (full screen) waits for keys`.
     pub reason: String,
 }
 
