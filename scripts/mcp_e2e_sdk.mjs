@@ -104,7 +104,8 @@ async function session(client) {
   step("initialize and list the tools");
 
   const quick = await call("bash", { command: "echo hello" });
-  check(!quick.isError && show(texts(quick)) === show(["hello\n"]), quick);
+  check(!quick.isError && texts(quick)[0] === "hello\n", quick);
+  check(/^\[ran \d+\.\d s\]\n$/.test(texts(quick)[1]), quick);
   const failed = await call("bash", { command: "exit 3" });
   check(failed.isError === true, failed);
   step("bash returns text, and isError for a non-zero exit");
@@ -240,6 +241,8 @@ async function session(client) {
   check(!texts(after).some((text) => text.startsWith("[task ")), after);
   step("a task's end is told once, in the next result");
 
+  await exactness(call);
+
   // Progress: live lines, and a client timeout reset by them keeps a call longer than itself.
   const progress = [];
   const long = await client.callTool(
@@ -247,9 +250,70 @@ async function session(client) {
     undefined,
     { onprogress: (report) => progress.push(report.message), timeout: 1500, resetTimeoutOnProgress: true },
   );
-  check(show(texts(long)) === show(["step 1\nstep 2\nstep 3\n"]), long);
+  check(texts(long)[0] === "step 1\nstep 2\nstep 3\n", long);
   check(progress.length >= 1 && progress.every((line) => /^\d+ s: /.test(line)), progress);
   step(`progress reports (${progress.length}) keep a 2.4 s call past a 1.5 s client timeout`);
+}
+
+/** The state line of a task_output answer: `[task tN …: STATE · RAN · … next since=N]`. */
+function stateOf(result) {
+  const notes = texts(result).find((text) => text.includes("next since="));
+  check(notes?.endsWith("]\n"), `a notes block ends with a newline: ${show(notes)}`);
+  const found = notes.match(/^\[task (t\d+)[^\n]*?: (.*) · [\d.]+ s(?: · .*)? · next since=(\d+)\]$/m);
+  check(found, `no state line: ${show(notes)}`);
+  return { task: found[1], state: found[2], notes };
+}
+
+/** Items 1 to 4 of the agent's shell, exact: background starts, capped results, prompts, folders. */
+async function exactness(call) {
+  for (let round = 0; round < 5; round += 1) {
+    const started = await call("bash", { command: "echo fast; exit 3", run_in_background: true });
+    const marker = texts(started)[0].match(/^\n\n\[Detached to background task (t\d+): started in the background\]$/);
+    check(!started.isError && marker, `not the marker alone: ${show(texts(started))}`);
+    const read = await call("task_output", { task: marker[1], wait_ms: 10_000 });
+    check(texts(read)[0] === "fast\n" && stateOf(read).state === "exited with code 3", read);
+  }
+  step("run_in_background: the result is the marker alone, every output line the task's");
+
+  const capped = await call("bash", {
+    command: "seq 1 50000; echo flood-done; sleep 600",
+    detach_on: "^flood-done$",
+  });
+  const text = texts(capped)[0];
+  const cap = text.split("\n").find((line) => line.startsWith("[... "));
+  check(cap?.includes("the task's output is read on from them"), cap);
+  const head = text.split("\n[... ")[0].split("\n");
+  const task = text.match(/background task (t\d+)/)[1];
+  const first = await call("task_output", { task });
+  const firstLine = texts(first)[0].split("\n")[0];
+  check(Number(firstLine) === Number(head[head.length - 1]) + 1, `read on from ${firstLine}`);
+  await call("task_kill", { task });
+  step(`the first task_output after a capped result starts at the omitted line ${firstLine}`);
+
+  const asking = await call("bash", {
+    command: 'sleep 0.3; read -p "Proceed? [Y/n] " a; echo "got $a"',
+    run_in_background: true,
+  });
+  const asker = texts(asking)[0].match(DETACHED)[1];
+  const began = Date.now();
+  const waited = await call("task_output", { task: asker, wait_ms: 8000 });
+  const waitedMs = Date.now() - began;
+  check(stateOf(waited).state === 'running, waiting for input: "Proceed? [Y/n]"', waited);
+  check(waitedMs < 6000, `the wait took ${waitedMs} ms`);
+  await call("task_kill", { task: asker });
+  step(`a task_output wait ends at a prompt after ${waitedMs} ms`);
+
+  const folder = mkdtempSync(join(tmpdir(), "oino-e2e-cwd-"));
+  try {
+    const moved = await call("bash", { command: `cd '${folder}'` });
+    check(texts(moved).at(-1).endsWith(`[cwd: ${folder}]\n`), moved);
+    const here = await call("bash", { command: "pwd" });
+    check(texts(here)[0] === `${folder}\n`, here);
+    await call("bash", { command: "cd /" });
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+  step("a cd carries over to the next call, and the result says where");
 }
 
 main().catch((error) => {

@@ -446,9 +446,11 @@ impl Bridge {
             ))
             .await;
         }
-        Ok(CallToolResult::success(
-            reader.render(&entry, &outcome, wait),
-        ))
+        Ok(CallToolResult::success(reader.render(
+            &entry,
+            (&outcome, wait),
+            crate::time::now_ms(),
+        )))
     }
 
     /// Where this bridge's reads of the entry `id` stopped.
@@ -706,7 +708,7 @@ fn task_line(entry: &EntryInfo) -> String {
         entry.task_id.as_deref().unwrap_or(&entry.id),
         entry.name.as_deref().unwrap_or_default(),
         state,
-        notices::run_time(reader::ran(entry)),
+        notices::run_time(reader::ran(entry, crate::time::now_ms())),
         entry.cwd.display(),
         entry.pid,
         crate::output::byte_size(entry.bytes.saturating_sub(entry.detach_offset)),

@@ -106,6 +106,9 @@ impl OutputReader {
             return Some(match outcome {
                 Waited::Matched(line) => format!("[matched /{pattern}/: {:?}]", line.trim_end()),
                 _ if ended => format!("[the task ended with no line matching /{pattern}/]"),
+                Waited::Prompt(_) => {
+                    format!("[no line matched /{pattern}/; the task waits for input]")
+                }
                 Waited::Idle(idle) => format!(
                     "[no line matched /{pattern}/; quiet for {} ms]",
                     idle.as_millis()
@@ -131,8 +134,8 @@ impl OutputReader {
     pub(super) fn render(
         &self,
         entry: &EntryInfo,
-        outcome: &Waited,
-        wait: Duration,
+        (outcome, wait): (&Waited, Duration),
+        now_ms: u64,
     ) -> Vec<ContentBlock> {
         let mut notes = Vec::new();
         let kept_from = self
@@ -193,7 +196,7 @@ impl OutputReader {
         notes.push(format!(
             "[{}: {state} · {}{more} · next since={}]",
             task_label(entry),
-            super::notices::run_time(ran(entry)),
+            super::notices::run_time(ran(entry, now_ms)),
             self.next_offset
         ));
         let mut content = Vec::new();
@@ -216,9 +219,9 @@ pub(super) fn readable_from(entry: &EntryInfo, offset: u64) -> u64 {
     }
 }
 
-/// How long the entry has run (until it ended).
-pub(super) fn ran(entry: &EntryInfo) -> Duration {
-    let end = entry.ended_ms.unwrap_or_else(crate::time::now_ms);
+/// How long the entry has run (until it ended, else until `now_ms`).
+pub(super) fn ran(entry: &EntryInfo, now_ms: u64) -> Duration {
+    let end = entry.ended_ms.unwrap_or(now_ms);
     Duration::from_millis(end.saturating_sub(entry.started_ms))
 }
 
@@ -250,7 +253,7 @@ pub(super) async fn read_until(
             let quiet = !reader.moved() || now >= last_output + PROMPT_AFTER_OUTPUT;
             if let Some(prompt) = follower.source().prompt().await? {
                 if quiet {
-                    return Ok(Waited::Prompt(prompt));
+                    return Ok(reader.at_the_end(Waited::Prompt(prompt)));
                 }
             }
         }

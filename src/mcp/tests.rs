@@ -41,7 +41,7 @@ fn entry(bytes: u64, state: EntryState) -> EntryInfo {
 
 fn rendered(reader: &OutputReader, entry: &EntryInfo, outcome: &Waited) -> Vec<String> {
     reader
-        .render(entry, outcome, Duration::from_millis(500))
+        .render(entry, (outcome, Duration::from_millis(500)), 12_400)
         .iter()
         .filter_map(|block| block.as_text().map(|text| text.text.clone()))
         .collect()
@@ -66,7 +66,7 @@ fn a_line_split_across_slices_is_matched_whole() {
         [
             "compiling\nlistening on :3000\nready\n",
             "[matched /^listening on :3000$/: \"listening on :3000\"]\n\
-                 [task t1 (\"web\"): running · next since=45]"
+                 [task t1 (\"web\"): running · 12.4 s · next since=45]\n"
         ]
     );
 }
@@ -91,7 +91,9 @@ fn a_long_wait_keeps_the_newest_output_and_says_what_it_skipped() {
         "{}",
         blocks[1]
     );
-    assert!(blocks[1].ends_with("[task t1 (\"web\"): exited with code 0 · next since=165]"));
+    assert!(
+        blocks[1].ends_with("[task t1 (\"web\"): exited with code 0 · 12.4 s · next since=165]\n")
+    );
 }
 
 #[test]
@@ -136,7 +138,7 @@ fn no_output_says_so_and_what_remains_is_counted() {
     let running = entry(7, EntryState::Running);
     assert_eq!(
         rendered(&reader, &running, &Waited::TimedOut),
-        ["[no new output within 500 ms]\n[task t1 (\"web\"): running · next since=7]"]
+        ["[no new output within 500 ms]\n[task t1 (\"web\"): running · 12.4 s · next since=7]\n"]
     );
     let mut reader = OutputReader::new(0, 100, None);
     reader.push(slice(0, "first part\n"));
@@ -145,8 +147,8 @@ fn no_output_says_so_and_what_remains_is_counted() {
         rendered(&reader, &killed, &Waited::Full),
         [
             "first part\n",
-            "[task t1 (\"web\"): killed by signal 15 (SIGTERM) · 4.0 KiB more to read (call \
-                 again for the next part, or since=3996 for the newest) · next since=11]"
+            "[task t1 (\"web\"): killed by signal 15 (SIGTERM) · 12.4 s · 4.0 KiB more to read \
+                 (call again for the next part, or since=3996 for the newest) · next since=11]\n"
         ]
     );
 }

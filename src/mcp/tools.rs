@@ -52,11 +52,12 @@ const TASK_OUTPUT_DESCRIPTION: &str = "Read a background task's output (clean te
 and stderr merged, as a terminal shows them). Without `since`, returns what you have not read \
 yet: on from where your last task_output of this task stopped (the first time, from where the \
 task began, after its detach line). At most max_bytes (default 30000, at most 1048576) come \
-back; the closing line in brackets gives the task's state (running, or its exit code), how much \
-more there is to read, and `next since=N` (pass since to read from an offset again).\n\n\
+back, in pages that end at a line's end; the closing line in brackets gives the task's state \
+(running, waiting for input at a prompt, or its exit code), how long it has run, how much more \
+there is to read, and `next since=N` (pass since to read from an offset again).\n\n\
 wait_ms (at most 600000) waits until max_bytes of new output are there, the task ends, a line \
-matches `pattern` (a regular expression), the task has been quiet for idle_ms, or the time is \
-up, and says which. To wait for a server: pattern \"listening|ready\", or idle_ms 1000 (alone, \
+matches `pattern` (a regular expression), the task has been quiet for idle_ms, it waits for \
+input (then answer it with task_input), or the time is up, and says which. To wait for a server: pattern \"listening|ready\", or idle_ms 1000 (alone, \
 it waits up to 50000). The newest 1000 ended tasks stay readable while the oino server \
 runs.";
 

@@ -121,6 +121,7 @@ async fn read_lines(
 
 const PARSE_ERROR: i32 = -32700;
 const INVALID_REQUEST: i32 = -32600;
+const INVALID_PARAMS: i32 = -32602;
 
 /// What one line is.
 enum Read {
@@ -138,6 +139,9 @@ fn read_message(line: &[u8]) -> Read {
     let line = line.strip_prefix("\u{feff}".as_bytes()).unwrap_or(line);
     if line.iter().all(u8::is_ascii_whitespace) {
         return Read::Nothing;
+    }
+    if let Some(answer) = tool_call_without_a_name(line) {
+        return Read::Answer(answer);
     }
     let err = match serde_json::from_slice(line) {
         Ok(message) => return Read::Message(Box::new(message)),
@@ -162,6 +166,35 @@ fn read_message(line: &[u8]) -> Read {
         id,
         INVALID_REQUEST,
         &format!("Invalid Request: {err}"),
+    ))
+}
+
+/// The answer to a `tools/call` request that names no tool (no `params`, or no `params.name`):
+/// invalid params, saying what is missing, where the protocol's own reading would call the
+/// method unknown.
+fn tool_call_without_a_name(line: &[u8]) -> Option<Vec<u8>> {
+    const TOOLS_CALL: &[u8] = b"\"tools/call\"";
+    if !line
+        .windows(TOOLS_CALL.len())
+        .any(|window| window == TOOLS_CALL)
+    {
+        return None;
+    }
+    let value: Value = serde_json::from_slice(line).ok()?;
+    if value.get("method")? != "tools/call" {
+        return None;
+    }
+    let id = value
+        .get("id")
+        .filter(|id| id.is_string() || id.is_number())?;
+    if value.pointer("/params/name").is_some_and(Value::is_string) {
+        return None;
+    }
+    Some(error_line(
+        id,
+        INVALID_PARAMS,
+        "Invalid params: `params.name` is missing: tools/call takes {\"name\": TOOL, \
+         \"arguments\": {...}} (tools/list names the tools)",
     ))
 }
 
@@ -197,7 +230,16 @@ mod tests {
         assert_eq!(shapeless["error"]["code"], INVALID_REQUEST);
         let bad_params = answer(r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":7}"#);
         assert_eq!(bad_params["id"], 4);
-        assert_eq!(bad_params["error"]["code"], INVALID_REQUEST);
+        assert_eq!(bad_params["error"]["code"], INVALID_PARAMS);
+        let nameless = answer(r#"{"jsonrpc":"2.0","id":5,"method":"tools/call"}"#);
+        assert_eq!(nameless["id"], 5);
+        assert_eq!(nameless["error"]["code"], INVALID_PARAMS);
+        let message = nameless["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("`params.name` is missing"), "{message}");
+        let nameless = answer(r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{}}"#);
+        assert_eq!(nameless["error"]["code"], INVALID_PARAMS);
+        let named = r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"bash"}}"#;
+        assert!(matches!(read_message(named.as_bytes()), Read::Message(_)));
         let bad_id = answer(r#"{"jsonrpc":"2.0","id":{"a":1},"method":"tools/list"}"#);
         assert_eq!(bad_id["id"], Value::Null);
         assert_eq!(bad_id["error"]["code"], INVALID_REQUEST);

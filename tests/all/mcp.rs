@@ -196,7 +196,15 @@ fn next_since(notes: &str) -> u64 {
     let (_, after) = notes
         .rsplit_once("next since=")
         .unwrap_or_else(|| panic!("no next offset in {notes:?}"));
-    after.trim_end_matches(']').parse().expect("an offset")
+    assert!(
+        notes.ends_with("]\n"),
+        "a notes block ends with a newline: {notes:?}"
+    );
+    after
+        .trim_end()
+        .trim_end_matches(']')
+        .parse()
+        .expect("an offset")
 }
 
 #[tokio::test]
@@ -604,7 +612,7 @@ async fn bad_arguments_to_every_tool_give_tool_errors_that_say_what_to_do() {
             "`timeout_ms` is at most 86400000",
         ),
         ("task_screen", json!({"task": "nope"}), "no task `nope`"),
-        ("task_list", json!({"all": true}), "unknown field `all`"),
+        ("task_list", json!({"every": true}), "unknown field `every`"),
         ("task_kill", json!({"task": "nope"}), "no task `nope`"),
         ("task_kill", json!({"name": "x"}), "unknown field `name`"),
         (
@@ -1001,7 +1009,8 @@ async fn a_wait_returns_with_max_bytes_of_output_at_the_end_or_once_quiet() {
         )
         .await;
     let (text, notes) = output_and_notes(&full);
-    assert_eq!(text.len(), 100, "{text:?} {notes}");
+    // Twelve whole lines of 8 bytes: the page ends at a line's end.
+    assert_eq!(text.len(), 96, "{text:?} {notes}");
     assert!(text.starts_with("line-10\nline-11\n"), "{text:?}");
 
     // A wait ends with the task, long before its time is up.
@@ -1498,7 +1507,8 @@ async fn a_full_screen_program_detaches_named_by_its_program_with_its_screen_as_
         ))
         .unwrap_or_else(|| panic!("no full-screen marker: {text:?}"));
     let shown = texts(&agent.call("task_screen", json!({"task": "t1"})).await);
-    assert_eq!(screen, shown[0]);
+    // The screen's last newline is the first of the marker's two.
+    assert_eq!(format!("{screen}\n"), shown[0]);
     assert!(shown[1].contains("alternate screen"), "{}", shown[1]);
     assert!(screen.starts_with("\n~\n~\n"), "{screen:?}");
     assert!(screen.contains("\"somefile\""), "{screen:?}");
@@ -1850,4 +1860,41 @@ async fn the_shells_folder_carries_over_to_the_next_call_and_nothing_else_does()
         blocks[1].contains(&format!("[cwd: {repo} ({repo}/gone no longer exists)]")),
         "{blocks:?}"
     );
+}
+
+#[tokio::test]
+async fn a_wait_on_a_task_ends_when_it_waits_for_input() {
+    let agent = Agent::start("mcp-wait-prompt").await;
+    agent
+        .call(
+            "bash",
+            json!({"command": "sleep 0.3; read -p 'Continue? [Y/n] ' a; echo \"got $a\"",
+                   "run_in_background": true}),
+        )
+        .await;
+    let began = std::time::Instant::now();
+    let waited = agent
+        .call("task_output", json!({"task": "t1", "wait_ms": 60_000}))
+        .await;
+    let (text, notes) = output_and_notes(&waited);
+    assert_eq!(text, "Continue? [Y/n] ");
+    assert!(
+        notes.contains(
+            "[task t1 (\"sleep-0.3\"): running, waiting for input: \"Continue? [Y/n]\" · "
+        ),
+        "{notes}"
+    );
+    assert!(began.elapsed() < DEADLINE, "the wait ran its time out");
+    // Answered, it goes on; a wait that began at the answer is not ended by the old prompt.
+    agent
+        .call("task_input", json!({"task": "t1", "text": "y"}))
+        .await;
+    let answer = agent
+        .call(
+            "task_output",
+            json!({"task": "t1", "wait_ms": 30_000, "pattern": "^got y$"}),
+        )
+        .await;
+    let (_, notes) = output_and_notes(&answer);
+    assert!(notes.contains("[matched /^got y$/: \"got y\"]"), "{notes}");
 }
