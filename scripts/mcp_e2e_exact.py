@@ -168,8 +168,8 @@ async def each_item(agent, work):
 
     # 9. The small promises.
     tools = {tool.name: tool for tool in (await agent.session.list_tools()).tools}
-    check(tools["bash"].inputSchema["properties"]["timeout_ms"]["minimum"] == 1, tools["bash"])
-    check(tools["task_output"].inputSchema["properties"]["max_bytes"]["minimum"] == 1,
+    check(tools["bash"].input_schema["properties"]["timeout_ms"]["minimum"] == 1, tools["bash"])
+    check(tools["task_output"].input_schema["properties"]["max_bytes"]["minimum"] == 1,
           tools["task_output"])
     late = await call("bash", {"command": "echo first; sleep 600", "detach_after_ms": 300})
     check(re.fullmatch(r"first\n\n\[Detached to background task t\d+: still running after 0\.3 s\]",
