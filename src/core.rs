@@ -177,24 +177,18 @@ impl Core {
         if request.command.len() > MAX_COMMAND_BYTES {
             return Err(CoreError::CommandTooLong(request.command.len()));
         }
-        let cwd = match request.cwd {
+        let cwd = match request.cwd.take() {
             Some(cwd) => cwd,
             None => std::env::current_dir().map_err(|err| {
                 CoreError::Pty(PtyError::Spawn(format!("no working directory: {err}")))
             })?,
         };
 
-        let (id, registration) = self.claim(request.id, request.task_name.as_deref())?;
+        let (id, registration) = self.claim(request.id.take(), request.task_name.as_deref())?;
         let size = request.size.unwrap_or(self.inner.config.default_size);
-        // In the private log folder: nobody else can plant anything where the shell writes.
-        request.options.folder_file =
-            (request.report_folder && !request.background).then(|| self.folder_file(&id));
         let spec = SpawnSpec {
             call_id: id.clone(),
-            command: match &request.options.folder_file {
-                Some(file) => crate::call::reporting_folder(&request.command, file),
-                None => request.command.clone(),
-            },
+            command: self.command_to_spawn(&mut request, &id),
             cwd: cwd.clone(),
             env: request.env.clone(),
             size,
@@ -230,24 +224,9 @@ impl Core {
             successor: watch::Sender::new(Succession::Pending),
         });
         if request.background {
-            // A task from its first byte: named and marked before anyone can see it.
+            // A task from its first byte: nobody waits for it as a call.
             drop(registration);
-            let (task_id, name) = self.allocate_task(&entry, request.task_name.as_deref());
-            let reason = "started in the background";
-            self.lock().entries.push(Arc::clone(&entry));
-            self.emit(CoreEvent::Started { id: id.clone() });
-            self.adopt(&entry, &task_id, &name, process);
-            tokio::spawn(self.clone().watch_for_input(Arc::clone(&entry)));
-            let (result_tx, result) = oneshot::channel();
-            let _ = result_tx.send(CallResult {
-                text: detach_marker(&task_id, reason),
-                detached: Some(DetachedTo {
-                    task_id,
-                    reason: reason.to_owned(),
-                }),
-                ..CallResult::default()
-            });
-            return Ok(CallHandle { id, result });
+            return Ok(self.start_as_task(&entry, request.task_name.as_deref(), process));
         }
         self.lock().entries.push(Arc::clone(&entry));
         self.emit(CoreEvent::Started { id: id.clone() });
@@ -400,22 +379,6 @@ impl Core {
                 }
             }
         }
-    }
-
-    /// A task id and name for `entry`: the name asked for, unless another task took it
-    /// meanwhile, else one derived from its command.
-    fn allocate_task(&self, entry: &Entry, task_name: Option<&str>) -> (String, String) {
-        let state = &mut *self.lock();
-        let entries = &state.entries;
-        let call_id = |name: &str| entries.iter().any(|entry| entry.id == name);
-        task_name
-            .and_then(|name| {
-                state
-                    .tasks
-                    .allocate(Some(name), &entry.command, &entry.id, call_id)
-                    .ok()
-            })
-            .unwrap_or_else(|| state.tasks.allocate_derived(&entry.command, call_id))
     }
 
     /// Where the shell of call `id` writes its folder as it ends, when its result says it.

@@ -8,6 +8,7 @@
 
 mod notices;
 mod reader;
+mod results;
 mod tools;
 mod transport;
 
@@ -21,16 +22,17 @@ use std::time::Duration;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     JsonObject, ListToolsResult, LoggingLevel, LoggingMessageNotificationParam,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, RequestId,
-    ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    PaginatedRequestParams, ProgressToken, RequestId, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 
-use crate::call::{CallOptions, CallResult, InputPolicy};
+use crate::call::{CallOptions, InputPolicy};
 use crate::core::{CallRequest, CoreEvent, EntryInfo, EntryKind, ErrorCode};
 use crate::link::{DetachWhen, Link, LinkError, LinkEvent, RunResult};
 use reader::{OutputReader, task_label};
+use results::{bash_result, ended_note, report_progress, task_line};
 use tools::{
     BashArgs, INSTRUCTIONS, TaskArgs, TaskInputArgs, TaskListArgs, TaskOutputArgs, Waits,
     arguments, tools,
@@ -516,11 +518,11 @@ impl Bridge {
         let mut text = String::new();
         let mut shown = 0;
         for entry in &tasks {
-            let line = task_line(entry);
-            if text.len() + line.len() + 1 > DEFAULT_OUTPUT_BYTES {
+            let shown_line = task_line(entry);
+            if text.len() + shown_line.len() + 1 > DEFAULT_OUTPUT_BYTES {
                 break;
             }
-            text.push_str(&line);
+            text.push_str(&shown_line);
             text.push('\n');
             shown += 1;
         }
@@ -545,9 +547,10 @@ impl Bridge {
             );
         }
         if text.is_empty() {
-            text = "No background tasks. A bash call becomes one when it is detached \
-                    (run_in_background, detach_after_ms, or by the person watching)."
-                .to_owned();
+            text.push_str(
+                "No background tasks. A bash call becomes one when it is detached \
+                 (run_in_background, detach_after_ms, or by the person watching).",
+            );
         }
         Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
     }
@@ -696,76 +699,6 @@ impl Bridge {
     }
 }
 
-/// One task as `task_list` shows it: id, name, state, run time, where it runs, its pid, output
-/// and command.
-fn task_line(entry: &EntryInfo) -> String {
-    let state = match (&entry.waiting_for_input, entry.state.is_running()) {
-        (Some(prompt), true) => format!("running, waiting for input: {prompt:?}"),
-        _ => entry.state.to_string(),
-    };
-    format!(
-        "{} {:?}: {} · {} · in {} · pid {} · {} of output{} · $ {}",
-        entry.task_id.as_deref().unwrap_or(&entry.id),
-        entry.name.as_deref().unwrap_or_default(),
-        state,
-        notices::run_time(reader::ran(entry, crate::time::now_ms())),
-        entry.cwd.display(),
-        entry.pid,
-        crate::output::byte_size(entry.bytes.saturating_sub(entry.detach_offset)),
-        match (&entry.log_error, &entry.log_cut) {
-            (Some(_), _) => " (log not written: only the newest part is kept)".into(),
-            (None, Some(cut)) => format!(
-                " (log capped: {} left out)",
-                crate::output::byte_size(cut.left_out)
-            ),
-            (None, None) => String::new(),
-        },
-        entry.command,
-    )
-}
-
-/// While a call runs, tells a client that asked for progress (with a `progressToken`) the
-/// newest line of output, once a second: clients that show progress show it live, and clients
-/// that reset their request timeout on progress keep waiting. Never ends.
-async fn report_progress(
-    link: &Link,
-    id: &str,
-    progress: Option<(Peer<RoleServer>, ProgressToken)>,
-) {
-    const EVERY: Duration = Duration::from_secs(1);
-    let Some((peer, token)) = progress else {
-        return std::future::pending().await;
-    };
-    let mut seconds = 0_u32;
-    loop {
-        tokio::time::sleep(EVERY).await;
-        seconds += 1;
-        let newest = newest_line(link, id)
-            .await
-            .unwrap_or_else(|| "(no output yet)".to_owned());
-        let mut report = ProgressNotificationParam::new(token.clone(), f64::from(seconds));
-        report.message = Some(format!("{seconds} s: {newest}"));
-        let _ = peer.notify_progress(report).await;
-    }
-}
-
-/// The last line of the entry's output that is not blank, shortened to a line's worth.
-async fn newest_line(link: &Link, id: &str) -> Option<String> {
-    const TAIL: u64 = 4096;
-    let entry = link.entry(id).await.ok()?;
-    let tail = link
-        .output(id, Some(entry.bytes.saturating_sub(TAIL)), 4096)
-        .await
-        .ok()?;
-    let last = tail
-        .text
-        .lines()
-        .rev()
-        .map(str::trim)
-        .find(|line| !line.is_empty())?;
-    Some(last.chars().take(200).collect())
-}
-
 /// MCP's log levels, least severe first.
 #[allow(deprecated)] // MCP's logging is deprecated in favour of nothing yet; clients show it.
 const LOG_LEVELS: [LoggingLevel; 8] = [
@@ -796,78 +729,6 @@ async fn log_notice(peer: &Peer<RoleServer>, least: Option<usize>, message: Stri
     let message = LoggingMessageNotificationParam::new(level, serde_json::Value::String(message))
         .with_logger("oino");
     let _ = peer.notify_logging_message(message).await;
-}
-
-/// `[ran 0.8 s]`, or how a failed call ended and when: `[exit code 1 · 12.4 s]`.
-fn ended_note(result: &CallResult, ran: &str) -> String {
-    match result.exit {
-        Some(exit) if !exit.success() && !result.timed_out => format!("[{exit} · {ran}]"),
-        _ => format!("[ran {ran}]"),
-    }
-}
-
-/// A bash call's result as the agent gets it: the text (output so far and the marker, when
-/// detached), then after an end the notes (how it ended, how long it ran, where the shell is
-/// now), or after a detach how to go on with the task.
-async fn bash_result(
-    link: &Link,
-    id: &str,
-    result: CallResult,
-    (ran, background): (&str, bool),
-    notes: &[String],
-) -> CallToolResult {
-    let text = match &result.detached {
-        Some(detached) => one_blank_line_before_marker(&result.text, detached),
-        None if result.text.is_empty() => "(no output)".to_owned(),
-        None => result.text.clone(),
-    };
-    let mut content = vec![ContentBlock::text(text)];
-    if let Some(detached) = &result.detached {
-        let entry = link.entry(id).await.ok();
-        let name = entry
-            .as_ref()
-            .and_then(|entry| entry.name.as_ref())
-            .map(|name| format!(" ({name:?})"))
-            .unwrap_or_default();
-        let place = entry
-            .map(|entry| format!(" in {}", entry.cwd.display()))
-            .unwrap_or_default();
-        let what = if result.omitted_from.is_some() {
-            "what the text above left out, then what it writes next,"
-        } else {
-            "what it writes next"
-        };
-        // A task from its start ran as no call.
-        let ran = if background {
-            String::new()
-        } else {
-            format!(" (after {ran} as a call)")
-        };
-        content.push(ContentBlock::text(format!(
-            "Task {task}{name} keeps running{place}{ran}. Read {what} with task_output \
-             {{\"task\": \"{task}\"}} (add wait_ms, and a pattern to wait for a line); type \
-             into it with task_input; end it with task_kill.",
-            task = detached.task_id
-        )));
-    }
-    if !notes.is_empty() {
-        content.push(ContentBlock::text(notes.join("\n") + "\n"));
-    }
-    if result.is_error {
-        CallToolResult::error(content)
-    } else {
-        CallToolResult::success(content)
-    }
-}
-
-/// A detached call's text with one blank line before the marker, not two: the output's own last
-/// newline is the first of the marker's two.
-fn one_blank_line_before_marker(text: &str, detached: &crate::call::DetachedTo) -> String {
-    let marker = crate::call::detach_marker(&detached.task_id, &detached.reason);
-    match text.strip_suffix(&marker) {
-        Some(output) if output.ends_with('\n') => output[..output.len() - 1].to_owned() + &marker,
-        _ => text.to_owned(),
-    }
 }
 
 /// `~` and `~/…` as a shell would read them (a model writes them as it would in a shell).

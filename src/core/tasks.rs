@@ -11,9 +11,11 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::SystemTime;
 
+use tokio::sync::oneshot;
+
 use super::entries::{Entry, TaskStatus};
-use super::{Core, CoreError, CoreEvent, EntryInfo};
-use crate::call::{end_leftovers, route_chunk};
+use super::{CallHandle, CallRequest, Core, CoreError, CoreEvent, EntryInfo};
+use crate::call::{CallResult, DetachedTo, detach_marker, end_leftovers, route_chunk};
 use crate::output::OutputSink;
 use crate::pty::{ProcessExit, ProcessStream, SpawnedProcess, StreamEvent};
 
@@ -256,6 +258,65 @@ pub async fn follow(mut stream: ProcessStream, sink: &OutputSink) -> ProcessExit
 }
 
 impl Core {
+    /// Lists `entry` as a task already, named and marked before anyone can see it, and follows
+    /// its process; its handle's result is the detach marker alone.
+    pub(super) fn start_as_task(
+        &self,
+        entry: &Arc<Entry>,
+        task_name: Option<&str>,
+        process: SpawnedProcess,
+    ) -> CallHandle {
+        let (task_id, name) = self.allocate_task(entry, task_name);
+        let reason = "started in the background";
+        self.lock().entries.push(Arc::clone(entry));
+        self.emit(CoreEvent::Started {
+            id: entry.id.clone(),
+        });
+        self.adopt(entry, &task_id, &name, process);
+        tokio::spawn(self.clone().watch_for_input(Arc::clone(entry)));
+        let (result_tx, result) = oneshot::channel();
+        let _ = result_tx.send(CallResult {
+            text: detach_marker(&task_id, reason),
+            detached: Some(DetachedTo {
+                task_id,
+                reason: reason.to_owned(),
+            }),
+            ..CallResult::default()
+        });
+        CallHandle {
+            id: entry.id.clone(),
+            result,
+        }
+    }
+
+    /// A task id and name for `entry`: the name asked for, unless another task took it
+    /// meanwhile, else one derived from its command.
+    pub(super) fn allocate_task(&self, entry: &Entry, task_name: Option<&str>) -> (String, String) {
+        let state = &mut *self.lock();
+        let entries = &state.entries;
+        let call_id = |name: &str| entries.iter().any(|entry| entry.id == name);
+        task_name
+            .and_then(|name| {
+                state
+                    .tasks
+                    .allocate(Some(name), &entry.command, &entry.id, call_id)
+                    .ok()
+            })
+            .unwrap_or_else(|| state.tasks.allocate_derived(&entry.command, call_id))
+    }
+
+    /// The command the shell of call `id` runs: the request's, reporting the shell's last folder
+    /// when the request asks (in the private log folder: nobody else can plant anything where
+    /// the shell writes).
+    pub(super) fn command_to_spawn(&self, request: &mut CallRequest, id: &str) -> String {
+        request.options.folder_file =
+            (request.report_folder && !request.background).then(|| self.folder_file(id));
+        match &request.options.folder_file {
+            Some(file) => crate::call::reporting_folder(&request.command, file),
+            None => request.command.clone(),
+        }
+    }
+
     /// Makes `entry` a task and keeps reading its process.
     pub(super) fn adopt(
         &self,

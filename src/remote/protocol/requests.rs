@@ -113,6 +113,7 @@ pub struct Hello {
 /// Runs a call; the reply is its result (with `started`, its entry comes first).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+#[allow(clippy::struct_excessive_bools)] // Each a flag of the protocol's own, read apart.
 pub struct Run {
     /// The command, run by `bash -c`: at most 131,071 bytes.
     pub command: String,
