@@ -485,10 +485,11 @@ impl Bridge {
             content.push(ContentBlock::text(shown));
         }
         content.push(ContentBlock::text(format!(
-            "[screen of {}: {} · {}]",
+            "[screen of {}: {} · {} · {}]\n",
             task_label(&entry),
             view.summary(),
-            entry.state
+            entry.state,
+            notices::run_time(reader::ran(&entry, crate::time::now_ms()))
         )));
         Ok(CallToolResult::success(content))
     }
@@ -575,7 +576,9 @@ impl Bridge {
         let text = if state.is_running() {
             format!("{label} was sent SIGKILL but has not ended yet: check with task_list.")
         } else {
-            format!("{label} ended, with everything it started ({state}).")
+            let entry = link.entry(&entry.id).await.unwrap_or(entry);
+            let ran = notices::run_time(reader::ran(&entry, crate::time::now_ms()));
+            format!("{label} ended, with everything it started ({state}, after {ran}).")
         };
         Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
     }
