@@ -327,14 +327,14 @@ impl CallRunner {
         self.cleaner.set_width(self.sink.width());
         let from = self.raw_seen;
         self.raw_seen += chunk.len() as u64;
-        if self.text.is_cut() {
+        if !self.text.wants_marks() {
             self.cleaner.push(chunk, &mut self.scratch);
             self.text.push(&self.scratch);
             self.scratch.clear();
             return;
         }
-        // While the text is whole, line by line: where it is cut, the raw offset of the first
-        // line left out is known exactly.
+        // Line by line while the head may still end here: where the text is cut, the raw offset
+        // of the first line left out is known exactly.
         let mut start = 0;
         for piece in chunk.split_inclusive(|byte| *byte == b'\n') {
             start += piece.len();

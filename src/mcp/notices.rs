@@ -192,6 +192,13 @@ mod tests {
         assert!(watched.any_untold());
         watched.told("c2");
         assert!(!watched.any_untold());
+        // The task a result is about keeps its notice for the next result: that result's state
+        // line was read before it ended.
+        watched.watch("c9");
+        let about = [task("c9", EntryState::Exited { code: 1 }, 3_000)];
+        assert!(watched.notices(&about, Some("t3")).is_empty());
+        assert!(watched.is_watched("c9"));
+        assert_eq!(watched.notices(&about, None).len(), 1);
         // A forgotten entry is dropped, not told.
         watched.watch("c5");
         assert!(watched.notices(&ended, None).is_empty());

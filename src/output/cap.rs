@@ -43,9 +43,16 @@ impl CappedText {
     /// Appends clean text, the cleaning of raw output up to offset `raw_end`.
     pub(crate) fn push_at(&mut self, text: &str, raw_end: u64) {
         self.push(text);
-        if !self.cut {
+        if self.wants_marks() {
             self.marks.push((self.head.len(), raw_end));
         }
+    }
+
+    /// Whether where pieces end is still worth knowing: a cut keeps at most half the cap as its
+    /// head, so marks past that are never used (however large the cap, they stay few).
+    #[must_use]
+    pub(crate) fn wants_marks(&self) -> bool {
+        !self.cut && self.head.len() <= self.half()
     }
 
     /// Once cut, the raw offset of the first byte the head left out, as far as `push_at` told
@@ -190,6 +197,17 @@ mod tests {
             rendered.contains("omitted; read on from them; the full output was not saved ...]"),
             "{rendered}"
         );
+    }
+
+    #[test]
+    fn marks_past_half_the_cap_are_not_kept() {
+        let mut text = CappedText::new(100_000);
+        for n in 0..10_000_u64 {
+            text.push_at("line 0000\n", (n + 1) * 11);
+        }
+        assert!(!text.is_cut());
+        // Half the cap is 50,000 bytes: 5,000 lines of 10.
+        assert_eq!(text.marks.len(), 5_000);
     }
 
     #[test]
