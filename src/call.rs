@@ -339,7 +339,12 @@ impl CallRunner {
         for piece in chunk.split_inclusive(|byte| *byte == b'\n') {
             start += piece.len();
             self.cleaner.push(piece, &mut self.scratch);
-            self.text.push_at(&self.scratch, from + start as u64);
+            // Only a piece that ends a line is all in the text: the cleaner holds a line's start.
+            if piece.ends_with(b"\n") {
+                self.text.push_at(&self.scratch, from + start as u64);
+            } else {
+                self.text.push(&self.scratch);
+            }
             self.scratch.clear();
         }
     }
@@ -486,8 +491,9 @@ impl CallRunner {
 /// or `exec`s reports none).
 #[must_use]
 pub(crate) fn reporting_folder(command: &str, file: &Path) -> String {
+    // `pwd`, not `$PWD`: a command may have assigned PWD without moving.
     let write = format!(
-        "builtin printf %s \"$PWD\" >| {} 2>/dev/null",
+        "builtin pwd >| {} 2>/dev/null",
         shell_quoted(&file.to_string_lossy())
     );
     // On the command's first line: an error in it still names line 1.
@@ -504,6 +510,7 @@ fn final_folder(file: &Path) -> Option<PathBuf> {
     let bytes = crate::paths::read_regular_file(file, 64 * 1024).ok();
     let _ = std::fs::remove_file(file);
     let folder = String::from_utf8(bytes?).ok()?;
+    let folder = folder.strip_suffix('\n')?;
     folder.starts_with('/').then(|| PathBuf::from(folder))
 }
 

@@ -209,6 +209,7 @@ impl Bridge {
         let mut notes = Vec::new();
         let request = self.bash_request(&args, request_id, &mut notes)?;
         let background = request.background;
+        let started_in = request.cwd.clone();
         let began = std::time::Instant::now();
         let (link, id, result) = self.start(request).await?;
         // A background start is a task already: its result is there at once.
@@ -255,7 +256,7 @@ impl Bridge {
             }
         } else {
             notes.insert(0, ended_note(&result, &ran));
-            notes.extend(self.moved_to(result.folder.as_deref()));
+            notes.extend(self.moved_to(started_in.as_deref(), result.folder.as_deref()));
         }
         Ok(bash_result(&link, &id, result, (&ran, background), &notes).await)
     }
@@ -326,24 +327,30 @@ impl Bridge {
             let back = std::env::current_dir().unwrap_or_default();
             notes.push(format!(
                 "[cwd: {} ({} no longer exists)]",
-                back.display(),
-                gone.display()
+                shown_path(&back),
+                shown_path(&gone)
             ));
         }
         folder.clone()
     }
 
-    /// The note a call's last folder gets when it is not where the agent's shell was: it is
-    /// where the next call runs.
-    fn moved_to(&self, last: Option<&std::path::Path>) -> Option<String> {
-        let last = last?;
-        let mut folder = lock(&self.folder);
-        let before = folder.clone().or_else(|| std::env::current_dir().ok())?;
-        if before == last {
+    /// The note a call's last folder gets when it is not where the call started: it is where
+    /// the next call runs. (Compared with the call's own start, not the bridge's folder now: of
+    /// two calls run at once, one that did not `cd` undoes nothing.)
+    fn moved_to(
+        &self,
+        started_in: Option<&std::path::Path>,
+        last: Option<&std::path::Path>,
+    ) -> Option<String> {
+        let (started_in, last) = (started_in?, last?);
+        let same = |a: &std::path::Path, b: &std::path::Path| {
+            a == b || std::fs::canonicalize(a).ok() == std::fs::canonicalize(b).ok()
+        };
+        if same(started_in, last) {
             return None;
         }
-        *folder = Some(last.to_owned());
-        Some(format!("[cwd: {}]", last.display()))
+        *lock(&self.folder) = Some(last.to_owned());
+        Some(format!("[cwd: {}]", shown_path(last)))
     }
 
     /// Starts an agent's call, on a new server when the old one stopped between the check and
@@ -533,11 +540,14 @@ impl Bridge {
             .count()
             - tasks.len();
         if shown < tasks.len() {
+            let left = &tasks[shown..];
+            let running = left.iter().filter(|entry| entry.state.is_running()).count();
             let _ = writeln!(
                 text,
-                "[{} more not shown (the oldest ended ones): task_output reads any by id; \
-                 task_kill ends any]",
-                tasks.len() - shown
+                "[{} more not shown ({running} running, {} ended, the oldest last): task_output \
+                 reads any by id; task_kill ends any]",
+                left.len(),
+                left.len() - running
             );
         }
         if hidden > 0 {
@@ -732,6 +742,11 @@ async fn log_notice(peer: &Peer<RoleServer>, least: Option<usize>, message: Stri
     let message = LoggingMessageNotificationParam::new(level, serde_json::Value::String(message))
         .with_logger("oino");
     let _ = peer.notify_logging_message(message).await;
+}
+
+/// A folder as a result shows it: control characters escaped (a folder's name is anyone's).
+pub(crate) fn shown_path(path: &std::path::Path) -> String {
+    crate::inert::escaped(&path.to_string_lossy()).into_owned()
 }
 
 /// `~` and `~/…` as a shell would read them (a model writes them as it would in a shell).

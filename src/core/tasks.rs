@@ -311,10 +311,17 @@ impl Core {
     pub(super) fn command_to_spawn(&self, request: &mut CallRequest, id: &str) -> String {
         request.options.folder_file =
             (request.report_folder && !request.background).then(|| self.folder_file(id));
-        match &request.options.folder_file {
-            Some(file) => crate::call::reporting_folder(&request.command, file),
-            None => request.command.clone(),
+        let reporting = request
+            .options
+            .folder_file
+            .as_ref()
+            .map(|file| crate::call::reporting_folder(&request.command, file))
+            // A command near the longest one can be is run as it is: its folder goes unsaid.
+            .filter(|command| command.len() <= super::MAX_COMMAND_BYTES);
+        if reporting.is_none() {
+            request.options.folder_file = None;
         }
+        reporting.unwrap_or_else(|| request.command.clone())
     }
 
     /// Makes `entry` a task and keeps reading its process.

@@ -28,9 +28,9 @@ pub(super) enum Waited {
 
 /// How often a wait looks whether the task waits for input.
 const PROMPT_LOOK: Duration = Duration::from_millis(250);
-/// How long after output a task's mark of waiting for input is its own: the server marks a task
-/// only once it has been quiet a second, so a mark seen sooner after output predates it.
-const PROMPT_AFTER_OUTPUT: Duration = Duration::from_millis(900);
+/// How long after output this read got a task's mark of waiting for input is believed: the
+/// server clears a mark within a tick (250 ms) of new output, so one seen sooner may predate it.
+const PROMPT_AFTER_OUTPUT: Duration = Duration::from_millis(300);
 
 /// Output read from an offset on, keeping at most `max_bytes` of the newest text, and looking
 /// for a line that matches a pattern.
@@ -246,17 +246,6 @@ pub(super) async fn read_until(
     let mut last_output = Instant::now();
     let mut next_look = Instant::now();
     loop {
-        // A wait ends when the task waits for someone to type: nothing more comes by waiting.
-        let now = Instant::now();
-        if now < deadline && now >= next_look {
-            next_look = now + PROMPT_LOOK;
-            let quiet = !reader.moved() || now >= last_output + PROMPT_AFTER_OUTPUT;
-            if let Some(prompt) = follower.source().prompt().await? {
-                if quiet {
-                    return Ok(reader.at_the_end(Waited::Prompt(prompt)));
-                }
-            }
-        }
         // In order, max_bytes at most; looking for a pattern, all of it in large pieces, keeping
         // the newest max_bytes.
         let room = if reader.looks_for_a_line() {
@@ -298,6 +287,17 @@ pub(super) async fn read_until(
                 }
                 if let Some(idle) = idle.filter(|idle| now >= last_output + *idle) {
                     return Ok(reader.at_the_end(Waited::Idle(idle)));
+                }
+                // All of it read: a wait ends when the task waits for someone to type, since
+                // nothing more comes by waiting.
+                if now >= next_look {
+                    next_look = now + PROMPT_LOOK;
+                    let quiet = !reader.moved() || now >= last_output + PROMPT_AFTER_OUTPUT;
+                    if let Some(prompt) = follower.source().prompt().await? {
+                        if quiet {
+                            return Ok(reader.at_the_end(Waited::Prompt(prompt)));
+                        }
+                    }
                 }
             }
             // Whatever it wrote last was read before.

@@ -24,7 +24,7 @@ pub(super) fn task_line(entry: &EntryInfo) -> String {
         entry.name.as_deref().unwrap_or_default(),
         state,
         notices::run_time(reader::ran(entry, crate::time::now_ms())),
-        entry.cwd.display(),
+        super::shown_path(&entry.cwd),
         entry.pid,
         crate::output::byte_size(entry.bytes.saturating_sub(entry.detach_offset)),
         match (&entry.log_error, &entry.log_cut) {
@@ -35,8 +35,20 @@ pub(super) fn task_line(entry: &EntryInfo) -> String {
             ),
             (None, None) => String::new(),
         },
-        entry.command,
+        one_line(&entry.command),
     )
+}
+
+/// A command as one line of a list: its first line, at most 200 characters, controls escaped.
+fn one_line(command: &str) -> String {
+    const MOST: usize = 200;
+    let first = command.lines().next().unwrap_or_default();
+    let escaped = crate::inert::escaped(first);
+    let mut shown: String = escaped.chars().take(MOST).collect();
+    if escaped.chars().count() > MOST || first.len() < command.trim_end().len() {
+        shown.push_str(" …");
+    }
+    shown
 }
 
 /// While a call runs, tells a client that asked for progress (with a `progressToken`) the
@@ -113,7 +125,7 @@ pub(super) async fn bash_result(
             .map(|name| format!(" ({name:?})"))
             .unwrap_or_default();
         let place = entry
-            .map(|entry| format!(" in {}", entry.cwd.display()))
+            .map(|entry| format!(" in {}", super::shown_path(&entry.cwd)))
             .unwrap_or_default();
         let what = if result.omitted_from.is_some() {
             "what the text above left out, then what it writes next,"

@@ -17,8 +17,9 @@ pub struct CappedText {
     cut: bool,
     total_bytes: u64,
     total_lines: u64,
-    /// While the text is whole: the raw offsets its pieces end at, by the head's length then.
-    marks: Vec<(usize, u64)>,
+    /// While the head may still end there: the head's length and the raw offset at the end of
+    /// the last line pushed whole, within half the cap (where a cut's head ends).
+    mark: Option<(usize, u64)>,
     /// Once cut: the raw offset of the first byte the head left out (at a mark: a line's start
     /// when the head ends at one).
     omitted_from: Option<u64>,
@@ -35,16 +36,16 @@ impl CappedText {
             cut: false,
             total_bytes: 0,
             total_lines: 0,
-            marks: Vec::new(),
+            mark: None,
             omitted_from: None,
         }
     }
 
-    /// Appends clean text, the cleaning of raw output up to offset `raw_end`.
+    /// Appends clean text, the cleaning of whole lines of raw output ending at offset `raw_end`.
     pub(crate) fn push_at(&mut self, text: &str, raw_end: u64) {
         self.push(text);
         if self.wants_marks() {
-            self.marks.push((self.head.len(), raw_end));
+            self.mark = Some((self.head.len(), raw_end));
         }
     }
 
@@ -84,16 +85,14 @@ impl CappedText {
                 split = newline + 1;
             }
             self.tail = self.head.split_off(split);
-            // The last mark inside the head: what follows it was left out (or repeats the end of
-            // a line longer than the head).
-            self.omitted_from = self
-                .marks
-                .iter()
-                .rev()
-                .find(|(length, _)| *length <= split)
-                .map(|(_, raw)| *raw)
-                .or(Some(0));
-            self.marks = Vec::new();
+            // The head ends at the last line's end within half the cap, the mark's (unless a
+            // line longer than that: then from its start, which repeats some of it).
+            self.omitted_from = Some(
+                self.mark
+                    .filter(|(length, _)| *length <= split)
+                    .map_or(0, |(_, raw)| raw),
+            );
+            self.mark = None;
         }
     }
 
@@ -200,14 +199,14 @@ mod tests {
     }
 
     #[test]
-    fn marks_past_half_the_cap_are_not_kept() {
+    fn only_the_last_line_end_within_half_the_cap_is_kept() {
         let mut text = CappedText::new(100_000);
         for n in 0..10_000_u64 {
             text.push_at("line 0000\n", (n + 1) * 11);
         }
         assert!(!text.is_cut());
         // Half the cap is 50,000 bytes: 5,000 lines of 10.
-        assert_eq!(text.marks.len(), 5_000);
+        assert_eq!(text.mark, Some((50_000, 55_000)));
     }
 
     #[test]

@@ -191,6 +191,20 @@ fn output_and_notes(result: &CallToolResult) -> (String, String) {
     (blocks.pop().unwrap_or_default(), notes)
 }
 
+/// A task's output read with `task_output` and no offset, page after page, through the line
+/// `last` (written before the first read: no page waits, none comes back empty, none skips).
+async fn read_through(agent: &Agent, task: &str, last: &str) -> String {
+    let mut read = String::new();
+    while !read.ends_with(last) {
+        let page = agent.call("task_output", json!({"task": task})).await;
+        let (text, notes) = output_and_notes(&page);
+        assert!(!notes.contains("skipped"), "{notes}");
+        assert!(!text.is_empty(), "the read stopped short: {notes}");
+        read.push_str(&text);
+    }
+    read
+}
+
 /// The `next since=N` of a `task_output` answer's notes.
 fn next_since(notes: &str) -> u64 {
     let (_, after) = notes
@@ -1771,15 +1785,7 @@ async fn the_first_read_after_a_capped_result_starts_at_what_it_left_out() {
         .lines()
         .take_while(|line| !line.starts_with("[... "))
         .collect();
-    let mut read = String::new();
-    // All of it was written before the detach: no read waits.
-    while !read.ends_with("flood-done\n") {
-        let page = agent.call("task_output", json!({"task": "t1"})).await;
-        let (text, notes) = output_and_notes(&page);
-        assert!(!notes.contains("skipped"), "{notes}");
-        assert!(!text.is_empty(), "the read stopped short: {notes}");
-        read.push_str(&text);
-    }
+    let read = read_through(&agent, "t1", "flood-done\n").await;
     let whole: Vec<String> = head
         .iter()
         .map(|line| (*line).to_owned())
@@ -1897,4 +1903,83 @@ async fn a_wait_on_a_task_ends_when_it_waits_for_input() {
         .await;
     let (_, notes) = output_and_notes(&answer);
     assert!(notes.contains("[matched /^got y$/: \"got y\"]"), "{notes}");
+}
+
+#[tokio::test]
+async fn a_wait_on_a_task_at_a_prompt_returns_what_it_wrote_before() {
+    let agent = Agent::start("mcp-prompt-unread").await;
+    agent
+        .call(
+            "bash",
+            json!({"command": "for i in 1 2 3; do echo line $i; done; read -p 'Name? ' n",
+                   "run_in_background": true}),
+        )
+        .await;
+    wait_until("the task to wait for input", || {
+        agent
+            .entries()
+            .iter()
+            .any(|entry| entry["task_id"] == "t1" && entry["waiting_for_input"].is_string())
+    })
+    .await;
+    let waited = agent
+        .call("task_output", json!({"task": "t1", "wait_ms": 30_000}))
+        .await;
+    let (text, notes) = output_and_notes(&waited);
+    assert_eq!(text, "line 1\nline 2\nline 3\nName? ", "{notes}");
+    assert!(notes.contains("waiting for input: \"Name?\""), "{notes}");
+}
+
+#[tokio::test]
+async fn a_line_written_in_two_parts_across_the_cap_is_read_whole() {
+    let agent = Agent::start("mcp-capped-parts").await;
+    // 149 lines of 100 bytes, then a line written in two parts, then more than the tail keeps.
+    let command = "for i in $(seq 1000 1148); do printf '%099d\\n' $i; done; printf AAAAAAAAAA; \
+                   sleep 0.5; printf 'BBBBBBBBBB\\n'; seq 1 5000; echo flood-done; sleep 600";
+    let detached = agent
+        .call(
+            "bash",
+            json!({"command": command, "detach_on": "^flood-done$"}),
+        )
+        .await;
+    let text = texts(&detached)[0].clone();
+    let head: Vec<&str> = text
+        .lines()
+        .take_while(|line| !line.starts_with("[... "))
+        .collect();
+    let read = read_through(&agent, "t1", "flood-done\n").await;
+    let mut whole: Vec<String> = head.iter().map(|line| (*line).to_owned()).collect();
+    whole.extend(read.lines().map(str::to_owned));
+    let mut expected: Vec<String> = (1000..=1148).map(|n| format!("{n:099}")).collect();
+    expected.push("AAAAAAAAAABBBBBBBBBB".to_owned());
+    expected.extend((1..=5000).map(|n| n.to_string()));
+    expected.push("flood-done".to_owned());
+    assert!(
+        whole == expected,
+        "lines lost or repeated: {} of {}",
+        whole.len(),
+        expected.len()
+    );
+}
+
+#[tokio::test]
+async fn of_two_calls_at_once_the_one_that_did_not_cd_undoes_nothing() {
+    let folder = temp_dir("mcp-two-calls");
+    let agent = Agent::start_in("mcp-two-calls", &folder).await;
+    let slow = call_in_background(&agent.peer(), "bash", json!({"command": "sleep 1; pwd"}));
+    wait_until("the slow call to start", || {
+        id_of(&agent.server, "sleep 1; pwd").is_some()
+    })
+    .await;
+    let moved = agent.call("bash", json!({"command": "cd /usr"})).await;
+    assert!(
+        texts(&moved)[1].ends_with("[cwd: /usr]\n"),
+        "{:?}",
+        texts(&moved)
+    );
+    let slow = returned(slow).await;
+    assert_eq!(texts(&slow)[0], format!("{}\n", folder.display()));
+    assert!(!texts(&slow)[1].contains("[cwd:"), "{:?}", texts(&slow));
+    let here = agent.call("bash", json!({"command": "pwd"})).await;
+    assert_eq!(texts(&here)[0], "/usr\n");
 }
