@@ -16,6 +16,8 @@ import time
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from mcp_e2e_support import check, step, texts
+
 OINO, SOCKET = sys.argv[1], sys.argv[2]
 DEADLINE_S = 30
 MARKER = "\n\n[Detached to background task t1: detached by `oino detach`]"
@@ -54,10 +56,6 @@ async def wait_until(what, condition):
         await asyncio.sleep(0.02)
 
 
-def texts(result):
-    return [block.text for block in result.content if block.type == "text"]
-
-
 END_NOTICE = re.compile(r'\[task t\d+ ".*" .* task_output \{"task":"t\d+"\} shows its output\]')
 
 
@@ -66,15 +64,6 @@ def read_notes(result):
     whichever result follows a task's end, this one included) set apart."""
     items = [item for item in texts(result) if not END_NOTICE.fullmatch(item.strip())]
     return items[:-1], items[-1]
-
-
-def check(condition, message):
-    if not condition:
-        raise AssertionError(message)
-
-
-def step(name):
-    print(f"ok: {name}", flush=True)
 
 
 async def main():

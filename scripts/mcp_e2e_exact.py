@@ -20,24 +20,13 @@ import time
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from mcp_e2e_support import check, step, texts
+
 OINO, SOCKET = sys.argv[1], sys.argv[2]
 DEADLINE_S = 30
 BACKGROUND = "\n\n[Detached to background task {}: started in the background]"
 STATE = re.compile(r"^\[task (t\d+)[^\]\n]*?: (.*) · ([\d.]+ s|\d+m\d+s|\d+h\d+m)(?: · .*)? · next since=(\d+)\]$", re.M)
 END_NOTICE = re.compile(r'^\[task t\d+ ".*" .* task_output \{"task":"t\d+"\} shows its output\]$')
-
-
-def texts(result):
-    return [block.text for block in result.content if block.type == "text"]
-
-
-def check(condition, message):
-    if not condition:
-        raise AssertionError(message)
-
-
-def step(name):
-    print(f"ok: {name}", flush=True)
 
 
 def page(result):
@@ -124,7 +113,8 @@ async def each_item(agent, work):
     waited = time.monotonic() - began
     check(state.group(2) == 'running, waiting for input: "Overwrite? [Y/n]"', notes)
     check(waited < 6, f"the wait took {waited:.1f} s")
-    check(any(task in line and "waits for input" in line for line in agent.logged), agent.logged)
+    check(any(f"task {task}" in line and "waiting for input: Overwrite? [Y/n]" in line
+              for line in agent.logged), agent.logged)
     await call("task_input", {"task": task, "text": "y"})
     answer = await call("task_output", {"task": task, "wait_ms": 10000, "pattern": "^got y$"})
     check('[matched /^got y$/: "got y"]' in texts(answer)[-1], texts(answer))

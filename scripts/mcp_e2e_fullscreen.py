@@ -16,6 +16,8 @@ import tempfile
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from mcp_e2e_support import check, step, texts
+
 OINO, SOCKET = sys.argv[1], sys.argv[2]
 DETACHED = re.compile(r"\n\n\[Detached to background task (t\d+): (.*)\]$")
 
@@ -34,19 +36,6 @@ def full_screen_program():
         if shutil.which(editor):
             return f"{editor} -u NONE -i NONE -N -n notes.txt", editor
     return f'python3 -c "{DRAWN}"', "python3"
-
-
-def texts(result):
-    return [block.text for block in result.content if block.type == "text"]
-
-
-def check(condition, message):
-    if not condition:
-        raise AssertionError(message)
-
-
-def step(name):
-    print(f"ok: {name}", flush=True)
 
 
 async def main():

@@ -222,6 +222,7 @@ impl Core {
             waiter: request.waiter,
             ending: std::sync::atomic::AtomicU8::new(Ending::Itself as u8),
             successor: watch::Sender::new(Succession::Pending),
+            folder_file: request.options.folder_file.clone(),
         });
         if request.background {
             // A task from its first byte: nobody waits for it as a call.
@@ -388,8 +389,15 @@ impl Core {
 
     fn mark_ended(&self, entry: &Entry, exit: ProcessExit, timed_out: bool) {
         let state = EntryState::from(exit);
-        // A call detached before its shell ended wrote its folder for no one.
-        let _ = std::fs::remove_file(self.folder_file(&entry.id));
+        // A call detached before its shell ended wrote its folder for no one (a call's runner
+        // read and removed its own).
+        if let Some(file) = entry
+            .folder_file
+            .as_ref()
+            .filter(|_| entry.task_name().is_some())
+        {
+            let _ = std::fs::remove_file(file);
+        }
         entry.control.close_terminal();
         // Before the end is seen: whoever waits for it finds the list bounded already.
         self.forget_oldest_finished(entry);

@@ -243,12 +243,9 @@ impl Bridge {
         if let Some(detached) = &result.detached {
             self.watch(&link, &id);
             if detached.reason.starts_with("waiting for input") {
-                let task = &detached.task_id;
-                self.log(format!(
-                    "[task {task} {}]",
-                    detached.reason.replacen("waiting", "waits", 1)
-                ))
-                .await;
+                let task = format!("task {}", detached.task_id);
+                self.log(notices::input_notice(&task, &detached.reason))
+                    .await;
             }
             // The task's output is read on from what the capped text left out.
             if let Some(omitted_from) = result.omitted_from {
@@ -449,11 +446,9 @@ impl Bridge {
             self.watched.told(&entry.id);
         }
         if let reader::Waited::Prompt(prompt) = &outcome {
-            self.log(format!(
-                "[{} waits for input: {prompt:?}]",
-                task_label(&entry)
-            ))
-            .await;
+            let reason = format!("waiting for input: {prompt}");
+            self.log(notices::input_notice(&task_label(&entry), &reason))
+                .await;
         }
         Ok(CallToolResult::success(reader.render(
             &entry,
@@ -496,7 +491,7 @@ impl Bridge {
             task_label(&entry),
             view.summary(),
             entry.state,
-            notices::run_time(reader::ran(&entry, crate::time::now_ms()))
+            reader::ran_words(&entry, crate::time::now_ms())
         )));
         Ok(CallToolResult::success(content))
     }
@@ -587,7 +582,7 @@ impl Bridge {
             format!("{label} was sent SIGKILL but has not ended yet: check with task_list.")
         } else {
             let entry = link.entry(&entry.id).await.unwrap_or(entry);
-            let ran = notices::run_time(reader::ran(&entry, crate::time::now_ms()));
+            let ran = reader::ran_words(&entry, crate::time::now_ms());
             format!("{label} ended, with everything it started ({state}, after {ran}).")
         };
         Ok(CallToolResult::success(vec![ContentBlock::text(text)]))

@@ -53,6 +53,8 @@ pub(super) struct Entry {
     pub(super) ending: std::sync::atomic::AtomicU8,
     /// What a restart of it came to.
     pub(super) successor: watch::Sender<Succession>,
+    /// Where its shell writes its folder as it ends, when it was asked to.
+    pub(super) folder_file: Option<PathBuf>,
 }
 
 /// What a restart of an entry came to, for its project's supervisor.

@@ -106,6 +106,12 @@ pub(crate) fn end_notice(entry: &EntryInfo) -> String {
     )
 }
 
+/// The log message of a task that waits for someone to type: `[task t3: waiting for input:
+/// Continue? [y/N]]`, as the detach's reason says it.
+pub(crate) fn input_notice(task: &str, reason: &str) -> String {
+    format!("[{task}: {reason}]")
+}
+
 /// How long a call ran, as its result says it: `0.8 s`, `12.4 s`, then `4m12s`, `2h05m`.
 pub(crate) fn run_time(ran: std::time::Duration) -> String {
     if ran.as_secs() < 60 {

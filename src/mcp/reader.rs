@@ -176,12 +176,9 @@ impl OutputReader {
         } else if let Some(cut) = &entry.log_cut {
             notes.push(crate::call::log_cut_note(cut, &entry.log_path));
         }
-        let state = match (&entry.waiting_for_input, outcome) {
-            (_, Waited::Prompt(prompt)) => format!("running, waiting for input: {prompt:?}"),
-            (Some(prompt), _) if entry.state.is_running() => {
-                format!("running, waiting for input: {prompt:?}")
-            }
-            _ => entry.state.to_string(),
+        let state = match outcome {
+            Waited::Prompt(prompt) => waiting_words(prompt),
+            _ => state_words(entry),
         };
         let more = entry.bytes.saturating_sub(self.next_offset);
         let more = if more > 0 {
@@ -196,7 +193,7 @@ impl OutputReader {
         notes.push(format!(
             "[{}: {state} · {}{more} · next since={}]",
             task_label(entry),
-            super::notices::run_time(ran(entry, now_ms)),
+            ran_words(entry, now_ms),
             self.next_offset
         ));
         let mut content = Vec::new();
@@ -219,10 +216,23 @@ pub(super) fn readable_from(entry: &EntryInfo, offset: u64) -> u64 {
     }
 }
 
-/// How long the entry has run (until it ended, else until `now_ms`).
-pub(super) fn ran(entry: &EntryInfo, now_ms: u64) -> Duration {
+/// How long the entry has run (until it ended, else until `now_ms`), as a state line says it.
+pub(super) fn ran_words(entry: &EntryInfo, now_ms: u64) -> String {
     let end = entry.ended_ms.unwrap_or(now_ms);
-    Duration::from_millis(end.saturating_sub(entry.started_ms))
+    super::notices::run_time(Duration::from_millis(end.saturating_sub(entry.started_ms)))
+}
+
+/// A task's state as a state line says it: `running, waiting for input: "PROMPT"` while it
+/// waits at a prompt.
+pub(super) fn state_words(entry: &EntryInfo) -> String {
+    match &entry.waiting_for_input {
+        Some(prompt) if entry.state.is_running() => waiting_words(prompt),
+        _ => entry.state.to_string(),
+    }
+}
+
+fn waiting_words(prompt: &str) -> String {
+    format!("running, waiting for input: {prompt:?}")
 }
 
 pub(super) fn task_label(entry: &EntryInfo) -> String {

@@ -6,7 +6,7 @@ use std::time::Duration;
 use rmcp::model::{CallToolResult, ContentBlock, ProgressNotificationParam, ProgressToken};
 use rmcp::service::{Peer, RoleServer};
 
-use super::{notices, reader};
+use super::reader;
 use crate::call::CallResult;
 use crate::core::EntryInfo;
 use crate::link::Link;
@@ -14,16 +14,12 @@ use crate::link::Link;
 /// One task as `task_list` shows it: id, name, state, run time, where it runs, its pid, output
 /// and command.
 pub(super) fn task_line(entry: &EntryInfo) -> String {
-    let state = match (&entry.waiting_for_input, entry.state.is_running()) {
-        (Some(prompt), true) => format!("running, waiting for input: {prompt:?}"),
-        _ => entry.state.to_string(),
-    };
     format!(
         "{} {:?}: {} · {} · in {} · pid {} · {} of output{} · $ {}",
         entry.task_id.as_deref().unwrap_or(&entry.id),
         entry.name.as_deref().unwrap_or_default(),
-        state,
-        notices::run_time(reader::ran(entry, crate::time::now_ms())),
+        reader::state_words(entry),
+        reader::ran_words(entry, crate::time::now_ms()),
         super::shown_path(&entry.cwd),
         entry.pid,
         crate::output::byte_size(entry.bytes.saturating_sub(entry.detach_offset)),

@@ -98,20 +98,12 @@ fn a_programs_call_gets_oinos_terminal_and_no_pager_and_a_persons_keeps_its_page
             stderr(&output)
         );
     }
-    let mut person = server
-        .oino(&["headless", "--size", "100x12"])
-        .envs(callers_env)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("oino headless");
-    std::io::Write::write_all(
-        &mut person.stdin.take().expect("stdin"),
-        b"key n\ntype echo \"$TERM:$PAGER\"\nkey enter\nwait-for xterm-256color:less\n",
-    )
-    .expect("script");
-    let shown = person.wait_with_output().expect("oino headless");
-    assert!(shown.status.success(), "{}", stderr(&shown));
+    a_persons_call_shows(
+        &server,
+        &callers_env,
+        "echo \"$TERM:$PAGER\"",
+        "xterm-256color:less",
+    );
 }
 
 /// A caller's editor never reaches a program's call either: `true` leaves a message empty, so
@@ -141,20 +133,34 @@ fn a_programs_call_gets_true_as_its_editor_and_a_persons_keeps_its_editor() {
         stderr(&output)
     );
     assert_eq!(output.status.code(), Some(1), "{printed:?}");
+    a_persons_call_shows(
+        &server,
+        &callers_env,
+        "echo \"$GIT_EDITOR:$EDITOR:$VISUAL\"",
+        "vim:vim:vim",
+    );
+}
+
+/// A person types `command` into a new call of the interface, started with `callers_env`, and
+/// sees `shown` (the script fails when it does not show).
+fn a_persons_call_shows(
+    server: &ServerGuard,
+    callers_env: &[(&str, &str)],
+    command: &str,
+    shown: &str,
+) {
     let mut person = server
         .oino(&["headless", "--size", "100x12"])
-        .envs(callers_env)
+        .envs(callers_env.iter().copied())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
         .expect("oino headless");
-    std::io::Write::write_all(
-        &mut person.stdin.take().expect("stdin"),
-        b"key n\ntype echo \"$GIT_EDITOR:$EDITOR:$VISUAL\"\nkey enter\nwait-for vim:vim:vim\n",
-    )
-    .expect("script");
-    let shown = person.wait_with_output().expect("oino headless");
-    assert!(shown.status.success(), "{}", stderr(&shown));
+    let script = format!("key n\ntype {command}\nkey enter\nwait-for {shown}\n");
+    std::io::Write::write_all(&mut person.stdin.take().expect("stdin"), script.as_bytes())
+        .expect("script");
+    let ended = person.wait_with_output().expect("oino headless");
+    assert!(ended.status.success(), "{}", stderr(&ended));
 }
 
 /// With the log folder on a full disk, no output is lost: it is read from memory, and every
