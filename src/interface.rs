@@ -4,5 +4,6 @@
 pub mod app;
 pub mod event_loop;
 pub mod headless;
+pub(crate) mod picture;
 pub mod terminal;
 pub mod ui;

@@ -151,6 +151,9 @@ pub enum Input {
     Stop,
     /// Draw now, then answer: everything sent before is on the screen.
     Barrier(tokio::sync::oneshot::Sender<()>),
+    /// From now on, draw every elapsed time as of this moment and sample no cpu or memory:
+    /// a screen that stands still, for a picture or a comparison of whole screens.
+    FreezeClock,
 }
 
 /// Where keys go. Each mode with a state of its own keeps it, and its keys, in its own file
@@ -243,6 +246,8 @@ pub struct App {
     pub color: bool,
     /// Set when the interface is to end.
     pub quit: bool,
+    /// The moment every elapsed time is drawn as of, once a headless script froze the clock.
+    pub frozen_ms: Option<u64>,
     /// Entries whose failed log was told in the bar already.
     pub log_errors_told: std::collections::HashSet<String>,
     /// What each running entry's tree costs, as last sampled.
@@ -285,6 +290,7 @@ impl App {
             quit: false,
             log_errors_told: std::collections::HashSet::new(),
             usage: std::collections::HashMap::new(),
+            frozen_ms: None,
             attached: None,
             selection: None,
             settings: settings::Config::default(),
@@ -685,6 +691,11 @@ impl App {
             }
             Input::Stop => {
                 self.quit = true;
+                Vec::new()
+            }
+            Input::FreezeClock => {
+                self.frozen_ms = Some(crate::time::now_ms());
+                self.usage.clear();
                 Vec::new()
             }
             // Key releases, and barriers (the loop answers them), change nothing here.

@@ -118,22 +118,22 @@ impl FrameScheduler {
     }
 }
 
-/// Fetches what the frame shows and draws it (and hands its text to `frames`); asks the terminal
+/// Fetches what the frame shows and draws it (and hands it to `frames`); asks the terminal
 /// for the mouse as the program now does.
 async fn draw<B: ResizeBackend>(
     terminal: &mut Terminal<B>,
     app: &mut App,
     link: &Link,
-    frames: Option<&watch::Sender<String>>,
+    frames: Option<&watch::Sender<ratatui::buffer::Buffer>>,
     mouse_captured: &mut crate::screen::MouseEvents,
 ) -> anyhow::Result<()> {
     refresh(app, link).await;
-    let now = now_ms();
+    let now = app.frozen_ms.unwrap_or_else(now_ms);
     let frame = terminal
         .draw(|frame| crate::interface::ui::render(app, now, frame))
         .map_err(|err| anyhow::anyhow!("drawing the screen: {err}"))?;
     if let Some(frames) = frames {
-        frames.send_replace(crate::interface::ui::buffer_text(frame.buffer));
+        frames.send_replace(frame.buffer.clone());
     }
     // Attached, the mouse is asked for only while the program asks for it.
     if app.wants_mouse() != *mouse_captured {
@@ -143,14 +143,14 @@ async fn draw<B: ResizeBackend>(
     Ok(())
 }
 
-/// Runs the interface until the app quits or the inputs end. After each frame its text goes to
+/// Runs the interface until the app quits or the inputs end. After each frame its cells go to
 /// `frames`, when given (headless mode waits on it).
 pub async fn run_loop<B: ResizeBackend>(
     terminal: &mut Terminal<B>,
     app: &mut App,
     link: &Link,
     inputs: &mut mpsc::Receiver<Input>,
-    frames: Option<&watch::Sender<String>>,
+    frames: Option<&watch::Sender<ratatui::buffer::Buffer>>,
 ) -> anyhow::Result<()> {
     let mut events = link.events().await?;
     app.set_processes_outlive(link.is_remote());
@@ -163,7 +163,7 @@ pub async fn run_loop<B: ResizeBackend>(
     let mut mouse_captured = app.wants_mouse();
 
     loop {
-        if app.any_running() && usage.due(Instant::now()) {
+        if app.frozen_ms.is_none() && app.any_running() && usage.due(Instant::now()) {
             app.set_usage(usage.sample(&app.entries, Instant::now()));
         }
         if app.take_frame_request() {

@@ -1,9 +1,9 @@
 //! Headless mode: the same interface and event loop on a test backend, driven by a script.
 //!
 //! The script is one command a line (`run`, `key`, `type`, `wait-for`, `wait-exit`, `resize`,
-//! `snapshot`, `result`; `#` starts a comment). It plays the keyboard and the waiters of the calls
-//! it runs: keys go into the loop's input channel, and after each frame the loop publishes the
-//! screen's text, on which `wait-for` waits.
+//! `snapshot`, `picture`, `freeze-clock`, `result`; `#` starts a comment). It plays the keyboard
+//! and the waiters of the calls it runs: keys go into the loop's input channel, and after each
+//! frame the loop publishes the screen's cells, on whose text `wait-for` waits.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -13,10 +13,13 @@ use anyhow::Context;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::Terminal;
 use ratatui::backend::TestBackend;
+use ratatui::buffer::Buffer;
+use ratatui::layout::Rect;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::core::CallRequest;
 use crate::interface::app::{App, Input, parse_key};
+use crate::interface::ui::buffer_text;
 use crate::link::Link;
 use crate::pty::TermSize;
 
@@ -26,10 +29,12 @@ pub(crate) const DEFAULT_WAIT: Duration = Duration::from_secs(10);
 /// One line of a script.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Command {
-    /// `run [--id ID] COMMAND`: starts a call.
+    /// `run [--id ID] [--title TITLE] COMMAND`: starts a call.
     Run {
         /// The call id; `None` for the core to make one.
         id: Option<String>,
+        /// What the list calls it instead of its command.
+        title: Option<String>,
         /// The command.
         command: String,
     },
@@ -65,6 +70,11 @@ pub enum Command {
     Resize(TermSize),
     /// `snapshot`: prints the screen.
     Snapshot,
+    /// `picture`: prints the screen as an SVG picture, colours included.
+    Picture,
+    /// `freeze-clock`: elapsed times stand still from now on, and cpu and memory are no longer
+    /// read, so that the same script draws the same screen every time.
+    FreezeClock,
     /// `result ID`: waits for a call's result and prints it.
     Result {
         /// The id of a call this script started.
@@ -122,24 +132,35 @@ fn with_timeout(rest: &str) -> Result<(String, Duration), String> {
     }
 }
 
-/// Parses what follows `run`: `[--id ID] COMMAND`.
+/// Parses what follows `run`: `[--id ID] [--title TITLE] COMMAND`.
 fn parse_run(rest: &str) -> Result<Command, String> {
-    let with_id = (rest == "--id")
-        .then_some("")
-        .or(rest.strip_prefix("--id "));
-    let Some(after) = with_id else {
-        return Ok(Command::Run {
-            id: None,
-            command: rest.to_owned(),
-        });
-    };
-    let (id, command) = after
-        .trim()
-        .split_once(char::is_whitespace)
-        .ok_or("`run --id ID` needs a command after the id")?;
+    let (mut id, mut title) = (None, None);
+    let mut rest = rest.trim();
+    loop {
+        // An option is a word of its own: `--title-less` is a command.
+        let option_word = |name: &str| {
+            rest.strip_prefix(name)
+                .filter(|after| after.is_empty() || after.starts_with(char::is_whitespace))
+        };
+        let (option, after, slot) = if let Some(after) = option_word("--id") {
+            ("--id", after, &mut id)
+        } else if let Some(after) = option_word("--title") {
+            ("--title", after, &mut title)
+        } else {
+            break;
+        };
+        let (value, command) = after
+            .trim()
+            .split_once(char::is_whitespace)
+            .filter(|(value, _)| !value.is_empty())
+            .ok_or_else(|| format!("`run {option} VALUE` needs a command after the value"))?;
+        *slot = Some(value.to_owned());
+        rest = command.trim();
+    }
     Ok(Command::Run {
-        id: Some(id.to_owned()),
-        command: command.trim().to_owned(),
+        id,
+        title,
+        command: rest.to_owned(),
     })
 }
 
@@ -197,6 +218,8 @@ pub(crate) fn parse_line(line: &str) -> Result<Option<Command>, String> {
             Command::Resize(parse_size(rest)?)
         }
         "snapshot" => Command::Snapshot,
+        "picture" => Command::Picture,
+        "freeze-clock" => Command::FreezeClock,
         "result" => {
             need("a call id")?;
             Command::Result {
@@ -206,7 +229,7 @@ pub(crate) fn parse_line(line: &str) -> Result<Option<Command>, String> {
         other => {
             return Err(format!(
                 "unknown command `{other}`: use run, project, key, type, wait-for, wait-match, \
-                 wait-exit, resize, snapshot or result"
+                 wait-exit, resize, snapshot, picture, freeze-clock or result"
             ));
         }
     };
@@ -243,7 +266,7 @@ pub async fn run(
     // The same settings as the interface; a mistake in them fails the script.
     app.configure(crate::interface::app::settings::Config::load()?);
     let (input_tx, mut inputs) = mpsc::channel(64);
-    let (frames_tx, frames) = watch::channel(String::new());
+    let (frames_tx, frames) = watch::channel(Buffer::empty(Rect::default()));
 
     let (printed_tx, mut printed) = mpsc::unbounded_channel::<String>();
     let player = tokio::spawn(play(
@@ -278,7 +301,7 @@ async fn play(
     size: TermSize,
     commands: Vec<(usize, String, Command)>,
     inputs: mpsc::Sender<Input>,
-    frames: watch::Receiver<String>,
+    frames: watch::Receiver<Buffer>,
     output: mpsc::UnboundedSender<String>,
 ) -> Result<(), ScriptError> {
     let mut player = Player {
@@ -304,7 +327,7 @@ struct Player {
     link: Link,
     size: TermSize,
     inputs: mpsc::Sender<Input>,
-    frames: watch::Receiver<String>,
+    frames: watch::Receiver<Buffer>,
     output: mpsc::UnboundedSender<String>,
     calls: HashMap<String, crate::link::RunResult>,
 }
@@ -318,7 +341,7 @@ impl Player {
 
     async fn step(&mut self, command: Command) -> Result<(), String> {
         match command {
-            Command::Run { id, command } => self.start_call(id, command).await?,
+            Command::Run { id, title, command } => self.start_call(id, title, command).await?,
             Command::Project(file) => self.start_project(&file).await?,
             Command::Key(key) => self.send(Input::Key(key)).await?,
             Command::Type(text) => {
@@ -356,14 +379,27 @@ impl Player {
                 })
                 .await?;
             }
-            Command::Snapshot => self.snapshot().await?,
+            Command::Snapshot => {
+                let frame = self.drawn().await?;
+                self.print("snapshot", &buffer_text(&frame));
+            }
+            Command::Picture => {
+                let frame = self.drawn().await?;
+                self.print("picture", &crate::interface::picture::svg(&frame));
+            }
+            Command::FreezeClock => self.send(Input::FreezeClock).await?,
             Command::Result { id } => self.print_result(&id).await?,
         }
         Ok(())
     }
 
     /// Starts a call as the interface does, and keeps its result for a later `result`.
-    async fn start_call(&mut self, id: Option<String>, command: String) -> Result<(), String> {
+    async fn start_call(
+        &mut self,
+        id: Option<String>,
+        title: Option<String>,
+        command: String,
+    ) -> Result<(), String> {
         // Started at the pane's size, as the interface starts its own calls.
         let pane = crate::interface::app::Layout::new(self.size.cols, self.size.rows, false, None)
             .map(|layout| layout.pane_size());
@@ -372,6 +408,7 @@ impl Player {
             .run(
                 CallRequest {
                     id,
+                    title,
                     size: pane,
                     ..CallRequest::new(command)
                 }
@@ -398,16 +435,19 @@ impl Player {
         Ok(())
     }
 
-    /// Prints the frame drawn after every input sent so far.
-    async fn snapshot(&mut self) -> Result<(), String> {
+    /// The frame drawn after every input sent so far.
+    async fn drawn(&mut self) -> Result<Buffer, String> {
         let (drawn_tx, drawn) = oneshot::channel();
         self.send(Input::Barrier(drawn_tx)).await?;
         drawn.await.map_err(|_| QUIT.to_owned())?;
-        let screen = self.frames.borrow_and_update().clone();
+        Ok(self.frames.borrow_and_update().clone())
+    }
+
+    /// Prints `text` between `=== WHAT ===` and `=== end ===`.
+    fn print(&self, what: &str, text: &str) {
         let _ = self
             .output
-            .send(format!("=== snapshot ===\n{screen}=== end ===\n"));
-        Ok(())
+            .send(format!("=== {what} ===\n{text}=== end ===\n"));
     }
 
     /// Waits for a call this script started and prints its result.
@@ -435,7 +475,10 @@ impl Player {
         shows: impl Fn(&str) -> bool,
     ) -> Result<(), String> {
         let waited = tokio::time::timeout(timeout, async {
-            self.frames.wait_for(|frame| shows(frame)).await.map(drop)
+            self.frames
+                .wait_for(|frame| shows(&buffer_text(frame)))
+                .await
+                .map(drop)
         })
         .await;
         match waited {
@@ -444,7 +487,7 @@ impl Player {
             Err(_) => Err(format!(
                 "{what} did not show within {} s; the screen was:\n{}",
                 timeout.as_secs_f64(),
-                self.frames.borrow().as_str()
+                buffer_text(&self.frames.borrow())
             )),
         }
     }
@@ -461,9 +504,28 @@ mod tests {
             parse_line("run --id web npm run dev"),
             Ok(Some(Command::Run {
                 id: Some("web".into()),
+                title: None,
                 command: "npm run dev".into()
             }))
         );
+        assert_eq!(
+            parse_line("run --title web --id w1 npm run dev"),
+            Ok(Some(Command::Run {
+                id: Some("w1".into()),
+                title: Some("web".into()),
+                command: "npm run dev".into()
+            }))
+        );
+        assert_eq!(
+            parse_line("run --title-less"),
+            Ok(Some(Command::Run {
+                id: None,
+                title: None,
+                command: "--title-less".into()
+            }))
+        );
+        assert!(parse_line("run --id web").is_err());
+        assert!(parse_line("picture").is_ok_and(|c| c == Some(Command::Picture)));
         assert_eq!(
             parse_line("wait-for ready on port 80 --timeout 2.5"),
             Ok(Some(Command::WaitFor {
