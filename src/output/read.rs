@@ -10,6 +10,7 @@ use std::io;
 use super::clean::TextCleaner;
 use super::index::Checkpoint;
 use super::log::{GapCause, LogView, Piece};
+use super::search::{HitCounter, SearchHit};
 use crate::screen::Style;
 use crate::screen::decode::Decoder;
 
@@ -325,7 +326,7 @@ pub(crate) fn read_lines(
 }
 
 /// The line nearest to `from` (before it, or after it when `newer`) whose clean text `matches`,
-/// reading the whole log up to `end`.
+/// and how many lines match, reading the whole log up to `end` once.
 pub fn find_line(
     view: &LogView,
     end: u64,
@@ -333,7 +334,7 @@ pub fn find_line(
     newer: bool,
     width: u16,
     matches: impl Fn(&str) -> bool,
-) -> io::Result<Option<u64>> {
+) -> io::Result<SearchHit> {
     let start = Checkpoint {
         offset: 0,
         line: 0,
@@ -342,16 +343,12 @@ pub fn find_line(
     };
     // Lost lines hold nothing to find.
     let mut walker = LineWalker::new(start, 0..0);
-    let mut found = None;
+    let mut counter = HitCounter::new(from, newer);
     let mut look = |number: u64, line: &str| {
-        let wanted = if newer { number > from } else { number < from };
-        if wanted && matches(line) {
-            found = Some(number);
-            if newer {
-                return false;
-            }
+        if matches(line) {
+            counter.matched(number);
         }
-        newer || number < from
+        true
     };
     let mut going = true;
     clean_range(view, 0, end, width, None, |cleaned| {
@@ -361,7 +358,7 @@ pub fn find_line(
     if going {
         walker.finish(&mut look);
     }
-    Ok(found)
+    Ok(counter.hit())
 }
 
 /// Splits streamed clean text into numbered lines, each kept up to [`MAX_LINE_CHARS`].

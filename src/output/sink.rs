@@ -245,13 +245,14 @@ impl OutputSink {
         self.recorded().index.lines()
     }
 
-    /// The line nearest to `from` (before it, or after it when `newer`) that `matches`.
+    /// The line nearest to `from` (before it, or after it when `newer`) that `matches`, and how
+    /// many lines match.
     pub fn find_line(
         &self,
         from: u64,
         newer: bool,
         matches: impl Fn(&str) -> bool,
-    ) -> std::io::Result<Option<u64>> {
+    ) -> std::io::Result<super::SearchHit> {
         let plan = self.plan(|index| index.checkpoint_before(0));
         read::find_line(&plan.view, plan.end, from, newer, plan.width, matches)
     }
