@@ -430,7 +430,7 @@ mod tests {
 
     #[test]
     fn the_help_lists_every_key() {
-        let mut app = app(90, 36);
+        let mut app = app(90, 37);
         app.act(Action::Help);
         let screen = text(&app);
         for binding in &app.settings.keymap {
@@ -453,8 +453,8 @@ mod tests {
             // A regular expression, in smart case; the pane shows lines 10 on, the current
             // match is line 11.
             app.search = Some(Search {
-                pattern: "finished|ERR".into(),
-                matcher: crate::output::Matcher::new("finished|ERR"),
+                pattern: "Finished|ERR".into(),
+                matcher: crate::output::Matcher::new("Finished|ERR"),
                 hit: Some(crate::output::SearchHit {
                     line: Some(11),
                     rank: 2,

@@ -85,17 +85,17 @@ actions! {
     Live "live" ["end"] "End" None,
         "back to the live output", live;
     Search "search" ["/"] "/" Some("search"),
-        "search the output, history included (a regular expression; smart case)", search;
+        "search all the output: a regular expression, smart case", search;
     NextMatch "next-match" ["n"] "n" None,
-        "next match, going on back to older lines (while searching)", next_match;
+        "next match, further back (while searching)", next_match;
     PreviousMatch "previous-match" ["N"] "N" None,
-        "previous match, back to newer lines (while searching)", previous_match;
+        "previous match, forward (while searching)", previous_match;
     ProjectDown "project-down" ["D"] "D" None,
         "stop the selected project's processes (asks first)", project_down;
     ProjectUp "project-up" ["U"] "U" None,
         "start the selected project, or apply its changed file", project_up;
-    Filter "filter" ["f"] "f" Some("filter"),
-        "filter the list by name, command or description (Esc clears it)", filter;
+    Filter "filter" ["f"] "f" None,
+        "filter the list by name or command (Esc clears it)", filter;
     Zoom "zoom" ["z"] "z" Some("zoom"),
         "zoom the pane to the whole screen and back", zoom;
     Split "split" ["s"] "s" None,

@@ -104,17 +104,12 @@ impl App {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::{EntryKind, EntryState};
+    use crate::core::EntryState;
 
     fn entry(id: &str, command: &str, name: Option<&str>, title: Option<&str>) -> EntryInfo {
         EntryInfo {
             name: name.map(str::to_owned),
             title: title.map(str::to_owned),
-            kind: if name.is_some() {
-                EntryKind::Task
-            } else {
-                EntryKind::Call
-            },
             state: EntryState::Running,
             ..crate::interface::app::tests::entry(id, command)
         }

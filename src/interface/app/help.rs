@@ -10,7 +10,7 @@ const OTHER_KEYS: [(&str, &str); 3] = [
     ("Ctrl-A", "while typing into a process: come back"),
     (
         "Esc",
-        "cancel a prompt, end a search, clear the list's filter",
+        "cancel a prompt, end a search, clear the filter",
     ),
     (
         "Mouse",
