@@ -573,12 +573,10 @@ impl Core {
             id: key.to_owned(),
             message,
         };
-        tokio::task::spawn_blocking(move || {
-            sink.find_line(from, newer, |line| pattern.is_match(line))
-        })
-        .await
-        .map_err(|err| read_error(err.to_string()))?
-        .map_err(|err| read_error(err.to_string()))
+        tokio::task::spawn_blocking(move || sink.find_line(from, newer, &pattern))
+            .await
+            .map_err(|err| read_error(err.to_string()))?
+            .map_err(|err| read_error(err.to_string()))
     }
 
     /// Resizes the entry's PTY and screen.

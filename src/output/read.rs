@@ -335,6 +335,20 @@ pub fn find_line(
     width: u16,
     matches: impl Fn(&str) -> bool,
 ) -> io::Result<SearchHit> {
+    let mut counter = HitCounter::new(from, newer);
+    each_matching_line(view, end, width, matches, |number| counter.matched(number))?;
+    Ok(counter.hit())
+}
+
+/// Gives `each` the number of every line whose clean text `matches`, oldest first, reading the
+/// whole log up to `end` once.
+pub(crate) fn each_matching_line(
+    view: &LogView,
+    end: u64,
+    width: u16,
+    matches: impl Fn(&str) -> bool,
+    mut each: impl FnMut(u64),
+) -> io::Result<()> {
     let start = Checkpoint {
         offset: 0,
         line: 0,
@@ -343,10 +357,9 @@ pub fn find_line(
     };
     // Lost lines hold nothing to find.
     let mut walker = LineWalker::new(start, 0..0);
-    let mut counter = HitCounter::new(from, newer);
     let mut look = |number: u64, line: &str| {
         if matches(line) {
-            counter.matched(number);
+            each(number);
         }
         true
     };
@@ -358,7 +371,7 @@ pub fn find_line(
     if going {
         walker.finish(&mut look);
     }
-    Ok(counter.hit())
+    Ok(())
 }
 
 /// Splits streamed clean text into numbered lines, each kept up to [`MAX_LINE_CHARS`].

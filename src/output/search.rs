@@ -10,6 +10,8 @@ use regex::{Regex, RegexBuilder};
 /// A pattern ready to search lines.
 #[derive(Clone, Debug)]
 pub struct Matcher {
+    /// The pattern as typed.
+    pattern: String,
     /// `None` only for a pattern too large to compile even as text: it matches nothing.
     regex: Option<Regex>,
     /// The pattern is no regular expression: its text is searched.
@@ -33,6 +35,7 @@ impl Matcher {
         };
         if let Some(regex) = build(pattern, has_capital(pattern)) {
             return Self {
+                pattern: pattern.to_owned(),
                 regex: Some(regex),
                 as_text: false,
             };
@@ -40,9 +43,16 @@ impl Matcher {
         // Searched as text, every capital counts (a backslash is a character like any other).
         let exact = pattern.chars().any(char::is_uppercase);
         Self {
+            pattern: pattern.to_owned(),
             regex: build(&regex::escape(pattern), exact),
             as_text: true,
         }
+    }
+
+    /// The pattern as typed.
+    #[must_use]
+    pub fn pattern(&self) -> &str {
+        &self.pattern
     }
 
     /// Whether the pattern did not parse as a regular expression and is searched as text.
