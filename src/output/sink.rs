@@ -365,7 +365,10 @@ mod tests {
             Screen::new(size, 100),
             || {},
         );
-        let lines: String = (0..100).map(|n| format!("line {n}\r\n")).collect();
+        let lines = (0..100)
+            .map(|n| format!("line {n}\r\n"))
+            .collect::<Vec<_>>()
+            .concat();
         sink.record(lines.as_bytes());
         let pattern = Matcher::new(r"line \d*7$");
         let hit = |line, rank, matches| SearchHit {
