@@ -38,7 +38,7 @@ use std::time::{Duration, SystemTime};
 use tokio::sync::{broadcast, oneshot, watch};
 
 use crate::call::{CallEnd, CallResult, CallRunner, DetachedTo, detach_marker};
-use crate::output::{Follower, OutputSink, OutputSlice, OutputSource, RawLog};
+use crate::output::{Follower, Matcher, OutputSink, OutputSlice, OutputSource, RawLog, SearchHit};
 use crate::pty::{self, ProcessExit, PtyError, SpawnSpec, Spawner, TermSize};
 use crate::registry::BashDetachRegistry;
 use crate::screen::{Screen, ScreenSnapshot};
@@ -559,21 +559,24 @@ impl Core {
     }
 
     /// The line of the whole output nearest to `from`, before it (or after it when `newer`),
-    /// whose text `matches`.
-    pub fn find_line(
+    /// that `pattern` matches, and how many lines it matches. The log is read on a thread of
+    /// its own: a long one takes a while.
+    pub async fn find_line(
         &self,
         key: &str,
         from: u64,
         newer: bool,
-        matches: impl Fn(&str) -> bool,
-    ) -> Result<Option<u64>, CoreError> {
-        self.find(key)?
-            .sink
-            .find_line(from, newer, matches)
-            .map_err(|err| CoreError::ReadLog {
-                id: key.to_owned(),
-                message: err.to_string(),
-            })
+        pattern: Matcher,
+    ) -> Result<SearchHit, CoreError> {
+        let sink = Arc::clone(&self.find(key)?.sink);
+        let read_error = |message: String| CoreError::ReadLog {
+            id: key.to_owned(),
+            message,
+        };
+        tokio::task::spawn_blocking(move || sink.find_line(from, newer, &pattern))
+            .await
+            .map_err(|err| read_error(err.to_string()))?
+            .map_err(|err| read_error(err.to_string()))
     }
 
     /// Resizes the entry's PTY and screen.

@@ -348,15 +348,15 @@ impl Link {
         .await
     }
 
-    /// The number of the nearest line before `from` (after it when `newer`) containing `query`
-    /// (case-insensitive unless it has capitals).
+    /// The nearest line before `from` (after it when `newer`) that `query` matches (see
+    /// [`crate::output::Matcher`]), its rank among the matching lines and how many there are.
     pub async fn find_line(
         &self,
         key: &str,
         from: u64,
         newer: bool,
         query: &str,
-    ) -> Result<Option<u64>, LinkError> {
+    ) -> Result<crate::output::SearchHit, LinkError> {
         self.ask(ask::FindLine {
             key: key.to_owned(),
             from,

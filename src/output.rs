@@ -23,7 +23,7 @@ pub(crate) use follow::{Followed, Follower, OutputSource};
 pub(crate) use lines::LineMatcher;
 pub use log::{DEFAULT_LOG_CAP, LOG_RETENTION, LogCut, MIN_LOG_CAP, RawLog, log_dir, prune_logs};
 pub(crate) use read::OutputSlice;
-pub(crate) use search::{match_ranges, matches_query};
+pub use search::{Matcher, SearchHit};
 pub(crate) use sink::OutputSink;
 
 /// A size as people read it: `512 bytes`, `3.4 KiB`, `12.0 MiB`, `4.0 GiB`.

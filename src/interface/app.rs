@@ -17,6 +17,7 @@ use crate::screen::ScreenSnapshot;
 mod actions;
 mod confirm;
 mod copy;
+mod filter;
 mod focus;
 mod help;
 mod keymap;
@@ -40,6 +41,7 @@ pub use layout::{
     Layout, ListLine, MIN_COLS, MIN_ROWS, Section, list_lines, list_offset, list_row_entry,
 };
 pub(crate) use prompt::{Prompt, PromptPurpose};
+pub(crate) use search::{Search, not_found_text};
 
 /// The reason given for a detach from this interface.
 pub(crate) const DETACH_REASON: &str = "detached from the TUI";
@@ -64,13 +66,15 @@ pub(crate) enum PaneRequest {
 /// What the event loop does for the app.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Effect {
-    /// Find the search's next match and scroll to it.
+    /// Find the search's next match and scroll to it: from the current match (when it is in
+    /// view), else from the rows in view.
     Search {
         id: String,
         query: String,
         newer: bool,
         scroll: usize,
         rows: u16,
+        current: Option<u64>,
     },
     Start {
         command: String,
@@ -122,8 +126,12 @@ pub(crate) enum Effect {
 pub(crate) enum Outcome {
     Done(String),
     Failed(String),
-    /// A search found its match: scroll there.
-    Scroll(usize),
+    /// A search for `query` found its match: scroll there.
+    Found {
+        query: String,
+        scroll: usize,
+        hit: crate::output::SearchHit,
+    },
     /// A new entry to select, and what to say.
     Select {
         id: String,
@@ -221,7 +229,9 @@ pub struct App {
     /// Rows scrolled back from the live output.
     pub scroll: usize,
     /// The active search, if any.
-    pub search: Option<String>,
+    pub search: Option<Search>,
+    /// The list shows only the entries that hold this text (see `filter.rs`).
+    pub filter: Option<String>,
     /// The message in the bar, until it expires.
     pub notice: Option<Notice>,
     /// The selected entry's screen, as last fetched.
@@ -233,6 +243,8 @@ pub struct App {
     pub split_panes: std::collections::HashMap<String, ScreenSnapshot>,
     /// Whose live screen `pane` is (none for history): the mouse goes to that program only.
     pane_of: Option<String>,
+    /// The number of the pane's first line when it shows history (0 is the oldest).
+    pub(crate) pane_first_line: Option<u64>,
     /// A button went down in the pane and its program was told: moves and the release go to
     /// it too, wherever they are (at the pane's nearest cell), as a terminal does.
     mouse_held: bool,
@@ -272,11 +284,13 @@ impl App {
             zoom: false,
             scroll: 0,
             search: None,
+            filter: None,
             notice: None,
             pane: None,
             split: Vec::new(),
             split_panes: std::collections::HashMap::new(),
             pane_of: None,
+            pane_first_line: None,
             mouse_held: false,
             due: Due {
                 entries: true,
@@ -411,10 +425,7 @@ impl App {
             self.selected = row.map(|entry| entry.id.clone());
             self.due.pane = true;
         }
-        if self.selected_index().is_none() {
-            self.selected = self.entries.first().map(|entry| entry.id.clone());
-            self.scroll = 0;
-        }
+        self.keep_selection_listed();
     }
 
     /// What the pane needs fetched, if it is stale: the selected entry's live screen at the
@@ -453,6 +464,7 @@ impl App {
         self.scroll = usize::try_from(page.lines_back).unwrap_or(usize::MAX);
         self.pane = Some(ScreenSnapshot::from_lines(size, &page.lines, self.scroll));
         self.pane_of = None;
+        self.pane_first_line = Some(page.first_line);
     }
 
     /// A new sample of what the running entries cost: a frame only when what it shows changed.
@@ -635,7 +647,7 @@ impl App {
         match outcome {
             Outcome::Done(text) => self.say(text, false),
             Outcome::Failed(text) => self.say(text, true),
-            Outcome::Scroll(scroll) => self.scroll = scroll,
+            Outcome::Found { query, scroll, hit } => self.found(&query, scroll, hit),
             Outcome::Select { id, text } => {
                 self.select_id(id);
                 self.say(text, false);
@@ -673,6 +685,7 @@ impl App {
     pub(crate) fn set_pane(&mut self, pane: Option<(String, ScreenSnapshot)>) {
         let (of, pane) = pane.unzip();
         self.pane_of = of;
+        self.pane_first_line = None;
         self.pane = pane;
     }
 
@@ -750,8 +763,11 @@ impl App {
     }
 
     fn handle_normal_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        // Esc ends a search, else clears the list's filter.
         if key.code == KeyCode::Esc {
-            self.search = None;
+            if self.search.take().is_none() {
+                self.set_filter("");
+            }
             return Vec::new();
         }
         match self.action_for(key) {

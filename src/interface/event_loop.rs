@@ -16,8 +16,11 @@ use tokio::sync::{mpsc, watch};
 
 use crate::core::CallRequest;
 use crate::interface::app::usage::{SAMPLE_EVERY, UsageSampler};
-use crate::interface::app::{App, DETACH_REASON, Effect, Input, Outcome, PaneRequest};
+use crate::interface::app::{
+    App, DETACH_REASON, Effect, Input, Outcome, PaneRequest, not_found_text,
+};
 use crate::link::{Link, LinkEvent};
+use crate::output::SearchHit;
 use crate::screen::MouseEvents;
 use crate::time::now_ms;
 
@@ -308,33 +311,36 @@ fn spawn_writer(
     writes
 }
 
-/// The scroll that puts the search's next match (below the view when `newer`, else above it)
-/// in the middle of the pane; `None` when there is none.
+/// The search's next match, from the current one when it is in view (else from the rows in
+/// view), after it when `newer`, and the scroll that puts it in the middle of the pane (none
+/// when no match was found that way).
 async fn find_match(
     link: &Link,
     id: &str,
     query: &str,
     newer: bool,
-    scroll: usize,
-    rows: u16,
-) -> anyhow::Result<Option<usize>> {
+    (scroll, rows): (usize, u16),
+    current: Option<u64>,
+) -> anyhow::Result<(Option<usize>, SearchHit)> {
     let rows = u64::from(rows);
     let page = link.history_page(id, scroll as u64, 0).await?;
     let total = page.total_lines;
     // Lines in view: [bottom - rows, bottom).
     let bottom = total - page.lines_back;
-    let from = match (scroll, newer) {
-        (0, false) => total,
-        (_, false) => bottom.saturating_sub(rows),
-        (_, true) => bottom.saturating_sub(1),
+    let top = bottom.saturating_sub(rows);
+    let from = match (current, scroll, newer) {
+        (Some(current), 1.., _) if (top..bottom).contains(&current) => current,
+        (_, 0, false) => total,
+        (_, _, false) => top,
+        (_, _, true) => bottom.saturating_sub(1),
     };
-    let Some(found) = link.find_line(id, from, newer, query).await? else {
-        return Ok(None);
+    let hit = link.find_line(id, from, newer, query).await?;
+    let Some(found) = hit.line else {
+        return Ok((None, hit));
     };
     let bottom = (found + rows / 2 + 1).clamp(rows.min(total), total);
-    Ok(Some(
-        usize::try_from(total - bottom).unwrap_or(usize::MAX).max(1),
-    ))
+    let scroll = usize::try_from(total - bottom).unwrap_or(usize::MAX).max(1);
+    Ok((Some(scroll), hit))
 }
 
 /// Puts `text` on the clipboard of the terminal oino draws on, as OSC 52 (inside tmux, tmux's
@@ -513,10 +519,11 @@ async fn carry_out(link: &Link, effect: Effect, label: String) -> Option<Outcome
             newer,
             scroll,
             rows,
+            current,
         } => Some(
-            match find_match(link, &id, &query, newer, scroll, rows).await {
-                Ok(Some(scroll)) => Outcome::Scroll(scroll),
-                Ok(None) => Outcome::Failed(format!("no more matches for `{query}`")),
+            match find_match(link, &id, &query, newer, (scroll, rows), current).await {
+                Ok((Some(scroll), hit)) => Outcome::Found { query, scroll, hit },
+                Ok((None, hit)) => Outcome::Failed(not_found_text(&query, hit, newer)),
                 Err(err) => Outcome::Failed(format!("cannot search: {err:#}")),
             },
         ),

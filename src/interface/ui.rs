@@ -64,7 +64,7 @@ pub(crate) fn render(app: &App, now_ms: u64, frame: &mut Frame<'_>) {
     if let Some(pane) = &app.pane {
         render_pane(
             pane,
-            app.search.as_deref(),
+            search_marks(app),
             &theme,
             layout.pane,
             frame.buffer_mut(),
@@ -81,19 +81,38 @@ pub(crate) fn render(app: &App, now_ms: u64, frame: &mut Frame<'_>) {
             }
         }
     } else {
-        let hint = Paragraph::new(Line::styled(
-            format!(
+        let text = match &app.filter {
+            Some(filter) if app.listed().is_empty() => format!(
+                "Nothing in the list holds `{}`: Esc clears the filter.",
+                crate::inert::escaped(filter)
+            ),
+            _ => format!(
                 "No calls yet: press {} to start one.",
                 app.key_of(crate::interface::app::Action::NewCall)
             ),
-            theme.dim(),
-        ));
+        };
+        let hint = Paragraph::new(Line::styled(text, theme.dim()));
         frame.render_widget(hint, layout.pane);
     }
     render_bar(app, &theme, layout.bar, frame);
     if let Mode::Help(help) = app.mode {
         render_help(app, help, &theme, area, frame);
     }
+}
+
+/// What the focused pane marks of the search: its matches, and the row of the current one when
+/// the pane shows the history it is in.
+fn search_marks(app: &App) -> Option<pane::Marks<'_>> {
+    let search = app.search.as_ref()?;
+    let current_row = search
+        .current_line()
+        .zip(app.pane_first_line)
+        .and_then(|(line, first)| line.checked_sub(first))
+        .and_then(|row| usize::try_from(row).ok());
+    Some(pane::Marks {
+        matcher: &search.matcher,
+        current_row,
+    })
 }
 
 /// In a split view, the panes besides the focused one, live, and the rules between panes side
@@ -411,7 +430,7 @@ mod tests {
 
     #[test]
     fn the_help_lists_every_key() {
-        let mut app = app(90, 36);
+        let mut app = app(90, 37);
         app.act(Action::Help);
         let screen = text(&app);
         for binding in &app.settings.keymap {
@@ -425,21 +444,65 @@ mod tests {
     }
 
     #[test]
-    fn search_matches_are_highlighted() {
+    fn search_matches_are_marked_and_the_current_one_apart() {
+        use crate::interface::app::Search;
+        use ratatui::style::Modifier;
+        for color in [true, false] {
+            let mut app = app(80, 8);
+            app.color = color;
+            // A regular expression, in smart case; the pane shows lines 10 on, the current
+            // match is line 11.
+            app.search = Some(Search {
+                pattern: "Finished|ERR".into(),
+                matcher: crate::output::Matcher::new("Finished|ERR"),
+                hit: Some(crate::output::SearchHit {
+                    line: Some(11),
+                    rank: 2,
+                    matches: 5,
+                }),
+            });
+            app.pane_first_line = Some(10);
+            let terminal = draw(&app);
+            let buffer = terminal.backend().buffer();
+            let pane = app.layout().expect("fits").pane;
+            let cell = |col, row| buffer.cell((pane.x + col, pane.y + row)).expect("cell");
+            for col in 4..12 {
+                let current = cell(col, 1);
+                if color {
+                    assert_eq!(current.bg, Color::Yellow, "column {col}");
+                    assert!(current.modifier.contains(Modifier::BOLD), "column {col}");
+                } else {
+                    assert_eq!(current.bg, Color::Reset, "column {col}");
+                    assert!(
+                        current.modifier.contains(Modifier::REVERSED),
+                        "column {col}"
+                    );
+                }
+            }
+            assert!(!cell(3, 1).modifier.contains(Modifier::REVERSED));
+            assert_ne!(cell(3, 1).bg, Color::Yellow);
+            // `ERR` has capitals: exact, so `error` is no match of it.
+            assert!(!cell(0, 2).modifier.contains(Modifier::UNDERLINED));
+            let text = buffer_text(buffer);
+            assert!(text.contains("match 2/5  n older  N newer"), "{text}");
+            if color {
+                assert_snapshot!(text);
+            }
+        }
+        // Another match in view is marked, less than the current one.
         let mut app = app(80, 8);
-        app.search = Some("finished".into());
+        app.search = Some(Search {
+            pattern: "e".into(),
+            matcher: crate::output::Matcher::new("[ei]n"),
+            hit: None,
+        });
         let terminal = draw(&app);
         let buffer = terminal.backend().buffer();
         let pane = app.layout().expect("fits").pane;
-        for col in 4..12 {
-            let cell = buffer.cell((pane.x + col, pane.y + 1)).expect("cell");
-            assert_eq!(cell.bg, Color::Yellow, "column {col}");
-        }
-        assert_ne!(
-            buffer.cell((pane.x + 3, pane.y + 1)).expect("cell").bg,
-            Color::Yellow
-        );
-        assert_snapshot!(buffer_text(buffer));
+        let other = buffer.cell((pane.x + 5, pane.y + 1)).expect("cell");
+        assert_eq!(other.fg, Color::Yellow);
+        assert!(other.modifier.contains(Modifier::UNDERLINED));
+        assert_ne!(other.bg, Color::Yellow);
     }
 
     #[test]

@@ -10,6 +10,7 @@ use std::io;
 use super::clean::TextCleaner;
 use super::index::Checkpoint;
 use super::log::{GapCause, LogView, Piece};
+use super::search::{HitCounter, SearchHit};
 use crate::screen::Style;
 use crate::screen::decode::Decoder;
 
@@ -325,7 +326,7 @@ pub(crate) fn read_lines(
 }
 
 /// The line nearest to `from` (before it, or after it when `newer`) whose clean text `matches`,
-/// reading the whole log up to `end`.
+/// and how many lines match, reading the whole log up to `end` once.
 pub fn find_line(
     view: &LogView,
     end: u64,
@@ -333,7 +334,21 @@ pub fn find_line(
     newer: bool,
     width: u16,
     matches: impl Fn(&str) -> bool,
-) -> io::Result<Option<u64>> {
+) -> io::Result<SearchHit> {
+    let mut counter = HitCounter::new(from, newer);
+    each_matching_line(view, end, width, matches, |number| counter.matched(number))?;
+    Ok(counter.hit())
+}
+
+/// Gives `each` the number of every line whose clean text `matches`, oldest first, reading the
+/// whole log up to `end` once.
+pub(crate) fn each_matching_line(
+    view: &LogView,
+    end: u64,
+    width: u16,
+    matches: impl Fn(&str) -> bool,
+    mut each: impl FnMut(u64),
+) -> io::Result<()> {
     let start = Checkpoint {
         offset: 0,
         line: 0,
@@ -342,16 +357,11 @@ pub fn find_line(
     };
     // Lost lines hold nothing to find.
     let mut walker = LineWalker::new(start, 0..0);
-    let mut found = None;
     let mut look = |number: u64, line: &str| {
-        let wanted = if newer { number > from } else { number < from };
-        if wanted && matches(line) {
-            found = Some(number);
-            if newer {
-                return false;
-            }
+        if matches(line) {
+            each(number);
         }
-        newer || number < from
+        true
     };
     let mut going = true;
     clean_range(view, 0, end, width, None, |cleaned| {
@@ -361,7 +371,7 @@ pub fn find_line(
     if going {
         walker.finish(&mut look);
     }
-    Ok(found)
+    Ok(())
 }
 
 /// Splits streamed clean text into numbered lines, each kept up to [`MAX_LINE_CHARS`].

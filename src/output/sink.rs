@@ -15,6 +15,7 @@ use tokio::sync::watch;
 use super::index::{Checkpoint, OutputIndex};
 use super::log::{LogView, MEMORY_TAIL_BYTES, OLD_MEMORY_TAIL_BYTES, RawLog};
 use super::read::{self, OutputSlice};
+use super::search::{HitCounter, Matcher, SearchHit};
 use crate::pty::TermSize;
 use crate::screen::{Screen, ScreenSnapshot};
 
@@ -36,6 +37,22 @@ pub struct OutputSink {
     /// Set by output, cleared by a snapshot: notices of change are sent once per look.
     changed: AtomicBool,
     on_change: Box<dyn Fn() + Send + Sync>,
+    /// The last search's matching lines, while nothing new is written: `n` and `N` through a
+    /// long log read it once.
+    search_cache: Mutex<Option<SearchCache>>,
+}
+
+/// Matching lines kept of one search (8 bytes each); a search with more reads the log each time.
+const MAX_CACHED_MATCHES: usize = 1 << 20;
+
+/// What the last search found, and of what.
+struct SearchCache {
+    pattern: String,
+    /// The log's readable end when it was read.
+    end: u64,
+    width: u16,
+    /// The matching lines, oldest first.
+    lines: Vec<u64>,
 }
 
 /// What a reader takes under the lock, to read without it.
@@ -64,6 +81,7 @@ impl OutputSink {
             width: AtomicU16::new(width),
             changed: AtomicBool::new(false),
             on_change: Box::new(on_change),
+            search_cache: Mutex::new(None),
         }
     }
 
@@ -245,15 +263,54 @@ impl OutputSink {
         self.recorded().index.lines()
     }
 
-    /// The line nearest to `from` (before it, or after it when `newer`) that `matches`.
+    /// The line nearest to `from` (before it, or after it when `newer`) that `pattern` matches,
+    /// and how many lines it matches. The whole log is read, unless the last search was of the
+    /// same pattern and nothing was written since: then its lines are counted again.
     pub fn find_line(
         &self,
         from: u64,
         newer: bool,
-        matches: impl Fn(&str) -> bool,
-    ) -> std::io::Result<Option<u64>> {
+        pattern: &Matcher,
+    ) -> std::io::Result<SearchHit> {
         let plan = self.plan(|index| index.checkpoint_before(0));
-        read::find_line(&plan.view, plan.end, from, newer, plan.width, matches)
+        let mut cache = self
+            .search_cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut counter = HitCounter::new(from, newer);
+        if let Some(cached) = cache.as_ref().filter(|cached| {
+            cached.pattern == pattern.pattern()
+                && cached.end == plan.end
+                && cached.width == plan.width
+        }) {
+            cached.lines.iter().for_each(|&line| counter.matched(line));
+            return Ok(counter.hit());
+        }
+        let mut lines = Some(Vec::new());
+        read::each_matching_line(
+            &plan.view,
+            plan.end,
+            plan.width,
+            |line| pattern.is_match(line),
+            |line| {
+                counter.matched(line);
+                // Too many to keep: the next search reads the log again.
+                lines = lines
+                    .take()
+                    .filter(|kept: &Vec<u64>| kept.len() < MAX_CACHED_MATCHES)
+                    .map(|mut kept| {
+                        kept.push(line);
+                        kept
+                    });
+            },
+        )?;
+        *cache = lines.map(|lines| SearchCache {
+            pattern: pattern.pattern().to_owned(),
+            end: plan.end,
+            width: plan.width,
+            lines,
+        });
+        Ok(counter.hit())
     }
 
     /// The process has ended and all its output is recorded: everything becomes readable, the
@@ -276,6 +333,10 @@ impl OutputSink {
     /// could not be written.
     pub(crate) fn retire(&self) {
         self.recorded().log.limit_memory(OLD_MEMORY_TAIL_BYTES);
+        *self
+            .search_cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = None;
         self.screen
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
@@ -287,5 +348,48 @@ impl OutputSink {
         let mut screen = self.screen.lock().unwrap_or_else(PoisonError::into_inner);
         screen.resize(size);
         self.width.store(screen.size().cols, Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_search_again_is_counted_from_what_it_kept_until_more_is_written() {
+        let dir = std::env::temp_dir().join(format!("oino-sink-search-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let size = TermSize::new(/*cols*/ 80, /*rows*/ 24);
+        let sink = OutputSink::new(
+            RawLog::create(&dir, "search"),
+            Screen::new(size, 100),
+            || {},
+        );
+        let lines = (0..100)
+            .map(|n| format!("line {n}\r\n"))
+            .collect::<Vec<_>>()
+            .concat();
+        sink.record(lines.as_bytes());
+        let pattern = Matcher::new(r"line \d*7$");
+        let hit = |line, rank, matches| SearchHit {
+            line: Some(line),
+            rank,
+            matches,
+        };
+        let first = sink.find_line(1000, false, &pattern).unwrap();
+        assert_eq!(first, hit(97, 1, 10));
+        // Nothing new: the same answers, from the lines kept.
+        assert_eq!(sink.find_line(1000, false, &pattern).unwrap(), first);
+        assert_eq!(sink.find_line(97, false, &pattern).unwrap(), hit(87, 2, 10));
+        assert_eq!(sink.find_line(7, true, &pattern).unwrap(), hit(17, 9, 10));
+        // Another pattern, and output written since, are read anew.
+        let other = Matcher::new(r"^line 1\d$");
+        assert_eq!(sink.find_line(1000, false, &other).unwrap(), hit(19, 1, 10));
+        sink.record(b"line 107\r\n");
+        assert_eq!(
+            sink.find_line(1000, false, &pattern).unwrap(),
+            hit(100, 1, 11)
+        );
+        std::fs::remove_dir_all(dir).unwrap();
     }
 }

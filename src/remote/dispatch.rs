@@ -187,9 +187,8 @@ impl Handle for requests::HistoryPage {
 
 impl Handle for requests::FindLine {
     async fn handle(self, core: &Core) -> Result<Self::Reply, CoreError> {
-        let query = self.query;
-        core.find_line(&self.key, self.from, self.newer, |line| {
-            crate::output::matches_query(line, &query)
-        })
+        let pattern = crate::output::Matcher::new(&self.query);
+        core.find_line(&self.key, self.from, self.newer, pattern)
+            .await
     }
 }

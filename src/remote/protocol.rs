@@ -18,8 +18,9 @@ pub use wire::Travel;
 /// The version a client and a server must share: 2 since `run` carries `size` and `name`, 3
 /// since it carries `on_input`, which older servers refuse as unknown fields, 4 since projects
 /// carry conditions and probes, 5 since `run` carries `background` and `report_folder` and a
-/// result `omitted_from` and `folder`.
-pub(crate) const PROTOCOL_VERSION: u32 = 5;
+/// result `omitted_from` and `folder`, 6 since `find_line` takes a regular expression and
+/// answers with the match's rank and the count of matches.
+pub(crate) const PROTOCOL_VERSION: u32 = 6;
 /// The longest request line the server reads: room for a command of the longest a program can
 /// be given and an environment of the most the kernel takes (6 MiB), as JSON escapes ordinary
 /// text (control characters, six bytes each, could still pass it).

@@ -172,6 +172,18 @@ fn scrolling_and_search_reach_all_of_history() {
 }
 
 #[test]
+fn search_steps_through_counted_matches_and_the_filter_narrows_the_list() {
+    // The script waits for each step: `n` older, `N` newer, `match i/N`, "no match for", a
+    // regular expression, smart case, a pattern searched as text, the filter.
+    let stdout = script("search-that-finds");
+    let snapshot = &stdout[stdout.find("=== snapshot ===").expect("snapshot")..];
+    // Filtered, the list holds only the call that has the text, selected and shown.
+    assert!(snapshot.contains("filter: alp"), "{snapshot}");
+    assert!(snapshot.contains("echo alpha-call"), "{snapshot}");
+    assert!(!snapshot.contains("for i in"), "{snapshot}");
+}
+
+#[test]
 fn resizing_the_terminal_resizes_the_processes() {
     let stdout = script("resize");
     for line in ["at 14 74", "now 28 89", "now 28 120"] {

@@ -769,7 +769,7 @@ struct Answers {
     listed: Vec<String>,
     output: String,
     page: (Vec<String>, u64),
-    found: Option<u64>,
+    found: oino::output::SearchHit,
     screen: Vec<String>,
     refusals: Vec<(Option<oino::core::ErrorCode>, String)>,
     killed: oino::core::EntryState,
@@ -788,7 +788,7 @@ async fn ask_everything(link: &oino::link::Link) -> Answers {
     let output = link.output(&id, Some(0), 1 << 16).await.expect("output");
     let page = link.history_page(&id, 0, 10).await.expect("history");
     let found = link
-        .find_line(&id, page.total_lines, false, "tw")
+        .find_line(&id, page.total_lines, false, "t[wh]")
         .await
         .expect("find");
     let size = oino::pty::TermSize::new(20, 5);
@@ -831,7 +831,14 @@ async fn a_request_means_the_same_in_process_and_through_a_server() {
     assert_eq!(here, there);
     // And what they answered is what was asked for.
     assert_eq!(here.output, "one\ntwo\nthree\n");
-    assert_eq!(here.found, Some(1));
+    assert_eq!(
+        here.found,
+        oino::output::SearchHit {
+            line: Some(2),
+            rank: 1,
+            matches: 2
+        }
+    );
     assert_eq!(
         here.refusals[0],
         (

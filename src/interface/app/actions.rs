@@ -85,15 +85,17 @@ actions! {
     Live "live" ["end"] "End" None,
         "back to the live output", live;
     Search "search" ["/"] "/" Some("search"),
-        "search the output, history included", search;
+        "search all the output: a regular expression, smart case", search;
     NextMatch "next-match" ["n"] "n" None,
-        "next match (while searching)", next_match;
+        "next match, further back (while searching)", next_match;
     PreviousMatch "previous-match" ["N"] "N" None,
-        "previous match (while searching)", previous_match;
+        "previous match, forward (while searching)", previous_match;
     ProjectDown "project-down" ["D"] "D" None,
         "stop the selected project's processes (asks first)", project_down;
     ProjectUp "project-up" ["U"] "U" None,
         "start the selected project, or apply its changed file", project_up;
+    Filter "filter" ["f"] "f" None,
+        "filter the list by name or command (Esc clears it)", filter;
     Zoom "zoom" ["z"] "z" Some("zoom"),
         "zoom the pane to the whole screen and back", zoom;
     Split "split" ["s"] "s" None,
@@ -142,29 +144,22 @@ fn default_keys(names: &[&str]) -> Vec<(KeyCode, KeyModifiers)> {
 }
 
 fn select_next(app: &mut App) -> Vec<Effect> {
-    let last = app.entries.len().saturating_sub(1);
-    let next = app
-        .selected_index()
-        .map_or(0, |index| (index + 1).min(last));
-    app.select_index(next);
+    app.select_step(1);
     Vec::new()
 }
 
 fn select_previous(app: &mut App) -> Vec<Effect> {
-    let previous = app
-        .selected_index()
-        .map_or(0, |index| index.saturating_sub(1));
-    app.select_index(previous);
+    app.select_step(-1);
     Vec::new()
 }
 
 fn select_first(app: &mut App) -> Vec<Effect> {
-    app.select_index(0);
+    app.select_end(/*last*/ false);
     Vec::new()
 }
 
 fn select_last(app: &mut App) -> Vec<Effect> {
-    app.select_index(app.entries.len().saturating_sub(1));
+    app.select_end(/*last*/ true);
     Vec::new()
 }
 
@@ -271,12 +266,22 @@ fn search(app: &mut App) -> Vec<Effect> {
     prompt(app, PromptPurpose::Search)
 }
 
+/// The first jump goes from the live end back: the next match is further back, as after `?`
+/// in less and vim.
 fn next_match(app: &mut App) -> Vec<Effect> {
-    app.search_effect(true)
+    app.search_effect(/*newer*/ false)
 }
 
 fn previous_match(app: &mut App) -> Vec<Effect> {
-    app.search_effect(false)
+    app.search_effect(/*newer*/ true)
+}
+
+fn filter(app: &mut App) -> Vec<Effect> {
+    app.mode = Mode::Prompt(Prompt {
+        purpose: PromptPurpose::Filter,
+        text: app.filter.clone().unwrap_or_default(),
+    });
+    Vec::new()
 }
 
 fn zoom(app: &mut App) -> Vec<Effect> {

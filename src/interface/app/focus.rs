@@ -3,7 +3,7 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use super::{App, Effect, Mode, encode_key};
+use super::{App, Effect, Mode, PromptPurpose, encode_key};
 use crate::core::EntryState;
 
 /// An interface attached to one entry: its pane is the whole view and every key goes to it.
@@ -91,6 +91,10 @@ impl App {
             }
             Mode::Prompt(prompt) => {
                 prompt.paste(text);
+                if prompt.purpose == PromptPurpose::Filter {
+                    let typed = prompt.text.clone();
+                    self.set_filter(&typed);
+                }
                 Vec::new()
             }
             _ => Vec::new(),

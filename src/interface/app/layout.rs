@@ -101,6 +101,8 @@ impl Section {
 /// One line of the list: a section's title or an entry (by index in `app.entries`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ListLine {
+    /// The filter the list is narrowed by, on top.
+    Filter,
     /// A section's title.
     Title(Section),
     /// A project's name, over its processes: the index of its first in `app.entries`.
@@ -109,13 +111,18 @@ pub enum ListLine {
     Entry(usize),
 }
 
-/// The list's lines in order: a section's title before its first entry.
+/// The list's lines in order: the filter when there is one, then the entries it lets through,
+/// a section's title before its first entry.
 #[must_use]
 pub fn list_lines(app: &App) -> Vec<ListLine> {
-    let mut lines = Vec::with_capacity(app.entries.len() + 3);
+    let mut lines = Vec::with_capacity(app.entries.len() + 4);
+    if app.filter.is_some() {
+        lines.push(ListLine::Filter);
+    }
     let mut section = None;
     let mut project = None;
-    for (index, entry) in app.entries.iter().enumerate() {
+    for index in app.listed() {
+        let entry = &app.entries[index];
         let this = Section::of(entry);
         let this_project = entry.project.as_ref().map(|mark| &mark.project);
         if this == Section::Project {
@@ -156,6 +163,6 @@ pub fn list_row_entry(app: &App, layout: Layout, row: u16) -> Option<usize> {
     let index = usize::from(row.checked_sub(layout.list.y)?) + offset;
     match lines.get(index)? {
         ListLine::Entry(entry) => Some(*entry),
-        ListLine::Title(_) | ListLine::Heading(_) => None,
+        ListLine::Filter | ListLine::Title(_) | ListLine::Heading(_) => None,
     }
 }

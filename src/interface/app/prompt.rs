@@ -1,5 +1,5 @@
-//! The prompt mode: a line typed in the bar (a task's name, a new command, a search), given to
-//! what asked for it on Enter.
+//! The prompt mode: a line typed in the bar (a task's name, a new command, a search, the list's
+//! filter), given to what asked for it on Enter (the filter takes it as it is typed).
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
@@ -24,33 +24,34 @@ pub enum PromptPurpose {
     },
     NewCommand,
     Search,
+    /// The list's filter, applied as it is typed.
+    Filter,
 }
 
 impl ModeKeys for Prompt {
     fn key(mut self, app: &mut App, key: KeyEvent) -> Vec<Effect> {
         match (key.code, key.modifiers) {
-            (KeyCode::Esc, _) | (KeyCode::Char('c'), KeyModifiers::CONTROL) => Vec::new(),
-            (KeyCode::Enter, _) => app.submit(self),
+            (KeyCode::Esc, _) | (KeyCode::Char('c'), KeyModifiers::CONTROL) => {
+                // Esc at the filter clears it.
+                if self.purpose == PromptPurpose::Filter {
+                    app.set_filter("");
+                }
+                return Vec::new();
+            }
+            (KeyCode::Enter, _) => return app.submit(self),
             (KeyCode::Backspace, _) => {
                 self.text.pop();
-                app.mode = Mode::Prompt(self);
-                Vec::new()
             }
-            (KeyCode::Char('u'), KeyModifiers::CONTROL) => {
-                self.text.clear();
-                app.mode = Mode::Prompt(self);
-                Vec::new()
-            }
-            (KeyCode::Char(c), KeyModifiers::NONE | KeyModifiers::SHIFT) => {
-                self.text.push(c);
-                app.mode = Mode::Prompt(self);
-                Vec::new()
-            }
-            _ => {
-                app.mode = Mode::Prompt(self);
-                Vec::new()
-            }
+            (KeyCode::Char('u'), KeyModifiers::CONTROL) => self.text.clear(),
+            (KeyCode::Char(c), KeyModifiers::NONE | KeyModifiers::SHIFT) => self.text.push(c),
+            _ => {}
         }
+        // The filter narrows the list as it is typed.
+        if self.purpose == PromptPurpose::Filter {
+            app.set_filter(&self.text);
+        }
+        app.mode = Mode::Prompt(self);
+        Vec::new()
     }
 }
 
@@ -78,6 +79,10 @@ impl App {
                 None => Vec::new(),
             },
             PromptPurpose::Search => self.start_search(text),
+            PromptPurpose::Filter => {
+                self.set_filter(&text);
+                Vec::new()
+            }
         }
     }
 }

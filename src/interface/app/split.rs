@@ -250,6 +250,10 @@ impl App {
         if self.selected.as_deref() == Some(id.as_str()) {
             return;
         }
+        // The current match was one of the entry left.
+        if let Some(search) = &mut self.search {
+            search.hit = None;
+        }
         if self.is_split() && !self.split.contains(&id) {
             if let Some(at) = self.focused_pane() {
                 self.split[at].clone_from(&id);

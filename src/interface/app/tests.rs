@@ -7,15 +7,15 @@ fn key(code: KeyCode, modifiers: KeyModifiers) -> KeyEvent {
     KeyEvent::new(code, modifiers)
 }
 
-pub(super) fn test_app() -> App {
-    let mut app = App::new((100, 20), true);
-    let entry = |id: &str| EntryInfo {
+/// A running call `id` of `command`.
+pub(super) fn entry(id: &str, command: &str) -> EntryInfo {
+    EntryInfo {
         id: id.to_owned(),
         kind: EntryKind::Call,
         task_id: None,
         name: None,
         title: None,
-        command: format!("echo {id}"),
+        command: command.to_owned(),
         cwd: std::path::PathBuf::from("/"),
         pid: 1,
         started_ms: 0,
@@ -31,7 +31,12 @@ pub(super) fn test_app() -> App {
         waiting_for_input: None,
         ready: None,
         project: None,
-    };
+    }
+}
+
+pub(super) fn test_app() -> App {
+    let mut app = App::new((100, 20), true);
+    let entry = |id: &str| entry(id, &format!("echo {id}"));
     app.entries = vec![entry("c1"), entry("c2"), entry("c3")];
     app.selected = Some("c1".into());
     app

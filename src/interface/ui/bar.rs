@@ -2,12 +2,12 @@
 
 use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
-use ratatui::style::Color;
+use ratatui::style::{Color, Modifier};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use crate::core::EntryInfo;
-use crate::interface::app::{App, Confirm, Mode, Prompt, PromptPurpose};
+use crate::interface::app::{Action, App, Confirm, Mode, Prompt, PromptPurpose};
 
 use super::theme::{Theme, title_style};
 
@@ -39,17 +39,32 @@ pub(super) fn render_bar(app: &App, theme: &Theme, area: Rect, frame: &mut Frame
 /// The key hints, from the keymap.
 pub(super) fn hints(app: &App, theme: &Theme) -> Line<'static> {
     let mut spans = Vec::new();
-    if app.search.is_some() {
-        spans.push(Span::styled("n/N", title_style()));
-        spans.push(Span::styled(" next/previous match  ", theme.dim()));
+    if let Some(search) = &app.search {
+        if let Some(position) = search.position() {
+            spans.push(Span::styled(
+                format!("{position}  "),
+                theme.fg(Color::Yellow).add_modifier(Modifier::BOLD),
+            ));
+        }
+        spans.push(Span::styled(app.key_of(Action::NextMatch), title_style()));
+        spans.push(Span::styled(" older  ", theme.dim()));
+        spans.push(Span::styled(
+            app.key_of(Action::PreviousMatch),
+            title_style(),
+        ));
+        spans.push(Span::styled(" newer  ", theme.dim()));
         spans.push(Span::styled("Esc", title_style()));
         spans.push(Span::styled(" end search  ", theme.dim()));
+    }
+    if app.filter.is_some() && app.search.is_none() {
+        spans.push(Span::styled("Esc", title_style()));
+        spans.push(Span::styled(" clear filter  ", theme.dim()));
     }
     for binding in &app.settings.keymap {
         let Some(hint) = binding.hint else {
             continue;
         };
-        if app.search.is_some() && binding.action == crate::interface::app::Action::NewCall {
+        if app.search.is_some() && binding.action == Action::NewCall {
             continue;
         }
         let key = binding.label.split(' ').next().unwrap_or(&binding.label);
@@ -65,6 +80,10 @@ fn prompt_line(prompt: &Prompt, theme: &Theme, area: Rect, frame: &mut Frame<'_>
         PromptPurpose::DetachName { .. } => ("task name: ", "  Enter detach · Esc cancel"),
         PromptPurpose::NewCommand => ("run: ", "  Enter start · Esc cancel"),
         PromptPurpose::Search => ("search: ", "  Enter find · Esc cancel"),
+        PromptPurpose::Filter => (
+            "filter: ",
+            "  the list narrows as you type · Enter keep · Esc clear",
+        ),
     };
     let x = area.x
         + u16::try_from(label.chars().count() + prompt.text.chars().count()).unwrap_or(u16::MAX);

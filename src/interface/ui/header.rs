@@ -184,9 +184,9 @@ fn view_marks(app: &App, focused: bool, theme: &Theme) -> Vec<Span<'static>> {
             theme.fg(Color::Yellow),
         ));
     }
-    if let (Some(query), true) = (&app.search, focused) {
+    if let (Some(search), true) = (&app.search, focused) {
         right.push(Span::styled(
-            format!("  [search: {query}]"),
+            format!("  [search: {}]", search.pattern),
             theme.fg(Color::Yellow),
         ));
     }

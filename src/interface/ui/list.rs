@@ -89,6 +89,12 @@ pub(super) fn render_list(
     {
         let y = area.y + u16::try_from(row).unwrap_or(u16::MAX);
         match *line {
+            ListLine::Filter => {
+                let filter = app.filter.as_deref().unwrap_or_default();
+                let shown = if lines.len() > 1 { "" } else { " · none" };
+                let text = format!("filter: {}{shown}", crate::inert::escaped(filter));
+                buffer.set_stringn(area.x, y, &text, width, theme.fg(Color::Yellow));
+            }
             ListLine::Title(section) => {
                 buffer.set_stringn(area.x, y, section.title(), width, title_style());
             }

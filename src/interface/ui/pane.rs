@@ -1,11 +1,11 @@
 //! The selected entry's screen, drawn cell by cell: the process's bytes never reach the
-//! terminal, and search matches are highlighted.
+//! terminal, and search matches are marked (the current one apart).
 
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Modifier, Style};
 
-use crate::output::match_ranges;
+use crate::output::Matcher;
 use crate::screen::{Cell as ScreenCell, CellColor, ScreenSnapshot};
 
 use super::theme::Theme;
@@ -42,10 +42,18 @@ pub(super) fn printable(text: &str) -> Option<&str> {
     (!text.is_empty() && !text.chars().any(char::is_control)).then_some(text)
 }
 
-/// Draws a screen snapshot cell by cell, with the search's matches highlighted.
+/// What the pane marks of a search: every match, the current one apart.
+#[derive(Clone, Copy)]
+pub(super) struct Marks<'a> {
+    pub(super) matcher: &'a Matcher,
+    /// The pane's row that holds the current match, when it is in view.
+    pub(super) current_row: Option<usize>,
+}
+
+/// Draws a screen snapshot cell by cell, with the search's matches marked.
 pub(super) fn render_pane(
     pane: &ScreenSnapshot,
-    search: Option<&str>,
+    marks: Option<Marks<'_>>,
     theme: &Theme,
     area: Rect,
     buffer: &mut Buffer,
@@ -63,23 +71,46 @@ pub(super) fn render_pane(
                 target.set_style(cell_style(cell));
             }
         }
-        if let Some(query) = search {
-            let text: String = row
-                .iter()
-                .map(|cell| printable(&cell.text).unwrap_or(" "))
-                .collect();
-            for range in match_ranges(&text, query) {
-                for col in range {
-                    let x = area.x + u16::try_from(col).unwrap_or(u16::MAX);
-                    if x < area.x + area.width {
-                        if let Some(target) = buffer.cell_mut(Position::new(x, y)) {
-                            target.set_style(theme.match_highlight());
-                        }
+        if let Some(marks) = marks {
+            let style = if marks.current_row == Some(row_index) {
+                theme.current_match()
+            } else {
+                theme.match_highlight()
+            };
+            for col in matched_columns(row, marks.matcher) {
+                let x = area.x + u16::try_from(col).unwrap_or(u16::MAX);
+                if x < area.x + area.width {
+                    if let Some(target) = buffer.cell_mut(Position::new(x, y)) {
+                        target.set_style(style);
                     }
                 }
             }
         }
     }
+}
+
+/// The columns of a row's cells that a match covers (the right half of a wide character with
+/// its left).
+fn matched_columns(row: &[ScreenCell], matcher: &Matcher) -> Vec<usize> {
+    // The row's text, and the column each byte of it was drawn in.
+    let mut text = String::new();
+    let mut columns = Vec::new();
+    for (col, cell) in row.iter().enumerate() {
+        let right_half = col > 0 && row[col - 1].wide;
+        if right_half {
+            continue;
+        }
+        let shown = printable(&cell.text).unwrap_or(" ");
+        text.push_str(shown);
+        columns.extend(std::iter::repeat_n(col, shown.len()));
+    }
+    let mut covered = Vec::new();
+    for range in matcher.ranges(&text) {
+        let (first, last) = (columns[range.start], columns[range.end - 1]);
+        let last = if row[last].wide { last + 1 } else { last };
+        covered.extend(first..=last);
+    }
+    covered
 }
 
 /// Shows the selection (reversed) over the pane.

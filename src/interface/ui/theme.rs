@@ -41,11 +41,26 @@ impl Theme {
         }
     }
 
+    /// A search's match that is not the current one: marked, but less than the current.
     pub(super) fn match_highlight(&self) -> Style {
         if self.color {
-            Style::new().bg(Color::Yellow).fg(Color::Black)
+            Style::new()
+                .fg(Color::Yellow)
+                .add_modifier(Modifier::UNDERLINED)
         } else {
-            Style::new().add_modifier(Modifier::REVERSED | Modifier::UNDERLINED)
+            Style::new().add_modifier(Modifier::UNDERLINED)
+        }
+    }
+
+    /// The search's current match: the brightest thing in the pane (reversed without colors).
+    pub(super) fn current_match(&self) -> Style {
+        if self.color {
+            Style::new()
+                .bg(Color::Yellow)
+                .fg(Color::Black)
+                .add_modifier(Modifier::BOLD)
+        } else {
+            Style::new().add_modifier(Modifier::REVERSED | Modifier::BOLD)
         }
     }
 }

@@ -70,12 +70,16 @@ fn a_capped_log_reads_by_line_number_and_its_index_stays_small() {
     let is = |wanted: String| move |text: &str| text.trim_end() == wanted;
     let kept = lines - 10;
     assert_eq!(
-        find_line(&view, end, 0, true, 80, is(format!("line {kept}"))).unwrap(),
+        find_line(&view, end, 0, true, 80, is(format!("line {kept}")))
+            .unwrap()
+            .line,
         Some(kept)
     );
     let lost = lines / 2;
     assert_eq!(
-        find_line(&view, end, 0, true, 80, is(format!("line {lost}"))).unwrap(),
+        find_line(&view, end, 0, true, 80, is(format!("line {lost}")))
+            .unwrap()
+            .line,
         None
     );
     std::fs::remove_dir_all(dir).unwrap();
@@ -97,15 +101,21 @@ fn lines_are_found_through_the_index_and_searched() {
     assert_eq!(at(4999).unwrap(), [green(4999), String::new()]);
     let is = |wanted: &'static str| move |text: &str| text.trim_end() == wanted;
     assert_eq!(
-        find_line(&view, end, 4000, false, 80, is("line 123")).unwrap(),
+        find_line(&view, end, 4000, false, 80, is("line 123"))
+            .unwrap()
+            .line,
         Some(123)
     );
     assert_eq!(
-        find_line(&view, end, 100, true, 80, is("line 4321")).unwrap(),
+        find_line(&view, end, 100, true, 80, is("line 4321"))
+            .unwrap()
+            .line,
         Some(4321)
     );
     assert_eq!(
-        find_line(&view, end, 100, false, 80, is("line 4321")).unwrap(),
+        find_line(&view, end, 100, false, 80, is("line 4321"))
+            .unwrap()
+            .line,
         None
     );
     std::fs::remove_dir_all(dir).unwrap();
@@ -177,7 +187,7 @@ fn lines_lost_to_a_full_disk_read_as_notices_and_the_rest_keeps_its_numbers() {
     let kept = read_lines(&view, index.checkpoint_for_line(98), 98, 5, end, 80).unwrap();
     assert_eq!(kept, ["line 98", "line 99", ""]);
     let found = find_line(&view, end, 0, true, 80, |line| line == "line 97").unwrap();
-    assert_eq!(found, Some(97));
+    assert_eq!(found.line, Some(97));
 }
 
 #[test]
@@ -490,5 +500,41 @@ fn slices_read_on_from_where_the_last_one_ended_add_up_to_the_whole_output() {
         );
     }
     assert_eq!(followed, whole);
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_search_counts_every_matching_line_and_ranks_the_one_found_newest_first() {
+    let raw: String = (0..5000).map(|n| format!("line {n}\n")).collect();
+    let (log, index, dir) = logged("count", raw.as_bytes());
+    let view = log.view();
+    let end = index.boundary();
+    let matcher = crate::output::search::Matcher::new(r"^LINE 12\d$");
+    // A capital makes it exact: nothing.
+    let none = find_line(&view, end, 5001, false, 80, |line| matcher.is_match(line)).unwrap();
+    assert_eq!(none, SearchHit::default());
+    let matcher = crate::output::search::Matcher::new(r"^line 12\d$");
+    let found = |from, newer| {
+        find_line(&view, end, from, newer, 80, |line| matcher.is_match(line)).unwrap()
+    };
+    let hit = |line, rank| SearchHit {
+        line: Some(line),
+        rank,
+        matches: 10,
+    };
+    // From the live end back: the newest of ten is the first.
+    assert_eq!(found(5001, false), hit(129, 1));
+    assert_eq!(found(129, false), hit(128, 2));
+    assert_eq!(found(120, true), hit(121, 9));
+    assert_eq!(found(0, true), hit(120, 10));
+    // None further that way, ten in all.
+    assert_eq!(
+        found(120, false),
+        SearchHit {
+            line: None,
+            rank: 0,
+            matches: 10
+        }
+    );
     std::fs::remove_dir_all(dir).unwrap();
 }

@@ -12,7 +12,7 @@ use super::wire::{self, Size, Travel};
 use crate::call::{CallOptions, CallResult, InputPolicy, TimeoutPolicy};
 use crate::core::project::{ProjectApplied, ProjectStarted, ProjectStopped};
 use crate::core::{CallRequest, EntryInfo, EntryState, HistoryPage as Page};
-use crate::output::{DEFAULT_MAX_RESULT_BYTES, OutputSlice};
+use crate::output::{DEFAULT_MAX_RESULT_BYTES, OutputSlice, SearchHit};
 use crate::pty::Waiter;
 use crate::screen::ScreenSnapshot;
 
@@ -98,7 +98,7 @@ requests! {
     Snapshot -> ScreenSnapshot;
     Resize -> String;
     HistoryPage -> Page;
-    FindLine -> Option<u64>;
+    FindLine -> SearchHit;
     Subscribe -> String, apart;
 }
 
@@ -474,7 +474,9 @@ pub struct HistoryPage {
     pub rows: usize,
 }
 
-/// The nearest line before `from` (after it when `newer`) that contains `query` (smart case).
+/// The nearest line before `from` (after it when `newer`) that `query` matches, and how many
+/// lines it matches in all: a regular expression (its text, when it does not parse as one),
+/// case-insensitive unless it has a capital letter.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FindLine {
@@ -484,7 +486,8 @@ pub struct FindLine {
     pub from: u64,
     /// Search after `from` (toward the newest line) rather than before it.
     pub newer: bool,
-    /// The text to find: case-insensitive unless it has capitals.
+    /// What to find: a regular expression, or text when it does not parse as one;
+    /// case-insensitive unless it has a capital letter (an escape's, as in `\S`, is none).
     pub query: String,
 }
 

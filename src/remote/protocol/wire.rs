@@ -15,7 +15,9 @@ use crate::core::{
     CoreEvent, EntryInfo, EntryKind, EntryState, ErrorData as CoreErrorData,
     HistoryPage as CoreHistoryPage,
 };
-use crate::output::{LogCut as CoreLogCut, OutputSlice as CoreOutputSlice};
+use crate::output::{
+    LogCut as CoreLogCut, OutputSlice as CoreOutputSlice, SearchHit as CoreSearchHit,
+};
 use crate::pty::{ProcessExit, TermSize};
 
 mod project;
@@ -646,6 +648,35 @@ impl Travel for CoreHistoryPage {
             first_line: wire.first_line,
             lines_back: wire.lines_back,
             total_lines: wire.total_lines,
+        }
+    }
+}
+
+/// What a search found: the matching line nearest to where it started, and how it ranks.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SearchHit {
+    /// The line found (0 is the oldest), or null when none matches in that direction.
+    pub line: Option<u64>,
+    /// Its rank among the matching lines, the newest first (1 is the newest); 0 with no line.
+    pub rank: u64,
+    /// How many lines of the whole output match.
+    pub matches: u64,
+}
+
+impl Travel for CoreSearchHit {
+    type Wire = SearchHit;
+    fn to_wire(self) -> SearchHit {
+        SearchHit {
+            line: self.line,
+            rank: self.rank,
+            matches: self.matches,
+        }
+    }
+    fn from_wire(wire: SearchHit) -> Self {
+        Self {
+            line: wire.line,
+            rank: wire.rank,
+            matches: wire.matches,
         }
     }
 }

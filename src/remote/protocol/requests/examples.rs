@@ -414,14 +414,19 @@ impl Example for HistoryPage {
 }
 
 impl Example for FindLine {
-    fn example() -> (Self, Option<u64>) {
+    fn example() -> (Self, SearchHit) {
         let find = Self {
             key: key(),
             from: 9,
             newer: true,
-            query: "error".into(),
+            query: "error [0-9]+".into(),
         };
-        (find, Some(12))
+        let hit = SearchHit {
+            line: Some(12),
+            rank: 3,
+            matches: 7,
+        };
+        (find, hit)
     }
 }
 
