@@ -533,15 +533,16 @@ async fn kill(args: EntriesArgs) -> anyhow::Result<ExitCode> {
     let mut status = ExitCode::SUCCESS;
     for id in args.ids {
         match kill_one(&mut client, id, args.json).await {
-            Ok(killed) => status = killed,
+            Ok(true) => {}
+            Ok(false) => status = ExitCode::FAILURE,
             Err(err) => status = failed_one("oino kill", err)?,
         }
     }
     Ok(status)
 }
 
-/// Kills one entry and says what it did: killed it, or found it ended.
-async fn kill_one(client: &mut Client, key: String, json: bool) -> anyhow::Result<ExitCode> {
+/// Kills one entry and says what it did: killed it, or found it ended. Whether it has ended.
+async fn kill_one(client: &mut Client, key: String, json: bool) -> anyhow::Result<bool> {
     // What ran a server that died is no entry to look at: it is killed by its key.
     let before = client.ask(ask::Entry { key: key.clone() }).await.ok();
     let state = client.ask(ask::Kill { key: key.clone() }).await?;
@@ -555,11 +556,7 @@ async fn kill_one(client: &mut Client, key: String, json: bool) -> anyhow::Resul
         }
         _ => say!("oino kill: {}", said::killed(name, state)),
     }
-    Ok(if state.is_running() {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(!state.is_running())
 }
 
 async fn restart(args: EntriesArgs) -> anyhow::Result<ExitCode> {

@@ -331,7 +331,7 @@ fn the_manual_is_one_whole_page() {
 
 /// What bash offers for `line` (its last word being completed) in `cwd`, with `oino` on the
 /// PATH and `server` as its server.
-fn bash_offers(
+pub fn bash_offers(
     server: &ServerGuard,
     script: &std::path::Path,
     cwd: &std::path::Path,
