@@ -1,4 +1,4 @@
-//! Completion for bash, zsh, fish, elvish and PowerShell by clap_complete's engine: the script
+//! Completion for bash, zsh, fish, elvish and PowerShell by `clap_complete`'s engine: the script
 //! `oino completions SHELL` prints calls `oino` back with `OINO_COMPLETE` set and the words
 //! typed so far; the candidates for a call or task come from the running server (none is
 //! started for them), and those for a project's process from the project file here.
@@ -88,8 +88,9 @@ fn process_candidates() -> Vec<CompletionCandidate> {
         .processes
         .iter()
         .map(|process| {
-            CompletionCandidate::new(&process.name)
-                .help(Some(crate::inert::escaped(&process.cmd).into_owned().into()))
+            CompletionCandidate::new(&process.name).help(Some(
+                crate::inert::escaped(&process.cmd).into_owned().into(),
+            ))
         })
         .collect()
 }

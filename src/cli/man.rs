@@ -1,4 +1,4 @@
-//! `oino man`: one whole manual page, roff. clap_mangen renders the synopsis and the options
+//! `oino man`: one whole manual page, roff. `clap_mangen` renders the synopsis and the options
 //! of oino and of each subcommand (a subsection each: no page is referred to that does not
 //! exist); the interface's keys come from its key table, the settings from a table checked
 //! against their parser, then the project file, the environment, the files and the statuses.
@@ -45,53 +45,137 @@ pub(crate) const SETTINGS: [(&str, &str); 7] = [
 /// The project file's keys (`oino.toml`), as `KEY`, what it does.
 const PROJECT_KEYS: [(&str, &str); 14] = [
     ("name", "The project's name (default: its folder's)."),
-    ("env_file", "Environment files read after .env, for every process (also per process)."),
-    ("[processes.NAME] cmd", "The process's command, run by bash -c; ${VAR} and ${VAR:-default} are expanded."),
-    ("cwd", "Its folder, from the file's (default: the file's folder)."),
-    ("env", "Variables over the env files and oino's environment."),
-    ("after", "Processes it waits for: a list, or NAME = \"ready\", \"started\", \"succeeded\" or \"ended\"."),
-    ("ready", "A regular expression: ready once a line of output matches."),
-    ("ready_http, ready_cmd", "Ready at a 2xx or 3xx answer, or once the command exits 0; ready_interval and ready_timeout in seconds."),
-    ("alive_http, alive_cmd", "Liveness: ended (and restarted by its policy) after alive_failures failures in a row, one try every alive_interval seconds."),
+    (
+        "env_file",
+        "Environment files read after .env, for every process (also per process).",
+    ),
+    (
+        "[processes.NAME] cmd",
+        "The process's command, run by bash -c; ${VAR} and ${VAR:-default} are expanded.",
+    ),
+    (
+        "cwd",
+        "Its folder, from the file's (default: the file's folder).",
+    ),
+    (
+        "env",
+        "Variables over the env files and oino's environment.",
+    ),
+    (
+        "after",
+        "Processes it waits for: a list, or NAME = \"ready\", \"started\", \"succeeded\" or \"ended\".",
+    ),
+    (
+        "ready",
+        "A regular expression: ready once a line of output matches.",
+    ),
+    (
+        "ready_http, ready_cmd",
+        "Ready at a 2xx or 3xx answer, or once the command exits 0; ready_interval and ready_timeout in seconds.",
+    ),
+    (
+        "alive_http, alive_cmd",
+        "Liveness: ended (and restarted by its policy) after alive_failures failures in a row, one try every alive_interval seconds.",
+    ),
     ("restart", "never (default), on-failure or always."),
-    ("restart_limit", "Restarts in a row before it gives up (default 5)."),
-    ("backoff", "Seconds before the first restart, doubled each time up to 30."),
-    ("autostart", "false: started only by oino start NAME or oino up NAME."),
-    ("env_file (per process)", "This process's own env files, after the project's."),
+    (
+        "restart_limit",
+        "Restarts in a row before it gives up (default 5).",
+    ),
+    (
+        "backoff",
+        "Seconds before the first restart, doubled each time up to 30.",
+    ),
+    (
+        "autostart",
+        "false: started only by oino start NAME or oino up NAME.",
+    ),
+    (
+        "env_file (per process)",
+        "This process's own env files, after the project's.",
+    ),
 ];
 
 /// The environment variables oino reads or sets.
 const ENVIRONMENT: [(&str, &str); 10] = [
-    ("OINO_SOCKET", "The server's socket, when neither --socket nor -s is given."),
-    ("OINO_CONFIG", "The settings file, instead of $XDG_CONFIG_HOME/oino/config.toml."),
-    ("XDG_RUNTIME_DIR", "Where the sockets are: $XDG_RUNTIME_DIR/oino/SESSION.sock (else $TMPDIR/oino-UID)."),
-    ("XDG_STATE_HOME", "Where the logs are: $XDG_STATE_HOME/oino (else ~/.local/state/oino)."),
-    ("XDG_CONFIG_HOME", "Where the settings are: $XDG_CONFIG_HOME/oino/config.toml (else ~/.config/oino)."),
-    ("NO_COLOR", "When set and not empty, oino's own chrome has no colors."),
+    (
+        "OINO_SOCKET",
+        "The server's socket, when neither --socket nor -s is given.",
+    ),
+    (
+        "OINO_CONFIG",
+        "The settings file, instead of $XDG_CONFIG_HOME/oino/config.toml.",
+    ),
+    (
+        "XDG_RUNTIME_DIR",
+        "Where the sockets are: $XDG_RUNTIME_DIR/oino/SESSION.sock (else $TMPDIR/oino-UID).",
+    ),
+    (
+        "XDG_STATE_HOME",
+        "Where the logs are: $XDG_STATE_HOME/oino (else ~/.local/state/oino).",
+    ),
+    (
+        "XDG_CONFIG_HOME",
+        "Where the settings are: $XDG_CONFIG_HOME/oino/config.toml (else ~/.config/oino).",
+    ),
+    (
+        "NO_COLOR",
+        "When set and not empty, oino's own chrome has no colors.",
+    ),
     ("TMPDIR", "The sockets' folder without XDG_RUNTIME_DIR."),
-    ("OINO_COMPLETE", "Set by the completion scripts when they call oino back for candidates."),
+    (
+        "OINO_COMPLETE",
+        "Set by the completion scripts when they call oino back for candidates.",
+    ),
     ("OINO_CALL_ID", "Set in every call: its id."),
-    ("OINO_TREE, OINO_SERVER", "Set in every call: how oino finds its processes, and whose server started it."),
+    (
+        "OINO_TREE, OINO_SERVER",
+        "Set in every call: how oino finds its processes, and whose server started it.",
+    ),
 ];
 
 /// The files oino reads and makes.
 const FILES: [(&str, &str); 6] = [
     ("~/.config/oino/config.toml", "The settings (see SETTINGS)."),
-    ("oino.toml, process-compose.yaml, mprocs.yaml, Procfile", "The project file oino looks for here, in that order; a .env beside it is read too."),
-    ("$XDG_RUNTIME_DIR/oino/SESSION.sock", "A server's socket (default.sock without -s), with its lock beside it."),
-    ("~/.local/state/oino/logs/ID.log", "Each call's whole raw output, kept log_retention_days days."),
-    ("~/.local/state/oino/server-NAME-HASH.log", "The log of a server started in the background."),
-    ("~/.local/state/oino/logs/*", "What a result's cut left out, named in the result."),
+    (
+        "oino.toml, process-compose.yaml, mprocs.yaml, Procfile",
+        "The project file oino looks for here, in that order; a .env beside it is read too.",
+    ),
+    (
+        "$XDG_RUNTIME_DIR/oino/SESSION.sock",
+        "A server's socket (default.sock without -s), with its lock beside it.",
+    ),
+    (
+        "~/.local/state/oino/logs/ID.log",
+        "Each call's whole raw output, kept log_retention_days days.",
+    ),
+    (
+        "~/.local/state/oino/server-NAME-HASH.log",
+        "The log of a server started in the background.",
+    ),
+    (
+        "~/.local/state/oino/logs/*",
+        "What a result's cut left out, named in the result.",
+    ),
 ];
 
 /// The exit statuses.
 const EXIT_STATUSES: [(&str, &str); 6] = [
     ("0", "Done."),
-    ("1", "It failed: no server runs, a server went away, a process would not end."),
-    ("2", "What was asked must change: a wrong flag, id, name or file, a typo of a subcommand."),
+    (
+        "1",
+        "It failed: no server runs, a server went away, a process would not end.",
+    ),
+    (
+        "2",
+        "What was asked must change: a wrong flag, id, name or file, a typo of a subcommand.",
+    ),
     ("124", "oino run --timeout or oino wait --timeout ran out."),
     ("128+N", "Ended by signal N (130 after Ctrl-C)."),
-    ("any other", "oino run, oino wait and oino logs --follow exit with the command's own status."),
+    (
+        "any other",
+        "oino run, oino wait and oino logs --follow exit with the command's own status.",
+    ),
 ];
 
 /// The whole page.
@@ -108,9 +192,19 @@ pub(crate) fn page() -> anyhow::Result<Vec<u8>> {
     subcommands(&command, &mut out)?;
     keys(&mut out)?;
     let settings = SETTINGS.map(|(key, does)| (key.to_owned(), does.to_owned()));
-    section(&mut out, "SETTINGS", "Read from ~/.config/oino/config.toml ($XDG_CONFIG_HOME/oino/config.toml, or the file OINO_CONFIG names); every key is optional. A mistake names the file, line and column: the interface starts with the defaults and shows it, the other commands exit 2.", &settings)?;
+    section(
+        &mut out,
+        "SETTINGS",
+        "Read from ~/.config/oino/config.toml ($XDG_CONFIG_HOME/oino/config.toml, or the file OINO_CONFIG names); every key is optional. A mistake names the file, line and column: the interface starts with the defaults and shows it, the other commands exit 2.",
+        &settings,
+    )?;
     let project = PROJECT_KEYS.map(|(key, does)| (key.to_owned(), does.to_owned()));
-    section(&mut out, "PROJECT FILE", "oino in a folder with an oino.toml (or oino --config FILE) starts the processes it declares on its server, each a background task named after it; with no oino.toml, a process-compose.yaml, an mprocs.yaml or a Procfile is read as it is. oino up applies a changed file, oino down stops the project, oino start NAME starts one process. The keys of an oino.toml:", &project)?;
+    section(
+        &mut out,
+        "PROJECT FILE",
+        "oino in a folder with an oino.toml (or oino --config FILE) starts the processes it declares on its server, each a background task named after it; with no oino.toml, a process-compose.yaml, an mprocs.yaml or a Procfile is read as it is. oino up applies a changed file, oino down stops the project, oino start NAME starts one process. The keys of an oino.toml:",
+        &project,
+    )?;
     let environment = ENVIRONMENT.map(|(key, does)| (key.to_owned(), does.to_owned()));
     section(&mut out, "ENVIRONMENT", "", &environment)?;
     let files = FILES.map(|(key, does)| (key.to_owned(), does.to_owned()));
@@ -118,7 +212,11 @@ pub(crate) fn page() -> anyhow::Result<Vec<u8>> {
     let statuses = EXIT_STATUSES.map(|(key, does)| (key.to_owned(), does.to_owned()));
     section(&mut out, "EXIT STATUS", "", &statuses)?;
     if let Some(examples) = command.get_after_help() {
-        writeln!(out, ".SH EXAMPLES\n.nf\n{}\n.fi", escape(&examples.to_string()))?;
+        writeln!(
+            out,
+            ".SH EXAMPLES\n.nf\n{}\n.fi",
+            escape(&examples.to_string())
+        )?;
     }
     man.render_version_section(&mut out)?;
     Ok(out)
@@ -146,7 +244,13 @@ fn subcommands(command: &clap::Command, out: &mut Vec<u8>) -> std::io::Result<()
         // Its sections are paragraphs of its subsection here.
         let part = String::from_utf8_lossy(&part)
             .lines()
-            .map(|line| if line.starts_with(".SH ") { ".PP" } else { line })
+            .map(|line| {
+                if line.starts_with(".SH ") {
+                    ".PP"
+                } else {
+                    line
+                }
+            })
             .collect::<Vec<_>>()
             .join("\n");
         writeln!(out, "{part}")?;
@@ -221,13 +325,15 @@ mod tests {
         let mut tables = String::new();
         for (key, _) in SETTINGS {
             if key.starts_with('[') {
-                tables.push_str(&format!("{key}\n"));
+                tables.push_str(key);
+                tables.push('\n');
                 tables.push_str(match key {
                     "[keys]" => "kill = \"x\"\n",
                     _ => "running = \"cyan\"\n",
                 });
             } else {
-                file.push_str(&format!("{key}\n"));
+                file.push_str(key);
+                file.push('\n');
             }
         }
         file.push_str(&tables);

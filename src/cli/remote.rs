@@ -591,7 +591,11 @@ fn failed_one(command: &str, err: anyhow::Error) -> anyhow::Result<ExitCode> {
 
 async fn send(args: SendArgs) -> anyhow::Result<ExitCode> {
     let mut client = Client::connect(&args.server.path()).await?;
-    let entry = client.ask(ask::Entry { key: args.id.clone() }).await?;
+    let entry = client
+        .ask(ask::Entry {
+            key: args.id.clone(),
+        })
+        .await?;
     if !entry.state.is_running() {
         say!(
             "oino send: `{}` has ended ({}): it reads no input; `oino restart {}` runs it again",

@@ -103,8 +103,14 @@ mod tests {
 
     #[test]
     fn each_end_is_said_in_a_few_words() {
-        assert_eq!(killed("web", EntryState::Killed { signal: 15 }), "killed `web` (TERM)");
-        assert_eq!(killed("web", EntryState::Killed { signal: 1 }), "killed `web` (TERM)");
+        assert_eq!(
+            killed("web", EntryState::Killed { signal: 15 }),
+            "killed `web` (TERM)"
+        );
+        assert_eq!(
+            killed("web", EntryState::Killed { signal: 1 }),
+            "killed `web` (TERM)"
+        );
         assert_eq!(
             killed("web", EntryState::Killed { signal: 9 }),
             "killed `web` (KILL: it outlived TERM)"

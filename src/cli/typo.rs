@@ -80,7 +80,9 @@ pub(crate) fn typo<'a>(
     subcommands: &[&'a str],
 ) -> Option<(&'a str, &'a str)> {
     let word = commands.first()?;
-    let at = args.iter().position(|arg| arg.as_os_str() == word.as_str())?;
+    let at = args
+        .iter()
+        .position(|arg| arg.as_os_str() == word.as_str())?;
     let escaped = args[..at].iter().any(|arg| arg == "--");
     if escaped || !plain_word(word) || Path::new(word).components().count() != 1 {
         return None;
@@ -95,7 +97,16 @@ mod tests {
 
     use super::*;
 
-    const SUBCOMMANDS: [&str; 8] = ["ls", "logs", "kill", "kill-server", "up", "completions", "man", "run"];
+    const SUBCOMMANDS: [&str; 8] = [
+        "ls",
+        "logs",
+        "kill",
+        "kill-server",
+        "up",
+        "completions",
+        "man",
+        "run",
+    ];
 
     #[test]
     fn a_near_word_or_a_beginning_is_taken_for_its_subcommand() {
@@ -114,16 +125,32 @@ mod tests {
     #[test]
     fn a_word_after_dashes_or_a_path_or_a_command_is_no_typo() {
         let args = |words: &[&str]| -> Vec<OsString> {
-            std::iter::once("oino").chain(words.iter().copied()).map(OsString::from).collect()
+            std::iter::once("oino")
+                .chain(words.iter().copied())
+                .map(OsString::from)
+                .collect()
         };
         let commands = |word: &str| vec![word.to_owned()];
         assert_eq!(
-            typo(&commands("lss"), &args(&["-s", "work", "lss"]), &SUBCOMMANDS),
+            typo(
+                &commands("lss"),
+                &args(&["-s", "work", "lss"]),
+                &SUBCOMMANDS
+            ),
             Some(("lss", "ls"))
         );
-        assert_eq!(typo(&commands("lss"), &args(&["--", "lss"]), &SUBCOMMANDS), None);
-        assert_eq!(typo(&commands("./lss"), &args(&["./lss"]), &SUBCOMMANDS), None);
-        assert_eq!(typo(&commands("lss -l"), &args(&["lss -l"]), &SUBCOMMANDS), None);
+        assert_eq!(
+            typo(&commands("lss"), &args(&["--", "lss"]), &SUBCOMMANDS),
+            None
+        );
+        assert_eq!(
+            typo(&commands("./lss"), &args(&["./lss"]), &SUBCOMMANDS),
+            None
+        );
+        assert_eq!(
+            typo(&commands("lss -l"), &args(&["lss -l"]), &SUBCOMMANDS),
+            None
+        );
         // `cd` is bash's, `true` a program (and a builtin).
         assert_eq!(typo(&commands("cd"), &args(&["cd"]), &["id", "ls"]), None);
         assert_eq!(typo(&commands("true"), &args(&["true"]), &["trust"]), None);

@@ -50,8 +50,10 @@ impl Client {
                     kind: err.kind(),
                 })
             } else {
-                anyhow::Error::new(err)
-                    .context(format!("connecting to the oino server at {}", socket.display()))
+                anyhow::Error::new(err).context(format!(
+                    "connecting to the oino server at {}",
+                    socket.display()
+                ))
             }
         })?;
         check_peer(&stream, socket)?;
@@ -246,7 +248,10 @@ fn listens_not(err: &std::io::Error) -> bool {
 #[must_use]
 pub(crate) fn nobody_listens(err: &anyhow::Error) -> bool {
     err.chain().any(|cause| {
-        cause.is::<NoServer>() || cause.downcast_ref::<std::io::Error>().is_some_and(listens_not)
+        cause.is::<NoServer>()
+            || cause
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(listens_not)
     })
 }
 

@@ -129,7 +129,10 @@ fn every_command_that_needs_a_server_says_none_runs() {
             said.contains(&format!("no oino server is running on {socket}")),
             "{args:?}: {said}"
         );
-        assert!(said.contains("`oino server` starts one"), "{args:?}: {said}");
+        assert!(
+            said.contains("`oino server` starts one"),
+            "{args:?}: {said}"
+        );
         assert!(!said.contains("os error"), "{args:?}: {said}");
     }
     // None of them started one.
@@ -145,7 +148,10 @@ fn send_to_an_ended_call_names_it_and_how_it_ended() {
         .expect("oino run");
     assert_eq!(ended.status.code(), Some(4));
     let id = id_of(&server, "exit 4");
-    let sent = server.oino(&["send", &id, "hi"]).output().expect("oino send");
+    let sent = server
+        .oino(&["send", &id, "hi"])
+        .output()
+        .expect("oino send");
     assert_eq!(sent.status.code(), Some(2), "{sent:?}");
     assert_eq!(
         stderr(&sent),
@@ -193,7 +199,11 @@ fn a_typo_of_a_subcommand_is_said_and_a_command_on_the_path_runs() {
         std::os::unix::fs::PermissionsExt::from_mode(0o755),
     )
     .expect("chmod");
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
     let on_path = server
         .oino(&["lss"])
         .env("PATH", path)
@@ -239,11 +249,16 @@ fn help_has_a_usage_that_reads_and_a_description_for_every_flag() {
         text.contains("Usage: oino [OPTIONS] [SUBCOMMAND | [--] COMMAND...]"),
         "{text}"
     );
-    for subcommand in ["detach", "logs", "wait", "send", "kill-server", "kill", "ls"] {
-        let help = server
-            .oino(&[subcommand, "--help"])
-            .output()
-            .expect("help");
+    for subcommand in [
+        "detach",
+        "logs",
+        "wait",
+        "send",
+        "kill-server",
+        "kill",
+        "ls",
+    ] {
+        let help = server.oino(&[subcommand, "--help"]).output().expect("help");
         let text = stdout(&help);
         let json = text
             .lines()
@@ -394,7 +409,10 @@ fn bash_completes_ids_and_names_from_the_server_and_processes_from_the_project()
     )
     .expect("project");
 
-    assert_eq!(bash_offers(&server, &script, &project, "oino l"), ["logs", "ls"]);
+    assert_eq!(
+        bash_offers(&server, &script, &project, "oino l"),
+        ["logs", "ls"]
+    );
     for subcommand in ["logs", "attach", "kill", "wait", "send", "detach", "screen"] {
         let offered = bash_offers(&server, &script, &project, &format!("oino {subcommand} "));
         assert!(
@@ -409,11 +427,17 @@ fn bash_completes_ids_and_names_from_the_server_and_processes_from_the_project()
     for subcommand in ["start", "up", "down"] {
         // Beside the flags, which the engine offers too.
         let offered = bash_offers(&server, &script, &project, &format!("oino {subcommand} "));
-        let names: Vec<&String> = offered.iter().filter(|word| !word.starts_with('-')).collect();
+        let names: Vec<&String> = offered
+            .iter()
+            .filter(|word| !word.starts_with('-'))
+            .collect();
         assert_eq!(names, ["backend", "frontend"], "{subcommand}");
     }
     for shell in ["zsh", "fish"] {
         let output = server.oino(&["completions", shell]).output().expect("oino");
-        assert!(output.status.success() && !output.stdout.is_empty(), "{shell}");
+        assert!(
+            output.status.success() && !output.stdout.is_empty(),
+            "{shell}"
+        );
     }
 }
