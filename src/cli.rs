@@ -21,9 +21,13 @@ macro_rules! say {
     }};
 }
 
+mod complete;
+mod man;
 mod project;
 mod remote;
 mod run;
+mod said;
+mod typo;
 
 use project::{
     DownArgs, StartArgs, UpArgs, apply_project, here_env, load_project, project_greeting,
@@ -44,6 +48,7 @@ const FOLLOW_READ_BYTES: usize = 256 * 1024;
 #[command(
     name = "oino",
     version,
+    override_usage = "oino [OPTIONS] [SUBCOMMAND | [--] COMMAND...]",
     about = "A terminal process manager: every shell call in its own PTY, detachable into a \
              background task that keeps running.",
     after_help = "With no command, oino opens its full-screen interface on the COMMANDs given \
@@ -107,6 +112,7 @@ pub enum Command {
 #[derive(Debug, Args)]
 pub struct AttachArgs {
     /// A call id, task id or task name.
+    #[arg(add = complete::entries())]
     pub id: String,
     /// The key that detaches: ctrl-a (default), ctrl-], f12, …
     #[arg(long, value_name = "KEY", default_value = "ctrl-a")]
@@ -131,12 +137,7 @@ pub struct CompletionsArgs {
 
 /// `oino mcp`: the server the agent's calls run on, and when a long call detaches.
 #[derive(Debug, Args)]
-#[command(after_help = "Register it in an agent as a stdio MCP server, e.g.\n  \
-                  claude mcp add oino -- oino mcp\n  \
-                  codex mcp add oino -- oino mcp\n\n\
-                  Tools: bash, task_output, task_list, task_kill, task_input. The agent's \
-                  commands appear in every oino attached to the same server (`oino` in another \
-                  terminal), where a key detaches one that would block the agent.")]
+#[command(after_help = mcp_help())]
 pub struct McpArgs {
     /// The server the agent's calls run on.
     #[command(flatten)]
@@ -146,6 +147,18 @@ pub struct McpArgs {
     /// (60 s in Codex), so that a long call returns instead of being cancelled and killed.
     #[arg(long, value_name = "SECS")]
     pub detach_after: Option<f64>,
+}
+
+/// `oino mcp --help`'s notes, naming the tools the bridge offers.
+fn mcp_help() -> String {
+    format!(
+        "Register it in an agent as a stdio MCP server, e.g.\n  \
+         claude mcp add oino -- oino mcp\n  \
+         codex mcp add oino -- oino mcp\n\n\
+         Tools: {}. The agent's commands appear in every oino attached to the same server \
+         (`oino` in another terminal), where a key detaches one that would block the agent.",
+        crate::mcp::tool_names().join(", ")
+    )
 }
 
 /// Where the server is: `--socket`, else a session's socket (`-s`), else `OINO_SOCKET`.
@@ -220,7 +233,12 @@ pub(crate) fn demo_commands() -> Vec<(Option<String>, String)> {
 /// The program: parse, run, exit status.
 #[must_use]
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    complete::answer_if_asked();
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let cli = Cli::parse_from(&args);
+    if let Err(code) = refuse_typo(&cli, &args) {
+        return code;
+    }
     if let Err(code) = refuse_misplaced_flags(&cli) {
         return code;
     }
@@ -257,6 +275,27 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// Refuses a first word that is no command but a subcommand mistyped (`oino lss`).
+fn refuse_typo(cli: &Cli, args: &[std::ffi::OsString]) -> Result<(), ExitCode> {
+    if cli.command.is_some() {
+        return Ok(());
+    }
+    let command = <Cli as clap::CommandFactory>::command();
+    let subcommands: Vec<&str> = command
+        .get_subcommands()
+        .filter(|sub| !sub.is_hide_set())
+        .map(clap::Command::get_name)
+        .collect();
+    if let Some((word, meant)) = typo::typo(&cli.commands, args, &subcommands) {
+        say!(
+            "oino: no subcommand `{word}`: did you mean `{meant}`? (`oino -- {word}` runs it as a \
+             command)"
+        );
+        return Err(ExitCode::from(EXIT_USAGE));
+    }
+    Ok(())
+}
+
 /// Refuses the interface's own flags before a subcommand, which opens no interface.
 fn refuse_misplaced_flags(cli: &Cli) -> Result<(), ExitCode> {
     if cli.config.is_some() && cli.command.is_some() {
@@ -289,19 +328,17 @@ fn check_settings(command: Option<&Command>) -> Result<(), ExitCode> {
 
 /// `oino completions SHELL`.
 fn completions(args: &CompletionsArgs) -> ExitCode {
-    let mut command = <Cli as clap::CommandFactory>::command();
-    let mut out = Vec::new();
-    clap_complete::generate(args.shell, &mut command, "oino", &mut out);
-    print_or_report("oino completions", &out)
+    match complete::script(args.shell) {
+        Ok(script) => print_or_report("oino completions", &script),
+        Err(err) => report("oino completions", &err),
+    }
 }
 
 /// `oino man`.
 fn man() -> ExitCode {
-    let mut out = Vec::new();
-    let rendered = clap_mangen::Man::new(<Cli as clap::CommandFactory>::command()).render(&mut out);
-    match rendered {
-        Ok(()) => print_or_report("oino man", &out),
-        Err(err) => report("oino man", &err.into()),
+    match man::page() {
+        Ok(page) => print_or_report("oino man", &page),
+        Err(err) => report("oino man", &err),
     }
 }
 

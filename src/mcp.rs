@@ -739,6 +739,15 @@ async fn log_notice(peer: &Peer<RoleServer>, least: Option<usize>, message: Stri
     let _ = peer.notify_logging_message(message).await;
 }
 
+/// The names of the tools the bridge offers, in its order (`oino mcp --help` lists them).
+#[must_use]
+pub(crate) fn tool_names() -> Vec<String> {
+    tools::tools()
+        .into_iter()
+        .map(|tool| tool.name.into_owned())
+        .collect()
+}
+
 /// A folder as a result shows it: control characters escaped (a folder's name is anyone's).
 pub(crate) fn shown_path(path: &std::path::Path) -> String {
     crate::inert::escaped(&path.to_string_lossy()).into_owned()

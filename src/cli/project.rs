@@ -15,6 +15,7 @@ use crate::remote::protocol::Travel;
 #[derive(Debug, Args)]
 pub struct StartArgs {
     /// The process's name in the project file.
+    #[arg(add = super::complete::processes())]
     pub name: String,
     /// The project file (default: oino.toml here, else process-compose.yaml, mprocs.yaml or a
     /// Procfile).
@@ -29,6 +30,7 @@ pub struct StartArgs {
 #[derive(Debug, Args)]
 pub struct DownArgs {
     /// Processes to stop, with those that wait for them (default: all of the project's).
+    #[arg(add = super::complete::processes())]
     pub names: Vec<String>,
     /// The project file (default: oino.toml here, else process-compose.yaml, mprocs.yaml or a
     /// Procfile).
@@ -43,6 +45,7 @@ pub struct DownArgs {
 #[derive(Debug, Args)]
 pub struct UpArgs {
     /// Processes to start or apply, with what they wait for (default: the whole project).
+    #[arg(add = super::complete::processes())]
     pub names: Vec<String>,
     /// The project file (default: oino.toml here, else process-compose.yaml, mprocs.yaml or a
     /// Procfile).

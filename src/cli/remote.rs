@@ -8,7 +8,7 @@ use std::time::Duration;
 use clap::Args;
 use serde::Serialize;
 
-use super::{ServerChoice, exit_byte, print_raw};
+use super::{ServerChoice, exit_byte, print_raw, said};
 use crate::core::EntryInfo;
 use crate::core::project::{ProcessPhase, ProjectMark};
 use crate::inert::escaped;
@@ -53,6 +53,7 @@ pub struct LsArgs {
 #[derive(Debug, Args)]
 pub struct DetachArgs {
     /// The call's id.
+    #[arg(add = super::complete::entries())]
     pub id: String,
     /// The task's name (default: made from the command).
     #[arg(long)]
@@ -62,6 +63,7 @@ pub struct DetachArgs {
     pub reason: Option<String>,
     #[command(flatten)]
     pub server: ServerChoice,
+    /// Print JSON, for scripts.
     #[arg(long)]
     pub json: bool,
 }
@@ -69,6 +71,7 @@ pub struct DetachArgs {
 #[derive(Debug, Args)]
 pub struct LogsArgs {
     /// A call id, task id or task name.
+    #[arg(add = super::complete::entries())]
     pub id: String,
     /// Of a project's process: its run N (1 is its first; `oino ls --all` lists them).
     #[arg(long, value_name = "N")]
@@ -81,6 +84,7 @@ pub struct LogsArgs {
     pub since: Option<u64>,
     #[command(flatten)]
     pub server: ServerChoice,
+    /// Print JSON, for scripts.
     #[arg(long)]
     pub json: bool,
 }
@@ -88,12 +92,14 @@ pub struct LogsArgs {
 #[derive(Debug, Args)]
 pub struct WaitArgs {
     /// A call id, task id or task name.
+    #[arg(add = super::complete::entries())]
     pub id: String,
     /// Give up after SECS seconds (exit 124).
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
     #[command(flatten)]
     pub server: ServerChoice,
+    /// Print JSON, for scripts.
     #[arg(long)]
     pub json: bool,
 }
@@ -101,6 +107,7 @@ pub struct WaitArgs {
 #[derive(Debug, Args)]
 pub struct ScreenArgs {
     /// A call id, task id or task name.
+    #[arg(add = super::complete::entries())]
     pub id: String,
     /// Keep colors and attributes (SGR sequences).
     #[arg(long, conflicts_with = "json")]
@@ -116,7 +123,7 @@ pub struct ScreenArgs {
 #[derive(Debug, Args)]
 pub struct EntriesArgs {
     /// Call ids, task ids or task names.
-    #[arg(required = true, value_name = "ID")]
+    #[arg(required = true, value_name = "ID", add = super::complete::entries())]
     pub ids: Vec<String>,
     /// The server they run on.
     #[command(flatten)]
@@ -130,6 +137,7 @@ pub struct EntriesArgs {
 #[derive(Debug, Args)]
 pub struct EntryArgs {
     /// A call id, task id or task name.
+    #[arg(add = super::complete::entries())]
     pub id: String,
     #[command(flatten)]
     pub server: ServerChoice,
@@ -141,6 +149,7 @@ pub struct EntryArgs {
 #[derive(Debug, Args)]
 pub struct SendArgs {
     /// A call id, task id or task name.
+    #[arg(add = super::complete::entries())]
     pub id: String,
     /// The text to type.
     pub text: String,
@@ -149,6 +158,7 @@ pub struct SendArgs {
     pub enter: bool,
     #[command(flatten)]
     pub server: ServerChoice,
+    /// Print JSON, for scripts.
     #[arg(long)]
     pub json: bool,
 }
@@ -157,6 +167,7 @@ pub struct SendArgs {
 pub struct KillServerArgs {
     #[command(flatten)]
     pub server: ServerChoice,
+    /// Print JSON, for scripts.
     #[arg(long)]
     pub json: bool,
 }
@@ -251,6 +262,16 @@ async fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
     }
     if args.json {
         print_json(&entries.to_wire())?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if entries.is_empty() {
+        // An interface of its own (the demo, --embedded) hosts its calls: a second window
+        // finds none here, and is told why.
+        say!(
+            "oino ls: no calls or tasks on the server at {}; calls of `oino --embedded` and of \
+             the demo live in their own window",
+            client.socket().display()
+        );
         return Ok(ExitCode::SUCCESS);
     }
     let now = crate::time::now_ms();
@@ -488,31 +509,54 @@ async fn wait(args: WaitArgs) -> anyhow::Result<ExitCode> {
     let mut client = Client::connect(&args.server.path()).await?;
     let state = client
         .ask(ask::Wait {
-            key: args.id,
+            key: args.id.clone(),
             timeout_ms,
         })
         .await?;
     if args.json {
         print_json(&state.to_wire())?;
     }
-    Ok(if state.is_running() {
-        ExitCode::from(124)
-    } else {
-        ExitCode::from(exit_byte(state.shell_status()))
-    })
+    if !state.is_running() {
+        return Ok(ExitCode::from(exit_byte(state.shell_status())));
+    }
+    let entry = client.ask(ask::Entry { key: args.id }).await?;
+    let seconds = said::seconds(args.timeout.unwrap_or_default());
+    say!(
+        "oino wait: `{}` still runs after {seconds} s",
+        said::shown_name(&entry)
+    );
+    Ok(ExitCode::from(124))
 }
 
 async fn kill(args: EntriesArgs) -> anyhow::Result<ExitCode> {
     let mut client = Client::connect(&args.server.path()).await?;
     let mut status = ExitCode::SUCCESS;
     for id in args.ids {
-        match client.ask(ask::Kill { key: id }).await {
-            Ok(state) if args.json => print_json(&state.to_wire())?,
-            Ok(_) => {}
+        match kill_one(&mut client, id, args.json).await {
+            Ok(true) => {}
+            Ok(false) => status = ExitCode::FAILURE,
             Err(err) => status = failed_one("oino kill", err)?,
         }
     }
     Ok(status)
+}
+
+/// Kills one entry and says what it did: killed it, or found it ended. Whether it has ended.
+async fn kill_one(client: &mut Client, key: String, json: bool) -> anyhow::Result<bool> {
+    // What ran a server that died is no entry to look at: it is killed by its key.
+    let before = client.ask(ask::Entry { key: key.clone() }).await.ok();
+    let state = client.ask(ask::Kill { key: key.clone() }).await?;
+    if json {
+        print_json(&state.to_wire())?;
+    }
+    let name = before.as_ref().map_or(key.as_str(), said::shown_name);
+    match &before {
+        Some(entry) if !entry.state.is_running() => {
+            say!("oino kill: {}", said::had_ended(name, entry.state));
+        }
+        _ => say!("oino kill: {}", said::killed(name, state)),
+    }
+    Ok(!state.is_running())
 }
 
 async fn restart(args: EntriesArgs) -> anyhow::Result<ExitCode> {
@@ -547,6 +591,20 @@ fn failed_one(command: &str, err: anyhow::Error) -> anyhow::Result<ExitCode> {
 
 async fn send(args: SendArgs) -> anyhow::Result<ExitCode> {
     let mut client = Client::connect(&args.server.path()).await?;
+    let entry = client
+        .ask(ask::Entry {
+            key: args.id.clone(),
+        })
+        .await?;
+    if !entry.state.is_running() {
+        say!(
+            "oino send: `{}` has ended ({}): it reads no input; `oino restart {}` runs it again",
+            said::shown_name(&entry),
+            said::how_it_ended(entry.state),
+            args.id
+        );
+        return Ok(ExitCode::from(super::EXIT_USAGE));
+    }
     let mut text = args.text;
     if args.enter {
         text.push('\r');
@@ -572,23 +630,26 @@ async fn kill_server(args: &KillServerArgs) -> anyhow::Result<ExitCode> {
         Err(err) if !crate::remote::client::nobody_listens(&err) => return Err(err),
         connected => connected,
     };
-    let Ok(mut client) = connected else {
-        let why = match crate::remote::socket::lock_holder(&socket) {
-            Some(pid) => format!(
-                "a server (pid {pid}) holds {} but does not answer at {}",
-                crate::remote::socket::lock_path(&socket).display(),
-                socket.display()
-            ),
-            None => format!("no server answers at {}", socket.display()),
-        };
-        if args.json {
-            print_json(&why)?;
-        } else {
-            say!("oino: {why}");
+    let mut client = match connected {
+        Ok(client) => client,
+        Err(err) => {
+            let why = match crate::remote::socket::lock_holder(&socket) {
+                Some(pid) => format!(
+                    "a server (pid {pid}) holds {} but does not answer at {}",
+                    crate::remote::socket::lock_path(&socket).display(),
+                    socket.display()
+                ),
+                None => format!("{err:#}"),
+            };
+            if args.json {
+                print_json(&why)?;
+            }
+            say!("oino kill-server: {why}");
+            return Ok(ExitCode::FAILURE);
         }
-        return Ok(ExitCode::FAILURE);
     };
     let server = crate::remote::socket::lock_holder(&socket);
+    let entries = client.ask(ask::List {}).await?;
     let stopping = client.ask(ask::KillServer {}).await?;
     if args.json {
         print_json(&stopping)?;
@@ -612,5 +673,6 @@ async fn kill_server(args: &KillServerArgs) -> anyhow::Result<ExitCode> {
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    say!("oino kill-server: {}", said::server_stopped(&entries));
     Ok(ExitCode::SUCCESS)
 }

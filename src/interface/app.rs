@@ -34,7 +34,7 @@ pub(crate) use actions::{Action, default_keymap};
 pub(crate) use confirm::Confirm;
 pub(crate) use copy::{Selection, osc52};
 pub use focus::Attached;
-pub(crate) use help::{Help, HelpLine};
+pub(crate) use help::{Help, HelpLine, OTHER_KEYS};
 pub(crate) use keymap::{Binding, key_label, parse_key};
 pub(crate) use keys::encode_key;
 pub use layout::{

@@ -43,9 +43,19 @@ impl Client {
         if let Some(dir) = socket.parent().filter(|dir| dir.exists()) {
             crate::remote::socket::prepare_dir(dir)?;
         }
-        let stream = UnixStream::connect(socket)
-            .await
-            .with_context(|| format!("connecting to the oino server at {}", socket.display()))?;
+        let stream = UnixStream::connect(socket).await.map_err(|err| {
+            if listens_not(&err) {
+                anyhow::Error::new(NoServer {
+                    socket: socket.to_owned(),
+                    kind: err.kind(),
+                })
+            } else {
+                anyhow::Error::new(err).context(format!(
+                    "connecting to the oino server at {}",
+                    socket.display()
+                ))
+            }
+        })?;
         check_peer(&stream, socket)?;
         let (read, writer) = stream.into_split();
         let mut client = Self {
@@ -206,19 +216,42 @@ fn check_peer(stream: &UnixStream, socket: &Path) -> anyhow::Result<()> {
     .into())
 }
 
-/// Whether connecting failed because no server listens: no socket, a stale one, or one whose
-/// server died as the connection came (starting one is safe: the lock lets one serve).
+/// No server listens at a socket: said as such, with what to do, not as the system's error.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "no oino server is running on {}: `oino server` starts one (as `oino`, `oino run` and \
+     `oino ls` do); another session's is chosen with -s NAME or --socket PATH",
+    socket.display()
+)]
+pub struct NoServer {
+    /// The socket tried.
+    pub socket: PathBuf,
+    /// How connecting failed: no socket, or a stale one.
+    pub kind: std::io::ErrorKind,
+}
+
+/// Whether a connection's failure means that nobody listens: no socket, a stale one, or one
+/// whose server died as the connection came.
+fn listens_not(err: &std::io::Error) -> bool {
+    matches!(
+        err.kind(),
+        std::io::ErrorKind::NotFound
+            | std::io::ErrorKind::ConnectionRefused
+            | std::io::ErrorKind::ConnectionReset
+            | std::io::ErrorKind::BrokenPipe
+            | std::io::ErrorKind::UnexpectedEof
+    )
+}
+
+/// Whether connecting failed because no server listens (starting one is safe then: the lock
+/// lets one serve).
 #[must_use]
 pub(crate) fn nobody_listens(err: &anyhow::Error) -> bool {
-    err.downcast_ref::<std::io::Error>().is_some_and(|err| {
-        matches!(
-            err.kind(),
-            std::io::ErrorKind::NotFound
-                | std::io::ErrorKind::ConnectionRefused
-                | std::io::ErrorKind::ConnectionReset
-                | std::io::ErrorKind::BrokenPipe
-                | std::io::ErrorKind::UnexpectedEof
-        )
+    err.chain().any(|cause| {
+        cause.is::<NoServer>()
+            || cause
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(listens_not)
     })
 }
 
@@ -235,10 +268,16 @@ fn not_started(err: anyhow::Error, socket: &Path) -> anyhow::Error {
             START_DEADLINE.as_secs()
         ),
     };
-    err.context(format!(
+    let why = format!(
         "{why}; its log is {}",
         crate::remote::socket::server_log(socket).display()
-    ))
+    );
+    // That none runs is what `why` says, better.
+    if err.is::<NoServer>() {
+        anyhow::anyhow!(why)
+    } else {
+        err.context(why)
+    }
 }
 
 /// A server this client started that has already failed (one that gave way to another exits

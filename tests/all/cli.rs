@@ -686,23 +686,8 @@ fn completions_complete_subcommands_in_bash_and_the_manual_renders() {
     std::fs::create_dir_all(file.parent().expect("a folder")).expect("folder");
     std::fs::write(&file, &script.stdout).expect("write the script");
     // What bash's completion does on `oino l<Tab>` and `oino kill<Tab>`.
-    let complete = |words: &str| {
-        let probe = format!(
-            "source {}; COMP_WORDS=({words}); COMP_CWORD=$((${{#COMP_WORDS[@]}} - 1)); \
-             COMP_LINE='{words}'; COMP_POINT=${{#COMP_LINE}}; \
-             _oino oino \"${{COMP_WORDS[COMP_CWORD]}}\" \"${{COMP_WORDS[COMP_CWORD-1]}}\"; \
-             printf '%s\\n' \"${{COMPREPLY[@]}}\"",
-            file.display()
-        );
-        let output = std::process::Command::new("bash")
-            .args(["-c", &probe])
-            .output()
-            .expect("bash");
-        assert!(output.status.success(), "{output:?}");
-        let mut words: Vec<String> = stdout(&output).lines().map(str::to_owned).collect();
-        words.sort();
-        words
-    };
+    let here = crate::support::temp_dir("completions-here");
+    let complete = |line: &str| crate::words::bash_offers(&server, &file, &here, line);
     assert_eq!(complete("oino l"), ["logs", "ls"]);
     assert_eq!(complete("oino kill"), ["kill", "kill-server"]);
     assert!(complete("oino run --detach").contains(&"--detach-after".to_owned()));

@@ -20,3 +20,4 @@ mod tasks;
 mod trust;
 mod users;
 mod vttest;
+mod words;

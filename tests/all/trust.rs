@@ -577,7 +577,7 @@ fn a_deleted_socket_is_made_again_and_kill_server_fails_when_none_answers() {
     let none = server.oino(&["kill-server"]).output().expect("kill-server");
     assert_eq!(none.status.code(), Some(1));
     assert!(
-        stderr(&none).contains("no server answers"),
+        stderr(&none).contains("no oino server is running on"),
         "{}",
         stderr(&none)
     );

@@ -6,7 +6,7 @@ use crossterm::event::{KeyCode, KeyEvent};
 use super::{App, Effect, Mode, ModeKeys};
 
 /// Keys that are no action of the keymap, and what they do, for the help.
-const OTHER_KEYS: [(&str, &str); 3] = [
+pub(crate) const OTHER_KEYS: [(&str, &str); 3] = [
     ("Ctrl-A", "while typing into a process: come back"),
     ("Esc", "cancel a prompt, end a search, clear the filter"),
     (
