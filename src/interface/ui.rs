@@ -337,14 +337,15 @@ mod tests {
             "{}",
             header_line(&plain)
         );
-        // At every width, the line ends with a whole part or a marked cut.
+        // At every width, the line ends with a whole part or a marked cut, and the state stays.
         for cols in 40..=200 {
             let mut app = crowded(cols);
             let header = header_line(&app);
             assert!(
-                header.ends_with(']') || header.ends_with('…'),
+                ["]", "running", "…"].iter().any(|end| header.ends_with(end)),
                 "{cols}: {header:?}"
             );
+            assert!(header.contains("running"), "{cols}: {header:?}");
             app.scroll = 0;
             app.entries[0].waiting_for_input = None;
             let header = header_line(&app);
