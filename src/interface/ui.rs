@@ -342,7 +342,9 @@ mod tests {
             let mut app = crowded(cols);
             let header = header_line(&app);
             assert!(
-                ["]", "running", "…"].iter().any(|end| header.ends_with(end)),
+                ["]", "running", "…"]
+                    .iter()
+                    .any(|end| header.ends_with(end)),
                 "{cols}: {header:?}"
             );
             assert!(header.contains("running"), "{cols}: {header:?}");
