@@ -32,7 +32,9 @@ async fn main() -> anyhow::Result<()> {
     let mut app = App::new((200, 50), true);
     let link = oino::link::Link::Local(core.clone());
     let (inputs, mut input_rx) = mpsc::channel(16);
-    let (frames_tx, mut frames) = watch::channel(String::new());
+    let (frames_tx, mut frames) = watch::channel(ratatui::buffer::Buffer::empty(
+        ratatui::layout::Rect::default(),
+    ));
     let mut latencies = Vec::with_capacity(DETACHES);
     let driver = {
         let core = core.clone();
@@ -56,12 +58,7 @@ async fn main() -> anyhow::Result<()> {
                         .await?;
                     let shown = tokio::time::timeout(
                         Duration::from_secs(1),
-                        frames.wait_for(|frame| {
-                            frame
-                                .lines()
-                                .next()
-                                .is_some_and(|line| line.contains(&header))
-                        }),
+                        frames.wait_for(|frame| first_line(frame).contains(&header)),
                     )
                     .await;
                     tries += 1;
@@ -110,4 +107,11 @@ async fn main() -> anyhow::Result<()> {
 
 fn key(code: KeyCode, modifiers: KeyModifiers) -> Input {
     Input::Key(KeyEvent::new(code, modifiers))
+}
+
+/// The top row of a drawn frame, as text.
+fn first_line(frame: &ratatui::buffer::Buffer) -> String {
+    (0..frame.area.width)
+        .filter_map(|x| frame.cell((x, 0)).map(ratatui::buffer::Cell::symbol))
+        .collect()
 }

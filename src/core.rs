@@ -516,7 +516,7 @@ impl Core {
     }
 
     /// The entry's screen at `size` (resizing its PTY when that differs), scrolled back
-    /// `scroll_offset` rows.
+    /// `scroll_offset` rows; an ended entry's at another size than it ended at, its last lines.
     pub fn snapshot(
         &self,
         key: &str,
@@ -527,6 +527,13 @@ impl Core {
         if let Some(size) = size {
             if entry.is_running() {
                 entry.control.resize(size)?;
+            } else if size != entry.sink.size() && scroll_offset == 0 {
+                // Its program cannot draw its screen again at another size (a split closed, a
+                // zoom): its last lines from the log fill it, as many as it has rows.
+                let first = entry.sink.lines().saturating_sub(u64::from(size.rows));
+                if let Ok((lines, _)) = entry.sink.read_lines(first, usize::from(size.rows)) {
+                    return Ok(ScreenSnapshot::from_lines(size, &lines, 0));
+                }
             }
         }
         Ok(entry.sink.snapshot(size, scroll_offset))

@@ -1,8 +1,10 @@
 //! The full-screen interface, bottom up: [`app`] state (keymap, layout, keys), [`ui`] drawing,
-//! the [`event_loop`] shared by the [`terminal`] and [`headless`] mode.
+//! the [`event_loop`] shared by the [`terminal`] and [`headless`] mode; `fit` cuts text to a
+//! width for both.
 
 pub mod app;
 pub mod event_loop;
+pub(crate) mod fit;
 pub mod headless;
 pub(crate) mod picture;
 pub mod terminal;

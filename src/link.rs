@@ -369,10 +369,9 @@ impl Link {
     /// Starts a call whose waiter is the interface (its result is its pane): a person's call. It
     /// carries the request's command, folder, title, environment and size (as `start` does on
     /// the wire); an id, a task name or call options are for [`Link::run`].
-    pub async fn start(&self, request: CallRequest) -> Result<(), LinkError> {
+    pub async fn start(&self, request: CallRequest) -> Result<EntryInfo, LinkError> {
         check_command(&request)?;
-        self.ask(ask::Start::from_call(request)).await?;
-        Ok(())
+        self.ask(ask::Start::from_call(request)).await
     }
 
     /// Makes the running call `key` a task named `name` (else after its command); `reason` ends its

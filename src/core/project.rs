@@ -146,6 +146,7 @@ impl Core {
         }
         let watch_file = !run.watched;
         run.watched = true;
+        let mut turns = supervise::Turns::default();
         for process in &project.processes {
             let is_wanted = wanted.contains(&process.name.as_str());
             let slot = run.processes.entry(process.name.clone()).or_default();
@@ -159,8 +160,9 @@ impl Core {
                 let core = self.clone();
                 let file = project.file.clone();
                 let process = process.clone();
+                let first = supervise::FirstRun::InTurn(turns.next_turn());
                 let supervisor = tokio::spawn(async move {
-                    core.keep_running(&file, &process, None).await;
+                    core.keep_running(&file, &process, first).await;
                     core.supervision_ended(&file, &process.name);
                 });
                 slot.supervisor = Some(supervisor.abort_handle());
@@ -472,7 +474,8 @@ impl Core {
             let new = new.to_owned();
             let kept = file.clone();
             let supervisor = tokio::spawn(async move {
-                core.keep_running(&kept, &definition, Some(new)).await;
+                core.keep_running(&kept, &definition, supervise::FirstRun::Started(new))
+                    .await;
                 core.supervision_ended(&kept, &definition.name);
             });
             self.update_process(&file, &name, |process| {

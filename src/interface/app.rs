@@ -8,6 +8,8 @@
 
 use std::time::{Duration, Instant};
 
+use notices::NOTICE_TIME;
+
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, MouseEvent};
 
 use crate::core::{CoreEvent, EntryInfo, EntryKind, HistoryPage};
@@ -24,6 +26,7 @@ mod keymap;
 mod keys;
 mod layout;
 mod mouse;
+mod notices;
 mod prompt;
 mod search;
 pub mod settings;
@@ -45,9 +48,6 @@ pub(crate) use search::{Search, not_found_text};
 
 /// The reason given for a detach from this interface.
 pub(crate) const DETACH_REASON: &str = "detached from the TUI";
-
-/// How long a notice stays in the bar.
-const NOTICE_TIME: Duration = Duration::from_secs(8);
 
 /// What the pane needs fetched.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -132,10 +132,10 @@ pub(crate) enum Outcome {
         scroll: usize,
         hit: crate::output::SearchHit,
     },
-    /// A new entry to select, and what to say.
+    /// A new entry to select, and what to say, if anything.
     Select {
         id: String,
-        text: String,
+        text: Option<String>,
     },
 }
 
@@ -262,6 +262,9 @@ pub struct App {
     pub frozen_ms: Option<u64>,
     /// Entries whose failed log was told in the bar already.
     pub log_errors_told: std::collections::HashSet<String>,
+    /// A call that waits for input (its id, its prompt) before the list has it: told once it
+    /// does, by its name.
+    untold_wait: Option<(String, String)>,
     /// What each running entry's tree costs, as last sampled.
     pub usage: std::collections::HashMap<String, crate::interface::app::usage::Usage>,
     /// `oino attach`: the one entry this terminal is attached to, and the key that detaches.
@@ -303,6 +306,7 @@ impl App {
             color,
             quit: false,
             log_errors_told: std::collections::HashSet::new(),
+            untold_wait: None,
             usage: std::collections::HashMap::new(),
             frozen_ms: None,
             attached: None,
@@ -383,29 +387,7 @@ impl App {
             };
             (Section::of(entry), project, started)
         });
-        // A log that could not be written, or reached its cap, is told once, where the person
-        // looks.
-        let told = |entry: &EntryInfo| entry.log_error.is_some() || entry.log_cut.is_some();
-        let untold = entries
-            .iter()
-            .find(|entry| told(entry) && !self.log_errors_told.contains(&entry.id));
-        if let Some(entry) = untold {
-            let note = match (&entry.log_error, &entry.log_cut) {
-                (Some(error), _) => crate::call::log_error_note(error),
-                (None, Some(cut)) => crate::call::log_cut_note(cut, &entry.log_path),
-                (None, None) => String::new(),
-            };
-            self.say(
-                format!("{}: {note}", entry.label()),
-                entry.log_error.is_some(),
-            );
-        }
-        self.log_errors_told.extend(
-            entries
-                .iter()
-                .filter(|entry| told(entry))
-                .map(|entry| entry.id.clone()),
-        );
+        self.tell_entries(&entries);
         // A project's process selected stays selected when a new run of it (or its first)
         // takes its row.
         let process = self
@@ -426,6 +408,7 @@ impl App {
             self.due.pane = true;
         }
         self.keep_selection_listed();
+        self.tell_untold_wait();
     }
 
     /// What the pane needs fetched, if it is stale: the selected entry's live screen at the
@@ -493,28 +476,6 @@ impl App {
         self.entries.iter().any(|entry| entry.state.is_running())
     }
 
-    /// Ends a notice whose time is up.
-    pub(crate) fn expire_notice(&mut self) {
-        if self
-            .notice
-            .as_ref()
-            .is_some_and(|notice| notice.shown_at.elapsed() > NOTICE_TIME)
-        {
-            self.notice = None;
-        }
-    }
-
-    /// Says something in the bar.
-    pub fn say(&mut self, text: impl Into<String>, is_error: bool) {
-        // A name or a command in it shows its control characters, escaped.
-        let text: String = text.into();
-        self.notice = Some(Notice {
-            text: crate::inert::escaped(&text).into_owned(),
-            is_error,
-            shown_at: Instant::now(),
-        });
-    }
-
     /// How long until something shown changes with time alone (an elapsed time, a notice that
     /// expires); `None` when nothing does.
     #[must_use]
@@ -564,20 +525,7 @@ impl App {
             CoreEvent::Waiting { id, prompt } => {
                 self.due.entries = true;
                 if let Some(prompt) = prompt {
-                    let label = self
-                        .entries
-                        .iter()
-                        .find(|entry| entry.id == *id)
-                        .map_or(id.as_str(), |entry| {
-                            entry.task_id.as_deref().unwrap_or(&entry.id)
-                        });
-                    self.say(
-                        format!(
-                            "{label} waits for input: {prompt} ({} to type into it)",
-                            self.key_of(Action::Focus)
-                        ),
-                        false,
-                    );
+                    self.tell_waiting(id, prompt);
                 }
                 Vec::new()
             }
@@ -615,33 +563,6 @@ impl App {
         }
     }
 
-    /// What happened in a project, said in the bar (here the file is applied with a key too).
-    fn project_notice(&mut self, notice: &str) {
-        let key = format!("`oino up` or {}", self.key_of(Action::ProjectUp));
-        self.say(notice.replace("`oino up`", &key), false);
-    }
-
-    /// A task's end, told as the settings ask (nothing by default).
-    fn end_notice(&self, event: &CoreEvent) -> Option<Effect> {
-        let CoreEvent::Ended { id, state } = event else {
-            return None;
-        };
-        if self.settings.notify == settings::Notify::None {
-            return None;
-        }
-        let task = self
-            .entries
-            .iter()
-            .find(|entry| entry.id == *id && entry.kind == EntryKind::Task)?;
-        Some(Effect::Notify {
-            text: format!(
-                "task {} `{}` {state}",
-                task.task_id.as_deref().unwrap_or(&task.id),
-                task.label()
-            ),
-        })
-    }
-
     /// What an effect came to.
     pub(crate) fn handle_outcome(&mut self, outcome: Outcome) {
         match outcome {
@@ -650,7 +571,9 @@ impl App {
             Outcome::Found { query, scroll, hit } => self.found(&query, scroll, hit),
             Outcome::Select { id, text } => {
                 self.select_id(id);
-                self.say(text, false);
+                if let Some(text) = text {
+                    self.say(text, false);
+                }
             }
         }
         self.due.entries = true;

@@ -479,8 +479,14 @@ async fn carry_out(link: &Link, effect: Effect, label: String) -> Option<Outcome
                 Ok(request) => link.start(request).await.map_err(anyhow::Error::from),
                 Err(err) => Err(err.into()),
             };
-            let err = started.err()?;
-            Some(Outcome::Failed(format!("cannot run `{command}`: {err:#}")))
+            // The call started is the one the person wants to see.
+            Some(match started {
+                Ok(entry) => Outcome::Select {
+                    id: entry.id,
+                    text: None,
+                },
+                Err(err) => Outcome::Failed(format!("cannot run `{command}`: {err:#}")),
+            })
         }
         Effect::Detach { id, name } => Some(
             match link.detach(&id, name.as_deref(), DETACH_REASON).await {
@@ -500,10 +506,10 @@ async fn carry_out(link: &Link, effect: Effect, label: String) -> Option<Outcome
         }),
         Effect::Restart { id, label, size } => Some(match link.restart(&id, size).await {
             Ok(entry) => Outcome::Select {
-                text: format!(
+                text: Some(format!(
                     "restarted `{label}` as {}",
                     entry.task_id.as_deref().unwrap_or(&entry.id)
-                ),
+                )),
                 id: entry.id,
             },
             Err(err) => Outcome::Failed(format!("cannot restart `{label}`: {err:#}")),

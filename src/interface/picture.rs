@@ -49,11 +49,8 @@ impl std::fmt::Display for Rgb {
 struct Look {
     fg: Rgb,
     bg: Rgb,
-    bold: bool,
-    dim: bool,
-    italic: bool,
-    underline: bool,
-    crossed: bool,
+    /// The text's own modifiers (reversal is resolved into the colours).
+    modifier: Modifier,
 }
 
 impl Look {
@@ -67,26 +64,35 @@ impl Look {
         Self {
             fg,
             bg,
-            bold: modifier.contains(Modifier::BOLD),
-            dim: modifier.contains(Modifier::DIM),
-            italic: modifier.contains(Modifier::ITALIC),
-            underline: modifier.contains(Modifier::UNDERLINED),
-            crossed: modifier.contains(Modifier::CROSSED_OUT),
+            modifier: modifier
+                & (Modifier::BOLD
+                    | Modifier::DIM
+                    | Modifier::ITALIC
+                    | Modifier::UNDERLINED
+                    | Modifier::CROSSED_OUT),
         }
+    }
+
+    fn underlined(self) -> bool {
+        self.modifier.contains(Modifier::UNDERLINED)
+    }
+
+    fn crossed(self) -> bool {
+        self.modifier.contains(Modifier::CROSSED_OUT)
     }
 
     fn attributes(self) -> String {
         let mut text = format!(" fill=\"{}\"", self.fg);
-        if self.bold {
+        if self.modifier.contains(Modifier::BOLD) {
             text.push_str(" font-weight=\"bold\"");
         }
-        if self.dim {
+        if self.modifier.contains(Modifier::DIM) {
             text.push_str(" fill-opacity=\"0.6\"");
         }
-        if self.italic {
+        if self.modifier.contains(Modifier::ITALIC) {
             text.push_str(" font-style=\"italic\"");
         }
-        match (self.underline, self.crossed) {
+        match (self.underlined(), self.crossed()) {
             (true, true) => text.push_str(" text-decoration=\"underline line-through\""),
             (true, false) => text.push_str(" text-decoration=\"underline\""),
             (false, true) => text.push_str(" text-decoration=\"line-through\""),
@@ -210,7 +216,7 @@ pub(crate) fn svg(buffer: &Buffer) -> String {
                     look.bg
                 );
             }
-            if symbols.trim().is_empty() && !look.underline && !look.crossed {
+            if symbols.trim().is_empty() && !look.underlined() && !look.crossed() {
                 continue;
             }
             let _ = writeln!(

@@ -292,6 +292,158 @@ mod tests {
         assert_snapshot!(text(&app(80, 14)));
     }
 
+    /// The selected call waits for input with a long prompt, the pane is scrolled back and
+    /// what the call costs is sampled: every part of the header wants room.
+    fn crowded(cols: u16) -> App {
+        let mut app = app(cols, 12);
+        app.entries[0].waiting_for_input =
+            Some("type a line and press Enter (Ctrl-D ends the input)".into());
+        app.scroll = 61;
+        app.usage.insert(
+            "c1".into(),
+            crate::interface::app::usage::Usage {
+                cpu_percent: Some(12.0),
+                memory_bytes: 34 << 20,
+            },
+        );
+        app
+    }
+
+    /// The header's row, right of the list.
+    fn header_line(app: &App) -> String {
+        let screen = text(app);
+        let x = usize::from(app.layout().expect("fits").header.x);
+        screen
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .chars()
+            .skip(x)
+            .collect()
+    }
+
+    #[test]
+    fn the_header_drops_its_least_parts_whole_and_marks_what_it_cuts() {
+        // 200 columns: all but the cost; the prompt cut at its most, marked.
+        let wide = header_line(&crowded(200));
+        assert_eq!(
+            wide,
+            " ? cargo build --release  running · pid 4242 · 1m · c1  [waiting for input: type a \
+             line and press Enter (Ctrl-D end…]  [61 lines back · End for live]"
+        );
+        // 120: the cost, pid, age and id go; the prompt, then the label, are cut.
+        assert_eq!(
+            header_line(&crowded(120)),
+            " ? cargo build -…  running  [waiting for input: type a …]  [61 lines back · End for \
+             live]"
+        );
+        // 80: the prompt goes too; the state and the scroll stay.
+        assert_eq!(
+            header_line(&crowded(80)),
+            " ? cargo buil…  running  [61 lines back · End for live]"
+        );
+        // Without a prompt and scrolling: the cost goes first, whole.
+        let mut plain = crowded(80);
+        plain.entries[0].waiting_for_input = None;
+        plain.scroll = 0;
+        assert_eq!(
+            header_line(&plain),
+            " ▶ cargo build --release  running · pid 4242 · 1m · c1"
+        );
+        plain.term_size = (120, 12);
+        assert!(
+            header_line(&plain).ends_with("· c1  cpu 12% · mem 34M"),
+            "{}",
+            header_line(&plain)
+        );
+        // At every width, the line ends with a whole part or a marked cut, and the state stays.
+        for cols in 40..=200 {
+            let mut app = crowded(cols);
+            let header = header_line(&app);
+            assert!(
+                ["]", "running", "…"]
+                    .iter()
+                    .any(|end| header.ends_with(end)),
+                "{cols}: {header:?}"
+            );
+            assert!(header.contains("running"), "{cols}: {header:?}");
+            app.scroll = 0;
+            app.entries[0].waiting_for_input = None;
+            let header = header_line(&app);
+            assert!(
+                ["c1", "34M", "running", "…"]
+                    .iter()
+                    .any(|end| header.ends_with(end)),
+                "{cols}: {header:?}"
+            );
+            assert!(header.contains("running"), "{cols}: {header:?}");
+        }
+    }
+
+    #[test]
+    fn the_screen_at_80_120_and_200_columns() {
+        for cols in [80, 120, 200] {
+            insta::assert_snapshot!(format!("crowded_{cols}"), text(&crowded(cols)));
+        }
+    }
+
+    /// Where `needle` ends in `line`, in columns (one a character here).
+    fn column_after(line: &str, needle: &str) -> usize {
+        let at = line
+            .find(needle)
+            .unwrap_or_else(|| panic!("no {needle:?} in {line:?}"));
+        line[..at + needle.len()].chars().count()
+    }
+
+    #[test]
+    fn a_wide_list_labels_its_columns_and_puts_every_time_in_one() {
+        let screen = text(&crowded(200));
+        let row = |start: &str| {
+            screen
+                .lines()
+                .find(|line| line.starts_with(start))
+                .unwrap_or_else(|| panic!("no {start:?} row:\n{screen}"))
+        };
+        let running = row(" ? cargo build");
+        let task = row(" ◆ dev-server");
+        let finished = row(" ✓ cargo test");
+        let killed = row(" ■ sleep 600");
+        let time = column_after(running, " 1m");
+        assert_eq!(column_after(task, "1h01m"), time, "{screen}");
+        assert_eq!(column_after(finished, "11s"), time, "{screen}");
+        assert_eq!(column_after(killed, "29s"), time, "{screen}");
+        assert!(running.contains(" 12%  34M "), "{running}");
+        // The labels stand over their columns.
+        let title = row("Running");
+        assert_eq!(column_after(title, "time"), time, "{screen}");
+        assert_eq!(column_after(title, "cpu"), column_after(running, "12%"));
+        assert_eq!(column_after(title, "mem"), column_after(running, "34M"));
+        let title = row("Finished");
+        assert_eq!(column_after(title, "time"), time, "{screen}");
+        assert_eq!(column_after(title, "exit"), column_after(killed, "s15"));
+        assert_eq!(column_after(finished, " 0"), column_after(killed, "s15"));
+    }
+
+    #[test]
+    fn the_bar_shows_restart_drops_hints_whole_and_cuts_a_notice_with_an_ellipsis() {
+        let bar = |app: &App| text(app).lines().last().unwrap_or_default().to_owned();
+        let mut app = app(80, 10);
+        assert_eq!(
+            bar(&app),
+            "d detach  n new  r restart  x kill  Enter type  / search  z zoom  ? help  q quit"
+        );
+        app.term_size = (50, 10);
+        assert_eq!(bar(&app), "d detach  n new  r restart  x kill  Enter type");
+        app.say(
+            "settings not used: keys.quit: `ctrl-q` is bound twice (expected a key like q, \
+             ctrl-a, up, f5)",
+            true,
+        );
+        let said = bar(&app);
+        assert_eq!(said.chars().count(), 50, "{said}");
+        assert!(said.ends_with("is bound t…"), "{said}");
+    }
+
     #[test]
     fn a_log_that_could_not_be_written_is_marked_and_told() {
         let mut app = app(100, 10);

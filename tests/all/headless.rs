@@ -259,7 +259,9 @@ fn a_call_waiting_for_input_is_marked_until_answered() {
         .split_once("hello Ada")
         .unwrap_or_else(|| panic!("never answered: {stdout}"));
     assert!(
-        asking.contains("ask waits for input: Name? (Enter to type into it)"),
+        asking.contains(
+            "`read -p 'Name? ' n; echo \"hel…` waits for input: Name? (Enter to type into it)"
+        ),
         "{stdout}"
     );
     assert!(asking.contains("? read -p"), "{stdout}");
@@ -440,12 +442,13 @@ fn a_project_shows_a_process_starting_until_its_ready_line_then_the_one_after_it
     // Under the project's name: db is starting (◌), web waits for it, and says so.
     let rows = list(starting);
     let project = dir.file_name().unwrap().to_string_lossy().into_owned();
-    // The list is narrow: the name is cut, never the heading's mark.
+    // The list is narrow: the name is cut (the cut marked), never the heading's mark.
     let heading = rows.first().expect("a heading");
-    assert!(
-        heading.starts_with("▾ ") && project.starts_with(&heading["▾ ".len()..]),
-        "{starting}"
-    );
+    let shown = heading
+        .strip_prefix("▾ ")
+        .and_then(|name| name.strip_suffix('…'))
+        .unwrap_or_else(|| panic!("{starting}"));
+    assert!(project.starts_with(shown), "{starting}");
     assert!(rows.iter().any(|row| row.starts_with("◌ db")), "{starting}");
     assert!(
         rows.iter()
@@ -594,4 +597,29 @@ fn a_process_compose_file_shows_its_waits_and_probes_with_its_dot_env() {
     let stdout = run_script("100x12", &script);
     let ready = stdout.split("=== snapshot ===").nth(1).expect("a snapshot");
     assert!(ready.contains("◆ db"), "{ready}");
+}
+
+#[test]
+fn n_selects_the_call_it_starts() {
+    let stdout = script("new-call-is-selected");
+    let snapshot = &stdout[stdout.find("=== snapshot ===").expect("snapshot")..];
+    let header = snapshot.lines().nth(1).expect("the header");
+    assert!(header.contains("printf 'x%sy\\n' 42"), "{snapshot}");
+}
+
+#[test]
+fn a_finished_calls_pane_is_filled_from_its_history_after_a_split_closes() {
+    let stdout = script("split-closed-on-a-finished-call");
+    let snapshot = &stdout[stdout.find("=== snapshot ===").expect("snapshot")..];
+    // 100x16: the pane has 14 rows, right of the list: lines 28 to 40 from its first row, and
+    // the empty line its cursor was on.
+    let pane: Vec<&str> = snapshot
+        .lines()
+        .skip(2)
+        .take(14)
+        .map(|line| line.split_once('│').map_or("", |(_, pane)| pane))
+        .collect();
+    let mut expected: Vec<String> = (28..=40).map(|n| format!("line {n}")).collect();
+    expected.push(String::new());
+    assert_eq!(pane, expected, "{snapshot}");
 }

@@ -480,3 +480,47 @@ fn a_process_started_once_what_it_waits_for_is_ready_starts_and_says_so() {
     });
     assert_eq!(start("web"), "web runs already\n");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_procfiles_processes_start_and_are_listed_in_its_order() {
+    let core = test_core("procfile-order");
+    let dir = temp_dir("procfile-order");
+    let names = [
+        "zeta", "alpha", "mid", "beta", "omega", "delta", "kappa", "gamma",
+    ];
+    let text: String = names
+        .iter()
+        .map(|name| format!("{name}: sleep 600\n"))
+        .collect();
+    std::fs::write(dir.join("Procfile"), text).expect("Procfile");
+    let project = Project::load(&dir.join("Procfile")).expect("a Procfile");
+    core.start_project(&project, &[], None).expect("start");
+    wait_until("every process to run as a task", || {
+        core.entries()
+            .iter()
+            .filter(|entry| entry.task_id.is_some() && entry.state.is_running())
+            .count()
+            == names.len()
+    })
+    .await;
+    let entries = core.entries();
+    let listed: Vec<&str> = entries
+        .iter()
+        .filter_map(|entry| Some(entry.project.as_ref()?.process.as_str()))
+        .collect();
+    assert_eq!(listed, names);
+    // Started in its order too: their call ids and task ids count up the file.
+    let number = |id: &str| id[1..].parse::<u64>().expect("a numbered id");
+    let ids: Vec<(u64, u64)> = entries
+        .iter()
+        .filter(|entry| entry.project.is_some())
+        .map(|entry| {
+            let task = entry.task_id.as_deref().expect("a task");
+            (number(&entry.id), number(task))
+        })
+        .collect();
+    let mut counted = ids.clone();
+    counted.sort_unstable();
+    assert_eq!(ids, counted, "{entries:#?}");
+    core.shutdown().await;
+}

@@ -38,25 +38,80 @@ impl Drop for Watchers {
     }
 }
 
+/// How the supervision of a process begins.
+pub(super) enum FirstRun {
+    /// From a run started already (by hand, or by a restart).
+    Started(String),
+    /// With its first run, once what it comes after is there, in its turn.
+    InTurn(Turn),
+}
+
+/// A process's turn to start, in its file's order: its first run waits for the one before it
+/// to have started (or to wait for others), so that call ids, task ids and starts follow the
+/// file. Dropped, it lets the next go.
+pub(super) struct Turn {
+    /// Closed when the one before has had its turn; `None` for the first.
+    before: Option<tokio::sync::oneshot::Receiver<()>>,
+    /// Closed (dropped) to let the next go.
+    next: Option<tokio::sync::oneshot::Sender<()>>,
+}
+
+/// Turns handed out one after the other, each after the one before.
+#[derive(Default)]
+pub(super) struct Turns {
+    last: Option<tokio::sync::oneshot::Receiver<()>>,
+}
+
+impl Turns {
+    /// The next turn.
+    pub(super) fn next_turn(&mut self) -> Turn {
+        let (next, after) = tokio::sync::oneshot::channel();
+        Turn {
+            before: self.last.replace(after),
+            next: Some(next),
+        }
+    }
+}
+
+impl Turn {
+    async fn wait(&mut self) {
+        if let Some(before) = self.before.take() {
+            // Closed, not sent: the one before is done either way.
+            let _ = before.await;
+        }
+    }
+
+    fn pass(&mut self) {
+        self.next.take();
+    }
+}
+
 impl Core {
-    /// Runs one process of the project `file` until its policy lets it end: from `first`, a run
-    /// started already, else once what it comes after is there.
+    /// Runs one process of the project `file` until its policy lets it end: from a run started
+    /// already, else once what it comes after is there (in its turn).
     pub(super) async fn keep_running(
         &self,
         file: &Path,
         process: &ProjectProcess,
-        first: Option<String>,
+        first: FirstRun,
     ) {
-        let mut id = if let Some(id) = first {
-            id
-        } else {
-            if !self.wait_for_afters(file, process).await {
-                return;
+        let mut id = match first {
+            FirstRun::Started(id) => id,
+            FirstRun::InTurn(mut turn) => {
+                turn.wait().await;
+                // One that waits for others lets the next start meanwhile.
+                if !process.after.is_empty() {
+                    turn.pass();
+                }
+                if !self.wait_for_afters(file, process).await {
+                    return;
+                }
+                let Some(id) = self.start_run(file, process, false).await else {
+                    return;
+                };
+                turn.pass();
+                id
             }
-            let Some(id) = self.start_run(file, process, false).await else {
-                return;
-            };
-            id
         };
         let name = &process.name;
         let mut in_a_row = 0;

@@ -72,7 +72,7 @@ actions! {
         "detach at once, named after its description or command", detach_now;
     NewCall "new" ["n"] "n" Some("new"),
         "start a new call", new_call;
-    Restart "restart" ["r"] "r" None,
+    Restart "restart" ["r"] "r" Some("restart"),
         "run the selected command again (asks first while it runs)", restart;
     Kill "kill" ["x"] "x" Some("kill"),
         "kill the selected call or task (asks first)", kill;

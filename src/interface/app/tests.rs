@@ -299,3 +299,65 @@ fn the_detach_prompt_proposes_the_described_name_and_taking_it_lets_the_core_nam
         }]
     );
 }
+
+#[test]
+fn a_call_that_waits_is_told_by_its_name_and_its_prompt_keeps_its_start() {
+    let mut app = test_app();
+    app.entries[1].title = Some("ask the name".into());
+    app.handle_core_event(&CoreEvent::Waiting {
+        id: "c2".into(),
+        prompt: Some("Name? ".into()),
+    });
+    let said = app.notice.as_ref().map(|notice| notice.text.clone());
+    assert_eq!(
+        said.as_deref(),
+        Some("`ask the name` waits for input: Name? (Enter to type into it)")
+    );
+    // A long prompt is cut at its end, so that its start and the key stay.
+    app.handle_core_event(&CoreEvent::Waiting {
+        id: "c1".into(),
+        prompt: Some(
+            "type a line and press Enter, or Ctrl-D to end the input and go on with it".into(),
+        ),
+    });
+    let said = app.notice.as_ref().map(|notice| notice.text.clone());
+    assert_eq!(
+        said.as_deref(),
+        Some(
+            "`echo c1` waits for input: type a line and press Enter, or Ctrl-D … (Enter to type \
+             into it)"
+        )
+    );
+}
+
+#[test]
+fn a_call_that_waits_before_it_is_listed_is_told_once_it_is() {
+    let mut app = test_app();
+    app.notice = None;
+    app.handle_core_event(&CoreEvent::Waiting {
+        id: "c6".into(),
+        prompt: Some("Name? ".into()),
+    });
+    assert!(
+        app.notice
+            .as_ref()
+            .is_none_or(|notice| !notice.text.contains("c6")),
+        "{:?}",
+        app.notice
+    );
+    let mut entries = app.entries.clone();
+    let mut new = entries[0].clone();
+    new.id = "c6".into();
+    new.command = "echo".into();
+    entries.push(new);
+    app.set_entries(entries);
+    let said = app.notice.as_ref().map(|notice| notice.text.clone());
+    assert_eq!(
+        said.as_deref(),
+        Some("`echo` waits for input: Name? (Enter to type into it)")
+    );
+    // Told once.
+    app.notice = None;
+    app.set_entries(app.entries.clone());
+    assert_eq!(app.notice, None);
+}

@@ -10,6 +10,7 @@ use crate::core::EntryInfo;
 use crate::interface::app::{Action, App, Confirm, Mode, Prompt, PromptPurpose};
 
 use super::theme::{Theme, title_style};
+use crate::interface::fit;
 
 pub(super) fn render_bar(app: &App, theme: &Theme, area: Rect, frame: &mut Frame<'_>) {
     if app.selection.is_some_and(|selection| !selection.by_mouse) {
@@ -23,17 +24,53 @@ pub(super) fn render_bar(app: &App, theme: &Theme, area: Rect, frame: &mut Frame
         frame.render_widget(Paragraph::new(line), area);
         return;
     }
+    let width = usize::from(area.width);
     let line = match &app.mode {
         Mode::Prompt(prompt) => prompt_line(prompt, theme, area, frame),
-        Mode::Confirm(confirm) => confirm_line(app, confirm, theme),
-        Mode::Focus => focus_line(app, theme),
+        Mode::Confirm(confirm) => cut_line(confirm_line(app, confirm, theme), width),
+        Mode::Focus => cut_line(focus_line(app, theme), width),
         Mode::Normal | Mode::Help(_) => match &app.notice {
-            Some(notice) if notice.is_error => Line::styled(notice.text.clone(), theme.error()),
-            Some(notice) => Line::styled(notice.text.clone(), theme.fg(Color::Green)),
-            None => hints(app, theme),
+            Some(notice) if notice.is_error => {
+                Line::styled(fit::cut(&notice.text, width), theme.error())
+            }
+            Some(notice) => Line::styled(fit::cut(&notice.text, width), theme.fg(Color::Green)),
+            None => whole_hints(hints(app, theme), width),
         },
     };
     frame.render_widget(Paragraph::new(line), area);
+}
+
+/// `line` in `width` columns: what does not fit is cut, and the cut ends with `…`.
+fn cut_line(line: Line<'static>, width: usize) -> Line<'static> {
+    let mut room = width;
+    let mut spans = Vec::with_capacity(line.spans.len());
+    for span in line.spans {
+        let columns = fit::columns(&span.content);
+        if columns > room {
+            spans.push(Span::styled(fit::cut(&span.content, room), span.style));
+            break;
+        }
+        room -= columns;
+        spans.push(span);
+    }
+    Line::from(spans)
+}
+
+/// The hints that fit in `width` columns, each whole (a key and its word): the last go first.
+fn whole_hints(line: Line<'static>, width: usize) -> Line<'static> {
+    let mut spans = line.spans;
+    let shown = |spans: &[Span<'_>]| {
+        let columns: usize = spans.iter().map(|span| fit::columns(&span.content)).sum();
+        let trailing = spans
+            .last()
+            .map_or(0, |span| span.content.len() - span.content.trim_end().len());
+        columns - trailing
+    };
+    // Spans go in pairs: a key, then its word.
+    while shown(&spans) > width && spans.len() >= 2 {
+        spans.truncate(spans.len() - 2);
+    }
+    Line::from(spans)
 }
 
 /// The key hints, from the keymap.

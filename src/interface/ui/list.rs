@@ -5,14 +5,36 @@ use ratatui::style::{Color, Style};
 
 use crate::core::project::ProcessPhase;
 use crate::core::{EntryInfo, EntryState};
-use crate::interface::app::{App, Layout, ListLine, list_lines, list_offset};
+use crate::interface::app::{App, Layout, ListLine, Section, list_lines, list_offset};
 use crate::time::format_elapsed;
 
 use super::elapsed_ms;
 use super::theme::{Theme, selected_style, state_symbol, title_style};
 
-/// The narrowest list that shows what each running call costs (the header always does).
+/// The narrowest list that shows what each running call costs (the header always does), in
+/// labelled columns: every row's time in one column.
 const USAGE_WIDTH: usize = 36;
+
+/// The columns of a wide list's right side: what a running entry costs, its time, how it
+/// ended. A narrow list gives its labels the room instead: a time, and how it ended.
+fn columns(cpu: &str, mem: &str, time: &str, end: &str) -> String {
+    format!("{cpu:>4} {mem:>4} {time:>6} {end:>4}")
+}
+
+/// A wide list's labels over the columns of `section`'s rows (a project's rows run or ended).
+fn labels(section: Option<Section>) -> String {
+    let (usage, end) = match section {
+        Some(Section::Running | Section::Tasks) => (true, ""),
+        Some(Section::Finished) => (false, "exit"),
+        Some(Section::Project) | None => (true, "exit"),
+    };
+    let text = if usage {
+        columns("cpu", "mem", "time", end)
+    } else {
+        columns("", "", "time", end)
+    };
+    text.trim_start().to_owned()
+}
 
 /// The right side of a project's process row when it says more than its run's state: whom it
 /// waits for, blocked, its backoff, gave up, changed; and its restarts.
@@ -38,9 +60,17 @@ fn project_right(entry: &EntryInfo) -> String {
 }
 
 /// The right side of an entry's row: its state's mark, time (and cost while it runs), and a
-/// project's process's restarts.
+/// project's process's restarts; in a wide list, each in its column.
 fn row_right(app: &App, entry: &EntryInfo, now_ms: u64, width: usize) -> String {
     let elapsed = format_elapsed(elapsed_ms(entry, now_ms));
+    let wide = width >= USAGE_WIDTH;
+    let ended = |end: String| {
+        if wide {
+            columns("", "", &elapsed, &end).trim_start().to_owned()
+        } else {
+            format!("{elapsed} {end:>3}")
+        }
+    };
     let right = match entry.state {
         _ if entry
             .project
@@ -50,17 +80,15 @@ fn row_right(app: &App, entry: &EntryInfo, now_ms: u64, width: usize) -> String 
             project_right(entry)
         }
         EntryState::NotStarted => "not started".to_owned(),
-        EntryState::Exited { code } => format!("{elapsed} {code:>3}"),
+        EntryState::Exited { code } => ended(code.to_string()),
+        EntryState::Killed { signal } if wide => ended(format!("s{signal}")),
         EntryState::Killed { signal } => format!("{elapsed} s{signal:<2}"),
-        EntryState::Orphaned { .. } => format!("{elapsed} left"),
-        EntryState::Running => match app.usage.get(&entry.id) {
-            Some(usage) if width >= USAGE_WIDTH => format!(
-                "{:>4} {:>4} {elapsed}",
-                usage.cpu_text(),
-                usage.memory_text()
-            ),
-            _ => elapsed,
+        EntryState::Orphaned { .. } => ended("left".to_owned()),
+        EntryState::Running if wide => match app.usage.get(&entry.id) {
+            Some(usage) => columns(&usage.cpu_text(), &usage.memory_text(), &elapsed, ""),
+            None => columns("", "", &elapsed, "").trim_start().to_owned(),
         },
+        EntryState::Running => elapsed,
     };
     match &entry.project {
         Some(mark) if mark.restarts > 0 && mark.phase.is_none() => {
@@ -68,6 +96,31 @@ fn row_right(app: &App, entry: &EntryInfo, now_ms: u64, width: usize) -> String 
         }
         _ => right,
     }
+}
+
+/// A wide list's labels, at the right of a section's title row: the columns left for the
+/// title.
+fn render_labels(
+    section: Option<Section>,
+    x: u16,
+    y: u16,
+    width: usize,
+    theme: &Theme,
+    buffer: &mut Buffer,
+) -> usize {
+    if width < USAGE_WIDTH {
+        return width;
+    }
+    let labels = labels(section);
+    let at = width.saturating_sub(labels.chars().count());
+    buffer.set_stringn(
+        x + u16::try_from(at).unwrap_or(u16::MAX),
+        y,
+        &labels,
+        width - at,
+        theme.dim(),
+    );
+    at.saturating_sub(1)
 }
 
 pub(super) fn render_list(
@@ -96,7 +149,8 @@ pub(super) fn render_list(
                 buffer.set_stringn(area.x, y, &text, width, theme.fg(Color::Yellow));
             }
             ListLine::Title(section) => {
-                buffer.set_stringn(area.x, y, section.title(), width, title_style());
+                let room = render_labels(Some(section), area.x, y, width, theme, buffer);
+                buffer.set_stringn(area.x, y, section.title(), room, title_style());
             }
             ListLine::Heading(index) => {
                 let name = app.entries[index]
@@ -104,17 +158,17 @@ pub(super) fn render_list(
                     .as_ref()
                     .map_or("", |mark| mark.project.as_str());
                 let heading = format!("▾ {}", crate::inert::escaped(name));
-                buffer.set_stringn(area.x, y, &heading, width, title_style());
+                let room = render_labels(None, area.x, y, width, theme, buffer);
+                let heading = crate::interface::fit::cut(&heading, room);
+                buffer.set_stringn(area.x, y, &heading, room, title_style());
             }
             ListLine::Entry(index) => {
                 let entry = &app.entries[index];
                 let selected = app.selected.as_deref() == Some(entry.id.as_str());
                 let right = row_right(app, entry, now_ms, width);
                 let label_width = width.saturating_sub(right.chars().count() + 4);
-                let label: String = crate::inert::escaped(entry.label())
-                    .chars()
-                    .take(label_width)
-                    .collect();
+                let label =
+                    crate::interface::fit::cut(&crate::inert::escaped(entry.label()), label_width);
                 // `!`: its log could not be written; `~`: its log reached its cap (the header
                 // and a notice say more).
                 let mark = if entry.log_error.is_some() {

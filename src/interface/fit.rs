@@ -1,0 +1,54 @@
+//! Text cut to a width in terminal columns: what does not fit keeps its start and ends with `…`,
+//! so that a cut is always seen (the header, the bar's notices, names and prompts quoted in them).
+
+use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+
+/// The mark that ends a cut text.
+pub(crate) const ELLIPSIS: char = '…';
+
+/// The columns `text` takes on a terminal.
+#[must_use]
+pub(crate) fn columns(text: &str) -> usize {
+    text.width()
+}
+
+/// `text` in at most `width` columns: whole when it fits, else its start and `…` (nothing when
+/// `width` is 0).
+#[must_use]
+pub(crate) fn cut(text: &str, width: usize) -> String {
+    if columns(text) <= width {
+        return text.to_owned();
+    }
+    let Some(room) = width.checked_sub(1) else {
+        return String::new();
+    };
+    let mut kept = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let wide = c.width().unwrap_or(0);
+        if used + wide > room {
+            break;
+        }
+        used += wide;
+        kept.push(c);
+    }
+    kept.push(ELLIPSIS);
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cut_keeps_the_start_and_ends_with_an_ellipsis() {
+        assert_eq!(cut("type a line", 20), "type a line");
+        assert_eq!(cut("type a line", 11), "type a line");
+        assert_eq!(cut("type a line", 10), "type a li…");
+        assert_eq!(cut("type", 1), "…");
+        assert_eq!(cut("type", 0), "");
+        // Wide characters count two columns, and are never halved.
+        assert_eq!(cut("日本語の名前", 6), "日本…");
+        assert_eq!(columns(&cut("日本語の名前", 6)), 5);
+    }
+}
