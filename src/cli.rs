@@ -182,19 +182,21 @@ impl ServerChoice {
 }
 
 #[derive(Debug, Args)]
-#[command(
-    after_help = "Script lines:\n  run [--id ID] COMMAND        start a call\n  \
-                        project FILE                 start a project file's processes\n  \
-                        key KEY                      press a key: d, enter, esc, ctrl-a, up, pgup, f5\n  \
-                        type TEXT                    type text\n  \
-                        wait-for TEXT [--timeout S]  wait until the screen shows TEXT (10 s)\n  \
+#[command(after_help = "Script lines:\n  \
+                        run [--id ID] [--title TITLE] COMMAND\n  \
+                        \x20                              start a call (TITLE names it in the list)\n  \
+                        project FILE                   start a project file's processes\n  \
+                        key KEY                        press a key: d, enter, esc, ctrl-a, up, pgup, f5\n  \
+                        type TEXT                      type text\n  \
+                        wait-for TEXT [--timeout S]    wait until the screen shows TEXT (10 s)\n  \
                         wait-match REGEX [--timeout S] wait until a line of the screen matches\n  \
-                        wait-exit ID [--timeout S]   wait until a call or task ends\n  \
-                        resize COLSxROWS             resize the terminal\n  \
-                        snapshot                     print the screen\n  \
-                        result ID                    wait for a call's result and print it\n  \
-                        # ...                        a comment"
-)]
+                        wait-exit ID [--timeout S]     wait until a call or task ends\n  \
+                        resize COLSxROWS               resize the terminal\n  \
+                        snapshot                       print the screen\n  \
+                        picture                        print the screen as an SVG picture (colours kept)\n  \
+                        freeze-clock [MINUTES]         times stand still at MINUTES old; no pids, cpu, memory\n  \
+                        result ID                      wait for a call's result and print it\n  \
+                        # ...                          a comment")]
 /// `oino headless`: a script drives the interface in a pretend terminal.
 pub struct HeadlessArgs {
     /// Attach to the server (started if needed) instead of hosting the processes here.

@@ -95,6 +95,11 @@ impl Entry {
         }
     }
 
+    /// The name its task gets unless one is asked for.
+    pub(super) fn default_name(&self) -> String {
+        super::tasks::default_name(self.title.as_deref(), &self.command)
+    }
+
     /// Its task name, if it is a task.
     pub(super) fn task_name(&self) -> Option<String> {
         self.status

@@ -50,12 +50,12 @@ pub(crate) struct TaskBook {
 
 impl TaskBook {
     /// A new task id and a name for call `for_call`: `name` when given (refused when malformed,
-    /// taken by a task, kept for another call, or a call's id as `call_id` tells), else one
-    /// derived from `command`, made unique with a suffix.
+    /// taken by a task, kept for another call, or a call's id as `call_id` tells), else `base`
+    /// (the call's own, from [`default_name`]) made unique with a suffix.
     pub(crate) fn allocate(
         &mut self,
         name: Option<&str>,
-        command: &str,
+        base: &str,
         for_call: &str,
         call_id: impl Fn(&str) -> bool,
     ) -> Result<(String, String), TaskError> {
@@ -69,7 +69,7 @@ impl TaskBook {
                 self.reserved.remove(name);
                 name.to_owned()
             }
-            None => return Ok(self.allocate_derived(command, call_id)),
+            None => return Ok(self.allocate_derived(base, call_id)),
         };
         Ok(self.take(name))
     }
@@ -95,23 +95,21 @@ impl TaskBook {
         self.names.contains(name) || self.reserved.contains_key(name)
     }
 
-    /// A new task id and a name derived from `command`, made unique (among tasks and call ids)
-    /// with a suffix.
+    /// A new task id and the name `base`, made unique (among tasks and call ids) with a suffix.
     pub(crate) fn allocate_derived(
         &mut self,
-        command: &str,
+        base: &str,
         call_id: impl Fn(&str) -> bool,
     ) -> (String, String) {
-        let base = derive_name(command);
         let taken = |name: &str| self.is_taken(name) || call_id(name);
-        let name = if taken(&base) {
+        let name = if taken(base) {
             let mut suffix = 2u64;
             while taken(&format!("{base}-{suffix}")) {
                 suffix += 1;
             }
             format!("{base}-{suffix}")
         } else {
-            base
+            base.to_owned()
         };
         self.take(name)
     }
@@ -204,6 +202,15 @@ pub(crate) fn name_from_words(text: &str) -> Option<String> {
     let name: String = words.join("-").chars().take(40).collect();
     let name = name.trim_end_matches('-').to_owned();
     validate_name(&name).ok().map(|()| name)
+}
+
+/// The name a call's task gets unless one is asked for: from its title (the words a person or
+/// an agent gave it), else from its command.
+#[must_use]
+pub(crate) fn default_name(title: Option<&str>, command: &str) -> String {
+    title
+        .and_then(name_from_words)
+        .unwrap_or_else(|| derive_name(command))
 }
 
 /// A name for a command: the first words of its first simple command, lower case, joined by
@@ -299,10 +306,10 @@ impl Core {
             .and_then(|name| {
                 state
                     .tasks
-                    .allocate(Some(name), &entry.command, &entry.id, call_id)
+                    .allocate(Some(name), &entry.default_name(), &entry.id, call_id)
                     .ok()
             })
-            .unwrap_or_else(|| state.tasks.allocate_derived(&entry.command, call_id))
+            .unwrap_or_else(|| state.tasks.allocate_derived(&entry.default_name(), call_id))
     }
 
     /// The command the shell of call `id` runs: the request's, reporting the shell's last folder
@@ -388,7 +395,7 @@ impl Core {
             let entries = &state.entries;
             state
                 .tasks
-                .allocate(name, &entry.command, &entry.id, |name| {
+                .allocate(name, &entry.default_name(), &entry.id, |name| {
                     entries.iter().any(|entry| entry.id == name)
                 })?
         };
@@ -431,7 +438,7 @@ impl Core {
             let name = name.or(reserved.as_deref());
             state
                 .tasks
-                .allocate(name, &entry.command, &entry.id, |name| {
+                .allocate(name, &entry.default_name(), &entry.id, |name| {
                     entries.iter().any(|entry| entry.id == name)
                 })?
         };
@@ -493,6 +500,16 @@ mod tests {
     }
 
     #[test]
+    fn a_titled_call_is_named_by_its_title_else_by_its_command() {
+        assert_eq!(
+            default_name(Some("Watch the sources"), "while true; do :; done"),
+            "watch-the-sources"
+        );
+        assert_eq!(default_name(Some("!!!"), "npm run dev"), "npm-run-dev");
+        assert_eq!(default_name(None, "npm run dev"), "npm-run-dev");
+    }
+
+    #[test]
     fn names_come_from_descriptions() {
         assert_eq!(
             name_from_words("Start the Vite dev server").as_deref(),
@@ -528,11 +545,11 @@ mod tests {
     fn ids_are_short_and_names_unique() {
         let mut book = TaskBook::default();
         assert_eq!(
-            book.allocate(None, "npm run dev", "c1", |_| false),
+            book.allocate(None, &derive_name("npm run dev"), "c1", |_| false),
             Ok(("t1".into(), "npm-run-dev".into()))
         );
         assert_eq!(
-            book.allocate(None, "npm run dev", "c1", |_| false),
+            book.allocate(None, &derive_name("npm run dev"), "c1", |_| false),
             Ok(("t2".into(), "npm-run-dev-2".into()))
         );
         assert_eq!(

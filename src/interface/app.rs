@@ -159,9 +159,10 @@ pub enum Input {
     Stop,
     /// Draw now, then answer: everything sent before is on the screen.
     Barrier(tokio::sync::oneshot::Sender<()>),
-    /// From now on, draw every elapsed time as of this moment and sample no cpu or memory:
-    /// a screen that stands still, for a picture or a comparison of whole screens.
-    FreezeClock,
+    /// From now on, draw every elapsed time as of this moment and this many milliseconds more
+    /// (and half a minute, when more), sample no cpu or memory and draw no pid: a screen that
+    /// stands still, for a picture or a comparison of whole screens.
+    FreezeClock(u64),
 }
 
 /// Where keys go. Each mode with a state of its own keeps it, and its keys, in its own file
@@ -629,8 +630,10 @@ impl App {
                 self.quit = true;
                 Vec::new()
             }
-            Input::FreezeClock => {
-                self.frozen_ms = Some(crate::time::now_ms());
+            Input::FreezeClock(ahead_ms) => {
+                // Half a minute more: what starts within it shows the same whole minutes.
+                let margin = if ahead_ms > 0 { 30_000 } else { 0 };
+                self.frozen_ms = Some(crate::time::now_ms() + ahead_ms + margin);
                 self.usage.clear();
                 Vec::new()
             }
@@ -731,9 +734,7 @@ impl App {
         }
         // The name its description gave it (an agent's call asks for that one), else one from
         // its command.
-        let proposed = (entry.title.as_deref())
-            .and_then(crate::core::tasks::name_from_words)
-            .unwrap_or_else(|| crate::core::tasks::derive_name(&entry.command));
+        let proposed = crate::core::tasks::default_name(entry.title.as_deref(), &entry.command);
         self.mode = Mode::Prompt(Prompt {
             purpose: PromptPurpose::DetachName {
                 id,

@@ -72,9 +72,10 @@ pub enum Command {
     Snapshot,
     /// `picture`: prints the screen as an SVG picture, colours included.
     Picture,
-    /// `freeze-clock`: elapsed times stand still from now on, and cpu and memory are no longer
-    /// read, so that the same script draws the same screen every time.
-    FreezeClock,
+    /// `freeze-clock [MINUTES]`: elapsed times stand still from now on (what the script starts
+    /// within half a minute shows MINUTES, 0 unless given), and cpu, memory and pids are no
+    /// longer drawn, so that the same script draws the same screen every time.
+    FreezeClock(u64),
     /// `result ID`: waits for a call's result and prints it.
     Result {
         /// The id of a call this script started.
@@ -143,9 +144,9 @@ fn parse_run(rest: &str) -> Result<Command, String> {
                 .filter(|after| after.is_empty() || after.starts_with(char::is_whitespace))
         };
         let (option, after, slot) = if let Some(after) = option_word("--id") {
-            ("--id", after, &mut id)
+            ("--id ID", after, &mut id)
         } else if let Some(after) = option_word("--title") {
-            ("--title", after, &mut title)
+            ("--title TITLE", after, &mut title)
         } else {
             break;
         };
@@ -153,7 +154,7 @@ fn parse_run(rest: &str) -> Result<Command, String> {
             .trim()
             .split_once(char::is_whitespace)
             .filter(|(value, _)| !value.is_empty())
-            .ok_or_else(|| format!("`run {option} VALUE` needs a command after the value"))?;
+            .ok_or_else(|| format!("`run {option}` needs a command"))?;
         *slot = Some(value.to_owned());
         rest = command.trim();
     }
@@ -219,7 +220,11 @@ pub(crate) fn parse_line(line: &str) -> Result<Option<Command>, String> {
         }
         "snapshot" => Command::Snapshot,
         "picture" => Command::Picture,
-        "freeze-clock" => Command::FreezeClock,
+        "freeze-clock" if rest.is_empty() => Command::FreezeClock(0),
+        "freeze-clock" => Command::FreezeClock(
+            rest.parse()
+                .map_err(|_| format!("`freeze-clock {rest}`: give a whole number of minutes"))?,
+        ),
         "result" => {
             need("a call id")?;
             Command::Result {
@@ -387,7 +392,10 @@ impl Player {
                 let frame = self.drawn().await?;
                 self.print("picture", &crate::interface::picture::svg(&frame));
             }
-            Command::FreezeClock => self.send(Input::FreezeClock).await?,
+            Command::FreezeClock(minutes) => {
+                self.send(Input::FreezeClock(minutes.saturating_mul(60_000)))
+                    .await?;
+            }
             Command::Result { id } => self.print_result(&id).await?,
         }
         Ok(())
@@ -526,6 +534,15 @@ mod tests {
         );
         assert!(parse_line("run --id web").is_err());
         assert!(parse_line("picture").is_ok_and(|c| c == Some(Command::Picture)));
+        assert_eq!(
+            parse_line("freeze-clock"),
+            Ok(Some(Command::FreezeClock(0)))
+        );
+        assert_eq!(
+            parse_line("freeze-clock 12"),
+            Ok(Some(Command::FreezeClock(12)))
+        );
+        assert!(parse_line("freeze-clock 12m").is_err_and(|err| err.contains("whole number")));
         assert_eq!(
             parse_line("wait-for ready on port 80 --timeout 2.5"),
             Ok(Some(Command::WaitFor {

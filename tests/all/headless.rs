@@ -623,3 +623,31 @@ fn a_finished_calls_pane_is_filled_from_its_history_after_a_split_closes() {
     expected.push(String::new());
     assert_eq!(pane, expected, "{snapshot}");
 }
+
+#[test]
+fn the_readme_picture_is_what_the_picture_script_draws() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let output = headless(&["--script", &format!("{root}/assets/picture.oino")], None);
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "assets/picture.oino: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let drawn = stdout
+        .split_once("=== picture ===\n")
+        .and_then(|(_, rest)| rest.split_once("=== end ==="))
+        .map(|(picture, _)| picture)
+        .expect("the script prints a picture");
+    assert!(
+        drawn.starts_with("<svg") && drawn.contains("fill=\"#"),
+        "{drawn}"
+    );
+    let committed = std::fs::read_to_string(format!("{root}/assets/oino.svg"))
+        .expect("assets/oino.svg is committed");
+    assert!(
+        drawn == committed,
+        "assets/oino.svg is not what assets/picture.oino draws now: run scripts/picture \
+         (and look at it) to draw it again"
+    );
+}

@@ -34,8 +34,10 @@ const PARTS: &[(&str, &[(&str, u8)])] = &[
     (
         "interface",
         &[
+            ("fit", 0),
             ("app", 0),
             ("ui", 1),
+            ("picture", 1),
             ("event_loop", 2),
             ("terminal", 3),
             ("headless", 3),

@@ -218,7 +218,9 @@ pub(super) fn render_header(
         },
     ];
     parts[1].body = crate::inert::escaped(entry.label()).into_owned();
-    parts.extend(entry_marks(entry, &state, now_ms, theme));
+    // A still screen (a headless script froze the clock) leaves out what differs every run.
+    let pid = Some(entry.pid).filter(|_| app.frozen_ms.is_none());
+    parts.extend(entry_marks(entry, pid, &state, now_ms, theme));
     if let Some(mark) = &entry.project {
         parts.extend(project_marks(mark, &keys, theme));
     }
@@ -238,16 +240,22 @@ pub(super) fn render_header(
     Line::from(spans).render(area, buffer);
 }
 
-/// What the entry says of its run: its state, pid, age and id.
-fn entry_marks(entry: &EntryInfo, state: &str, now_ms: u64, theme: &Theme) -> Vec<Part> {
+/// What the entry says of its run: its state, pid (unless `None`), age and id.
+fn entry_marks(
+    entry: &EntryInfo,
+    pid: Option<u32>,
+    state: &str,
+    now_ms: u64,
+    theme: &Theme,
+) -> Vec<Part> {
     let mut parts = vec![Part::whole(
         format!("  {state}"),
         theme.dim(),
         Weight::State,
     )];
     if entry.pid != 0 {
+        parts.extend(pid.map(|pid| Part::whole(format!(" · pid {pid}"), theme.dim(), Weight::Pid)));
         parts.extend([
-            Part::whole(format!(" · pid {}", entry.pid), theme.dim(), Weight::Pid),
             Part::whole(
                 format!(" · {}", format_elapsed(elapsed_ms(entry, now_ms))),
                 theme.dim(),
