@@ -10,7 +10,7 @@ use portable_pty::{CommandBuilder, MasterPty, PtySize, native_pty_system};
 use crate::support::{DEADLINE, temp_dir, unique_id, wait_until_blocking};
 
 /// `oino` running in a PTY of its own, with a vt100 model of what it draws.
-struct Terminal {
+pub(crate) struct Terminal {
     screen: Arc<Mutex<vt100::Parser>>,
     /// Every byte oino wrote to its terminal.
     raw: Arc<Mutex<Vec<u8>>>,
@@ -25,6 +25,17 @@ impl Terminal {
     }
 
     fn start_with(args: &[&str], mark: &str, env: &[(&str, &std::path::Path)]) -> Self {
+        Self::start_program(env!("CARGO_BIN_EXE_oino"), args, mark, env)
+    }
+
+    /// `program ARGS` in a terminal of 120x30, every process it starts marked with `mark`, with
+    /// `env` over the test's environment.
+    pub(crate) fn start_program(
+        program: &str,
+        args: &[&str],
+        mark: &str,
+        env: &[(&str, &std::path::Path)],
+    ) -> Self {
         let pair = native_pty_system()
             .openpty(PtySize {
                 rows: 30,
@@ -33,7 +44,7 @@ impl Terminal {
                 pixel_height: 0,
             })
             .expect("pty");
-        let mut command = CommandBuilder::new(env!("CARGO_BIN_EXE_oino"));
+        let mut command = CommandBuilder::new(program);
         command.args(args);
         command.env("XDG_STATE_HOME", temp_dir("e2e-state"));
         // This user's settings are not the test's.
@@ -77,11 +88,11 @@ impl Terminal {
         }
     }
 
-    fn contents(&self) -> String {
+    pub(crate) fn contents(&self) -> String {
         self.screen.lock().expect("screen").screen().contents()
     }
 
-    fn wait_for(&self, text: &str) {
+    pub(crate) fn wait_for(&self, text: &str) {
         self.wait_until(&format!("`{text}`"), |screen| screen.contains(text));
     }
 
@@ -99,7 +110,7 @@ impl Terminal {
         }
     }
 
-    fn send(&mut self, bytes: &[u8]) {
+    pub(crate) fn send(&mut self, bytes: &[u8]) {
         self.writer.write_all(bytes).expect("write");
         self.writer.flush().expect("flush");
     }
@@ -191,7 +202,7 @@ fn sigterm_restores_the_terminal_and_ends_every_process() {
 impl Terminal {
     /// Waits until the terminal shows its main screen and its cursor again: the bytes oino
     /// wrote as it quit may still be on their way to this side when it has exited.
-    fn wait_for_main_screen(&self) {
+    pub(crate) fn wait_for_main_screen(&self) {
         wait_until_blocking("the main screen and the cursor back", || {
             let parser = self.screen.lock().expect("screen");
             !parser.screen().alternate_screen() && !parser.screen().hide_cursor()
@@ -208,7 +219,7 @@ impl Terminal {
         self.assert_restored_and_alone(mark);
     }
 
-    fn wait_exit(&mut self) -> portable_pty::ExitStatus {
+    pub(crate) fn wait_exit(&mut self) -> portable_pty::ExitStatus {
         let mut status = None;
         wait_until_blocking("oino to quit", || {
             status = self.child.try_wait().expect("wait");

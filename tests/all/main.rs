@@ -14,6 +14,7 @@ mod limits;
 mod mcp;
 mod project;
 mod project_day;
+mod readme;
 mod server;
 mod support;
 mod tasks;
