@@ -24,7 +24,7 @@ pub(crate) mod types;
 pub use error::{CoreError, ErrorCode, ErrorData};
 pub use types::{
     CallRequest, CoreConfig, CoreEvent, DEFAULT_MAX_FINISHED, DEFAULT_MAX_FINISHED_TASKS,
-    EntryInfo, EntryKind, EntryState, HistoryPage, MAX_COMMAND_BYTES, MAX_ID_CHARS,
+    EntryInfo, EntryKind, EntryState, HistoryPage, Killed, MAX_COMMAND_BYTES, MAX_ID_CHARS,
     variables_not_utf8,
 };
 
@@ -683,8 +683,18 @@ impl Core {
     /// Kills the entry's whole process tree and waits until it has ended. An entry that has
     /// ended is not signalled: its pids may belong to other processes by now.
     pub async fn kill(&self, key: &str) -> Result<EntryState, CoreError> {
+        Ok(self.kill_counted(key).await?.state)
+    }
+
+    /// [`Core::kill`], counting the processes it ended.
+    pub async fn kill_counted(&self, key: &str) -> Result<Killed, CoreError> {
         let entry = match self.find(key) {
-            Err(CoreError::Orphaned { .. }) => return Ok(self.kill_survivor(key).await),
+            Err(CoreError::Orphaned { .. }) => {
+                return Ok(Killed {
+                    state: self.kill_survivor(key).await,
+                    processes: 1,
+                });
+            }
             found => found?,
         };
         // Told to its project's supervisor even when it has ended (between two restarts).
@@ -693,13 +703,19 @@ impl Core {
         }
         let state = entry.status.borrow().state;
         if !state.is_running() {
-            return Ok(state);
+            return Ok(Killed {
+                state,
+                processes: 0,
+            });
         }
-        entry.control.kill_tree(self.inner.config.kill_grace).await;
+        let processes = entry.control.kill_tree(self.inner.config.kill_grace).await;
         // The runner or task loop sees the exit and the end of file, and records the end (the
         // entry may leave the list then: it is waited on, not looked up again).
         let config = &self.inner.config;
-        Ok(wait_for_end(&entry, Some(config.kill_grace + config.exit_grace * 4)).await)
+        Ok(Killed {
+            state: wait_for_end(&entry, Some(config.kill_grace + config.exit_grace * 4)).await,
+            processes,
+        })
     }
 
     /// Ends what a dead server left running as `key`.

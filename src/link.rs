@@ -390,8 +390,9 @@ impl Link {
         .await
     }
 
-    /// Ends `key`'s whole tree (SIGTERM and SIGHUP, SIGKILL to what is left); its state after.
-    pub async fn kill(&self, key: &str) -> Result<EntryState, LinkError> {
+    /// Ends `key`'s whole tree (SIGTERM and SIGHUP, SIGKILL to what is left); its state after,
+    /// and how many processes it had.
+    pub async fn kill(&self, key: &str) -> Result<crate::core::Killed, LinkError> {
         self.ask(ask::Kill {
             key: key.to_owned(),
         })

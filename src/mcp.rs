@@ -574,16 +574,21 @@ impl Bridge {
                 entry.state
             ))]));
         }
-        let state = link
+        let killed = link
             .kill(&entry.id)
             .await
             .map_err(|err| Self::failure("killing the task failed", &err))?;
+        let state = killed.state;
+        let processes = match killed.processes {
+            0 | 1 => String::new(),
+            count => format!(", {count} processes"),
+        };
         let text = if state.is_running() {
             format!("{label} was sent SIGKILL but has not ended yet: check with task_list.")
         } else {
             let entry = link.entry(&entry.id).await.unwrap_or(entry);
             let ran = reader::ran_words(&entry, crate::time::now_ms());
-            format!("{label} ended, with everything it started ({state}, after {ran}).")
+            format!("{label} ended, with everything it started ({state}, after {ran}{processes}).")
         };
         Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
     }

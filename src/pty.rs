@@ -312,6 +312,10 @@ trait Tree: Send + Sync {
     /// The name of the program in the foreground of its terminal, if one can be named.
     fn foreground_program(&self) -> Option<String>;
     fn alive(&self) -> bool;
+    /// How many processes the tree has now (zombies do not count).
+    fn size(&self) -> usize {
+        usize::from(self.alive())
+    }
     /// The PTY tree, for looking at many trees with one scan of /proc.
     fn on_pty(&self) -> Option<&tree::PtyTree> {
         None
@@ -785,8 +789,10 @@ impl ProcessControl {
         self.inner.tree.alive()
     }
 
-    /// Ends the whole tree: SIGTERM, up to `grace` for it to go, then SIGKILL.
-    pub(crate) async fn kill_tree(&self, grace: Duration) {
+    /// Ends the whole tree: SIGTERM, up to `grace` for it to go, then SIGKILL. How many
+    /// processes it had when the kill began.
+    pub(crate) async fn kill_tree(&self, grace: Duration) -> usize {
+        let size = self.inner.tree.size();
         self.signal_tree(Signal::SIGTERM);
         // The shell may ignore TERM while its children die: HUP is what a closed terminal sends.
         self.signal_tree(Signal::SIGHUP);
@@ -801,6 +807,7 @@ impl ProcessControl {
                 tokio::time::sleep(KILL_POLL).await;
             }
         }
+        size
     }
 }
 

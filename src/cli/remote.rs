@@ -545,16 +545,17 @@ async fn kill(args: EntriesArgs) -> anyhow::Result<ExitCode> {
 async fn kill_one(client: &mut Client, key: String, json: bool) -> anyhow::Result<bool> {
     // What ran a server that died is no entry to look at: it is killed by its key.
     let before = client.ask(ask::Entry { key: key.clone() }).await.ok();
-    let state = client.ask(ask::Kill { key: key.clone() }).await?;
+    let killed = client.ask(ask::Kill { key: key.clone() }).await?;
+    let state = killed.state;
     if json {
-        print_json(&state.to_wire())?;
+        print_json(&killed.to_wire())?;
     }
     let name = before.as_ref().map_or(key.as_str(), said::shown_name);
     match &before {
         Some(entry) if !entry.state.is_running() => {
             say!("oino kill: {}", said::had_ended(name, entry.state));
         }
-        _ => say!("oino kill: {}", said::killed(name, state)),
+        _ => say!("oino kill: {}", said::killed(name, killed)),
     }
     Ok(!state.is_running())
 }

@@ -2,7 +2,7 @@
 //! functions of the entries and states, so that the words are tested without a server. They
 //! go to standard error through `say!`, which escapes them.
 
-use crate::core::{EntryInfo, EntryKind, EntryState};
+use crate::core::{EntryInfo, EntryKind, EntryState, Killed};
 
 /// An entry as `oino ls` names it: its task name or title, else its id.
 #[must_use]
@@ -36,13 +36,16 @@ fn signal_name(signal: i32) -> String {
 
 /// What `oino kill` did to `name`, which ran until it was asked: its state once killed.
 #[must_use]
-pub(crate) fn killed(name: &str, state: EntryState) -> String {
-    match state {
+pub(crate) fn killed(name: &str, killed: Killed) -> String {
+    let rest = killed.and_the_rest();
+    match killed.state {
         // TERM and HUP go together (HUP is what a closed terminal sends); KILL after the grace.
-        EntryState::Killed { signal: 9 } => format!("killed `{name}` (KILL: it outlived TERM)"),
-        EntryState::Killed { .. } => format!("killed `{name}` (TERM)"),
+        EntryState::Killed { signal: 9 } => {
+            format!("killed `{name}`{rest} (KILL: it outlived TERM)")
+        }
+        EntryState::Killed { .. } => format!("killed `{name}` (TERM){rest}"),
         EntryState::Running => format!("`{name}` still runs: it outlived TERM and KILL"),
-        state => format!("ended `{name}` with TERM ({})", how_it_ended(state)),
+        state => format!("ended `{name}` with TERM ({}){rest}", how_it_ended(state)),
     }
 }
 
@@ -103,20 +106,25 @@ mod tests {
 
     #[test]
     fn each_end_is_said_in_a_few_words() {
+        let killed_with = |state, processes| killed("web", Killed { state, processes });
         assert_eq!(
-            killed("web", EntryState::Killed { signal: 15 }),
+            killed_with(EntryState::Killed { signal: 15 }, 1),
             "killed `web` (TERM)"
         );
         assert_eq!(
-            killed("web", EntryState::Killed { signal: 1 }),
-            "killed `web` (TERM)"
+            killed_with(EntryState::Killed { signal: 1 }, 4),
+            "killed `web` (TERM) and 3 processes"
         );
         assert_eq!(
-            killed("web", EntryState::Killed { signal: 9 }),
-            "killed `web` (KILL: it outlived TERM)"
+            killed_with(EntryState::Killed { signal: 15 }, 2),
+            "killed `web` (TERM) and 1 process"
         );
         assert_eq!(
-            killed("web", EntryState::Exited { code: 0 }),
+            killed_with(EntryState::Killed { signal: 9 }, 3),
+            "killed `web` and 2 processes (KILL: it outlived TERM)"
+        );
+        assert_eq!(
+            killed_with(EntryState::Exited { code: 0 }, 1),
             "ended `web` with TERM (exited 0)"
         );
         assert_eq!(

@@ -156,6 +156,28 @@ pub enum EntryKind {
     Task,
 }
 
+/// What a kill did to an entry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Killed {
+    /// Its state after.
+    pub state: EntryState,
+    /// How many processes its tree had when the kill began (none when it had ended).
+    pub processes: usize,
+}
+
+impl Killed {
+    /// What else of its tree the kill ended, besides its own process, as words to follow its
+    /// name: ` and 3 processes`; nothing when there was nothing else.
+    #[must_use]
+    pub fn and_the_rest(&self) -> String {
+        match self.processes.saturating_sub(1) {
+            0 => String::new(),
+            1 => " and 1 process".to_owned(),
+            more => format!(" and {more} processes"),
+        }
+    }
+}
+
 /// Where an entry's process stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum EntryState {

@@ -501,7 +501,7 @@ async fn carry_out(link: &Link, effect: Effect, label: String) -> Option<Outcome
         Effect::ProjectDown { file, name } => Some(project_down(link, &file, &name).await),
         Effect::ProjectUp { file, name } => Some(project_up(link, &file, &name).await),
         Effect::Kill { id } => Some(match link.kill(&id).await {
-            Ok(_) => Outcome::Done(format!("killed `{label}`")),
+            Ok(killed) => Outcome::Done(format!("killed `{label}`{}", killed.and_the_rest())),
             Err(err) => Outcome::Failed(format!("cannot kill `{label}`: {err:#}")),
         }),
         Effect::Restart { id, label, size } => Some(match link.restart(&id, size).await {

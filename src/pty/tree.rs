@@ -114,6 +114,11 @@ impl Tree for PtyTree {
         !*reaped && !self.scan_tree().is_empty()
     }
 
+    fn size(&self) -> usize {
+        let reaped = self.reaped_guard();
+        if *reaped { 0 } else { self.scan_tree().len() }
+    }
+
     fn on_pty(&self) -> Option<&PtyTree> {
         Some(self)
     }

@@ -117,7 +117,7 @@ impl Handle for requests::Wait {
 
 impl Handle for requests::Kill {
     async fn handle(self, core: &Core) -> Result<Self::Reply, CoreError> {
-        core.kill(&self.key).await
+        core.kill_counted(&self.key).await
     }
 }
 

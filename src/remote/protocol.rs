@@ -20,7 +20,7 @@ pub use wire::Travel;
 /// carry conditions and probes, 5 since `run` carries `background` and `report_folder` and a
 /// result `omitted_from` and `folder`, 6 since `find_line` takes a regular expression and
 /// answers with the match's rank and the count of matches.
-pub(crate) const PROTOCOL_VERSION: u32 = 6;
+pub(crate) const PROTOCOL_VERSION: u32 = 7;
 /// The longest request line the server reads: room for a command of the longest a program can
 /// be given and an environment of the most the kernel takes (6 MiB), as JSON escapes ordinary
 /// text (control characters, six bytes each, could still pass it).

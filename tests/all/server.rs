@@ -287,7 +287,7 @@ fn bad_requests_get_errors_and_the_server_stays_up() {
     let unknown = exchange(&mut stream, b"{\"op\":\"wait\",\"key\":\"nothing\"}\n");
     assert!(error_of(&unknown).contains("no call or task `nothing`"));
     let old = exchange(&mut stream, b"{\"op\":\"hello\",\"version\":99}\n");
-    assert!(error_of(&old).contains("speaks protocol 6"));
+    assert!(error_of(&old).contains("speaks protocol 7"));
     // The same connection still works.
     assert_eq!(exchange(&mut stream, b"{\"op\":\"list\"}\n")["ok"], true);
 
@@ -808,7 +808,7 @@ async fn ask_everything(link: &oino::link::Link) -> Answers {
         found,
         screen: screen.view().shown_lines().to_vec(),
         refusals,
-        killed: link.kill(&id).await.expect("kill"),
+        killed: link.kill(&id).await.expect("kill").state,
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::process::Output;
 
-use crate::support::{ServerGuard, temp_dir};
+use crate::support::{ServerGuard, temp_dir, wait_until_blocking};
 
 fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
@@ -50,6 +50,30 @@ fn kill_says_what_it_killed_and_what_had_ended_already() {
     assert_eq!(killed.status.code(), Some(0), "{killed:?}");
     assert_eq!(stderr(&killed), "oino kill: killed `web` (TERM)\n");
     assert_eq!(stdout(&killed), "");
+
+    // A shell with children: they are counted, and --json says how many the tree had.
+    task(&server, "pair", "echo up; sleep 600 & sleep 600 & wait");
+    wait_until_blocking("the shell and its two children", || {
+        oino::pty::proc_scan::with_env(
+            "OINO_CALL_ID",
+            &id_of(&server, "echo up; sleep 600 & sleep 600 & wait"),
+        )
+        .len()
+            == 3
+    });
+    let killed = server
+        .oino(&["kill", "pair", "--json"])
+        .output()
+        .expect("oino kill");
+    assert_eq!(
+        stderr(&killed),
+        "oino kill: killed `pair` (TERM) and 2 processes\n"
+    );
+    let json: serde_json::Value = serde_json::from_slice(&killed.stdout).expect("JSON");
+    assert_eq!(
+        (&json["state"], &json["processes"]),
+        (&"killed".into(), &3.into())
+    );
 
     let ended = server
         .oino(&["run", "--", "exit 3"])

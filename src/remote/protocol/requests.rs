@@ -87,7 +87,7 @@ requests! {
     Output -> OutputSlice;
     WaitOutput -> bool, apart;
     Wait -> EntryState, apart;
-    Kill -> EntryState, apart;
+    Kill -> crate::core::Killed, apart;
     Project -> ProjectStarted;
     Down -> ProjectStopped, apart;
     Up -> ProjectApplied, apart;

@@ -233,6 +233,32 @@ impl Last {
     }
 }
 
+/// What a kill did: `{"state": "killed", "signal": 15, "processes": 3}`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Killed {
+    /// Its state after.
+    #[serde(flatten)]
+    pub state: State,
+    /// How many processes its tree had when the kill began (0 when it had ended).
+    pub processes: u64,
+}
+
+impl Travel for crate::core::Killed {
+    type Wire = Killed;
+    fn to_wire(self) -> Killed {
+        Killed {
+            state: self.state.to_wire(),
+            processes: self.processes as u64,
+        }
+    }
+    fn from_wire(wire: Killed) -> Self {
+        Self {
+            state: EntryState::from_wire(wire.state),
+            processes: usize::try_from(wire.processes).unwrap_or(usize::MAX),
+        }
+    }
+}
+
 impl Travel for EntryState {
     type Wire = State;
     fn to_wire(self) -> State {

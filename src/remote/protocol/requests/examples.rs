@@ -196,8 +196,14 @@ impl Example for Wait {
 }
 
 impl Example for Kill {
-    fn example() -> (Self, EntryState) {
-        (Self { key: key() }, EntryState::Killed { signal: 15 })
+    fn example() -> (Self, crate::core::Killed) {
+        (
+            Self { key: key() },
+            crate::core::Killed {
+                state: EntryState::Killed { signal: 15 },
+                processes: 4,
+            },
+        )
     }
 }
 
