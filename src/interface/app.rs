@@ -741,6 +741,7 @@ impl App {
                 proposed: proposed.clone(),
             },
             text: proposed,
+            proposal: true,
         });
         Vec::new()
     }

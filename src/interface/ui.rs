@@ -574,7 +574,8 @@ mod tests {
                     id: "c1".into(),
                     proposed: "cargo-build".into(),
                 },
-                text: "cargo-build".into()
+                text: "cargo-build".into(),
+                proposal: true,
             })
         );
         assert_snapshot!(text(&app));

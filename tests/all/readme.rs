@@ -153,7 +153,8 @@ fn every_command_of_the_quick_start_does_what_the_readme_says() {
                 tui.wait_for("tick 2");
                 tui.send(b"d");
                 tui.wait_for("task name:");
-                tui.send(b"\x15ticker\r");
+                // As the README says: what is typed replaces the proposed name.
+                tui.send(b"ticker\r");
                 tui.wait_for("as task t1");
                 tui.send(b"q");
                 assert!(tui.wait_exit().success(), "{}", tui.contents());

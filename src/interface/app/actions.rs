@@ -175,6 +175,7 @@ fn prompt(app: &mut App, purpose: PromptPurpose) -> Vec<Effect> {
     app.mode = Mode::Prompt(Prompt {
         purpose,
         text: String::new(),
+        proposal: false,
     });
     Vec::new()
 }
@@ -280,6 +281,7 @@ fn filter(app: &mut App) -> Vec<Effect> {
     app.mode = Mode::Prompt(Prompt {
         purpose: PromptPurpose::Filter,
         text: app.filter.clone().unwrap_or_default(),
+        proposal: false,
     });
     Vec::new()
 }

@@ -10,6 +10,9 @@ use super::{App, Effect, Mode, ModeKeys};
 pub struct Prompt {
     pub purpose: PromptPurpose,
     pub text: String,
+    /// The text is a proposal, shown selected: Enter takes it, and the first character typed
+    /// (or pasted) replaces it, as in a dialog's name field; an arrow keeps it to edit.
+    pub proposal: bool,
 }
 
 /// What the line typed is for.
@@ -39,13 +42,21 @@ impl ModeKeys for Prompt {
                 return Vec::new();
             }
             (KeyCode::Enter, _) => return app.submit(self),
+            (KeyCode::Backspace, _) if self.proposal => self.text.clear(),
             (KeyCode::Backspace, _) => {
                 self.text.pop();
             }
             (KeyCode::Char('u'), KeyModifiers::CONTROL) => self.text.clear(),
-            (KeyCode::Char(c), KeyModifiers::NONE | KeyModifiers::SHIFT) => self.text.push(c),
+            (KeyCode::Char(c), KeyModifiers::NONE | KeyModifiers::SHIFT) => {
+                if self.proposal {
+                    self.text.clear();
+                }
+                self.text.push(c);
+            }
             _ => {}
         }
+        // Any key but Enter and Esc makes the proposal text like any other.
+        self.proposal = false;
         // The filter narrows the list as it is typed.
         if self.purpose == PromptPurpose::Filter {
             app.set_filter(&self.text);
@@ -58,6 +69,9 @@ impl ModeKeys for Prompt {
 impl Prompt {
     /// Pasted text is typed, without its control characters.
     pub(super) fn paste(&mut self, text: &str) {
+        if std::mem::take(&mut self.proposal) {
+            self.text.clear();
+        }
         self.text.extend(text.chars().filter(|c| !c.is_control()));
     }
 }

@@ -301,6 +301,38 @@ fn the_detach_prompt_proposes_the_described_name_and_taking_it_lets_the_core_nam
 }
 
 #[test]
+fn a_name_typed_replaces_the_proposal_and_an_arrow_keeps_it_to_edit() {
+    let mut app = test_app();
+    app.entries[0].title = Some("Watch the CSS files".into());
+    let type_text = |app: &mut App, text: &str| {
+        for c in text.chars() {
+            app.handle_input(Input::Key(key(KeyCode::Char(c), KeyModifiers::NONE)));
+        }
+    };
+    let enter =
+        |app: &mut App| app.handle_input(Input::Key(key(KeyCode::Enter, KeyModifiers::NONE)));
+    let named = |name: &str| {
+        vec![Effect::Detach {
+            id: "c1".into(),
+            name: Some(name.into()),
+        }]
+    };
+    app.act(Action::Detach);
+    type_text(&mut app, "ticker");
+    assert_eq!(enter(&mut app), named("ticker"));
+    // Backspace takes the whole proposal.
+    app.act(Action::Detach);
+    app.handle_input(Input::Key(key(KeyCode::Backspace, KeyModifiers::NONE)));
+    type_text(&mut app, "web");
+    assert_eq!(enter(&mut app), named("web"));
+    // An arrow first: the proposal is text to add to.
+    app.act(Action::Detach);
+    app.handle_input(Input::Key(key(KeyCode::Right, KeyModifiers::NONE)));
+    type_text(&mut app, "-2");
+    assert_eq!(enter(&mut app), named("watch-the-css-files-2"));
+}
+
+#[test]
 fn a_call_that_waits_is_told_by_its_name_and_its_prompt_keeps_its_start() {
     let mut app = test_app();
     app.entries[1].title = Some("ask the name".into());

@@ -2,7 +2,7 @@
 
 use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
-use ratatui::style::{Color, Modifier};
+use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
@@ -125,9 +125,15 @@ fn prompt_line(prompt: &Prompt, theme: &Theme, area: Rect, frame: &mut Frame<'_>
     let x = area.x
         + u16::try_from(label.chars().count() + prompt.text.chars().count()).unwrap_or(u16::MAX);
     frame.set_cursor_position(Position::new(x.min(area.right().saturating_sub(1)), area.y));
+    // A proposal is shown selected: what is typed replaces it.
+    let text_style = if prompt.proposal {
+        Style::default().add_modifier(Modifier::REVERSED)
+    } else {
+        Style::default()
+    };
     Line::from(vec![
         Span::styled(label, title_style()),
-        Span::raw(prompt.text.clone()),
+        Span::styled(prompt.text.clone(), text_style),
         Span::styled(keys, theme.dim()),
     ])
 }
