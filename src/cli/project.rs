@@ -95,6 +95,12 @@ pub(super) fn project_greeting(
     if !started.running.is_empty() {
         parts.push(format!("running already: {}", started.running.join(", ")));
     }
+    if !started.ended.is_empty() {
+        parts.push(format!(
+            "ended, left so (`oino up` starts them again): {}",
+            started.ended.join(", ")
+        ));
+    }
     if !started.not_started.is_empty() {
         parts.push(format!(
             "not started (autostart = false; `oino start NAME`): {}",

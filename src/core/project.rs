@@ -47,6 +47,9 @@ pub struct ProjectStarted {
     pub running: Vec<String>,
     /// Processes that do not start by themselves (`autostart = false`).
     pub not_started: Vec<String>,
+    /// Processes that ran and ended, left so: a second start of the project starts nothing
+    /// twice (`oino up`, `oino start NAME` or a restart start them again).
+    pub ended: Vec<String>,
 }
 
 /// How a project's stop went.
@@ -122,16 +125,19 @@ impl Core {
         }
         project.check().map_err(CoreError::BadProject)?;
         let only: Vec<String> = only.map(str::to_owned).into_iter().collect();
-        Ok(self.claim_and_start(project, env, &wanted(project, &only)))
+        let again = !only.is_empty();
+        Ok(self.claim_and_start(project, env, &wanted(project, &only), again))
     }
 
     /// Marks the `wanted` processes that are not supervised yet as supervised, under one lock
-    /// (of two starts of a project, one starts each process), and starts a supervisor for each.
+    /// (of two starts of a project, one starts each process), and starts a supervisor for each;
+    /// one that ran and ended only when asked to start `again`.
     fn claim_and_start(
         &self,
         project: &Project,
         env: &[(String, String)],
         wanted: &[&str],
+        again: bool,
     ) -> ProjectStarted {
         let mut outcome = ProjectStarted::default();
         let mut state = self.lock();
@@ -154,6 +160,8 @@ impl Core {
                 if is_wanted {
                     outcome.running.push(process.name.clone());
                 }
+            } else if is_wanted && !again && !slot.runs.is_empty() {
+                outcome.ended.push(process.name.clone());
             } else if is_wanted {
                 slot.begin(process.clone(), merged(env, &process.env));
                 outcome.started.push(process.name.clone());
@@ -321,7 +329,7 @@ impl Core {
             env.clone_into(&mut run.env);
             run.changed.clear();
         }
-        let started = self.claim_and_start(project, env, &wanted);
+        let started = self.claim_and_start(project, env, &wanted, true);
         let running = self.project_running(&project.file);
         let mut listed: Vec<Applied> = project
             .processes

@@ -371,6 +371,45 @@ async fn a_process_killed_during_its_backoff_is_not_started_again() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_second_start_of_a_project_starts_nothing_twice_not_even_what_ended() {
+    let (core, mut spawned, _dir) = scripted_core("twice", CoreConfig::default());
+    let project = project(
+        "twice",
+        vec![
+            process("migrate", Restart::Never),
+            process("web", Restart::Never),
+        ],
+    );
+    let started = core.start_project(&project, &[], None).expect("start");
+    assert_eq!(started.started, ["migrate", "web"]);
+    let migrate = next_spawn(&mut spawned).await;
+    let _web = next_spawn(&mut spawned).await;
+    migrate.exit(0);
+    wait_until("migrate to end", || {
+        core.entry("migrate")
+            .is_ok_and(|entry| !entry.state.is_running())
+    })
+    .await;
+    wait_until("its supervision to end", || {
+        core.project_running(&project.file) == ["web"]
+    })
+    .await;
+
+    let again = core
+        .start_project(&project, &[], None)
+        .expect("start again");
+    assert!(again.started.is_empty(), "{again:?}");
+    assert_eq!(again.running, ["web"]);
+    assert_eq!(again.ended, ["migrate"]);
+    assert_nothing_spawned(&mut spawned, "migrate ran twice");
+    // Asked by name, it starts again.
+    let by_name = core
+        .start_project(&project, &[], Some("migrate"))
+        .expect("start migrate");
+    assert_eq!(by_name.started, ["migrate"]);
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_process_starts_only_once_the_one_it_comes_after_prints_its_ready_line() {
     let (core, mut spawned, _dir) = scripted_core("after", CoreConfig::default());
     let mut db = process("db", Restart::Never);

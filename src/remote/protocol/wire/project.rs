@@ -22,6 +22,9 @@ pub struct ProjectStarted {
     pub running: Vec<String>,
     /// Processes not started: `autostart = false`, or not the one `only` names.
     pub not_started: Vec<String>,
+    /// Processes that ran and ended, left so (a start without `only` starts nothing twice).
+    #[serde(default)]
+    pub ended: Vec<String>,
 }
 
 impl Travel for CoreProjectStarted {
@@ -31,6 +34,7 @@ impl Travel for CoreProjectStarted {
             started: self.started,
             running: self.running,
             not_started: self.not_started,
+            ended: self.ended,
         }
     }
     fn from_wire(wire: ProjectStarted) -> Self {
@@ -38,6 +42,7 @@ impl Travel for CoreProjectStarted {
             started: wire.started,
             running: wire.running,
             not_started: wire.not_started,
+            ended: wire.ended,
         }
     }
 }
