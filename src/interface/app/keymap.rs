@@ -84,6 +84,10 @@ pub(crate) fn parse_key(name: &str) -> Result<KeyEvent, String> {
 /// A key's name as people write it: `ctrl-a` is `Ctrl-A`, `f12` is `F12`.
 #[must_use]
 pub(crate) fn key_label(name: &str) -> String {
+    // A key alone that is one character is that character: `x` and `X` are two keys.
+    if name.chars().count() == 1 {
+        return name.to_owned();
+    }
     name.split('-')
         .map(|part| {
             let mut chars = part.chars();
@@ -107,5 +111,9 @@ mod tests {
         assert_eq!(key_label("ctrl-]"), "Ctrl-]");
         assert_eq!(key_label("f12"), "F12");
         assert_eq!(key_label("alt-x"), "Alt-X");
+        assert_eq!(key_label("x"), "x");
+        assert_eq!(key_label("X"), "X");
+        assert_eq!(key_label("-"), "-");
+        assert_eq!(key_label("delete"), "Delete");
     }
 }

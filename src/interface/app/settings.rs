@@ -297,7 +297,7 @@ mod tests {
         );
         assert_eq!(binding(Action::Restart).label, "R");
         assert_eq!(binding(Action::Kill).keys.len(), 2);
-        assert_eq!(binding(Action::Kill).label, "X Delete");
+        assert_eq!(binding(Action::Kill).label, "x Delete");
         assert_eq!(config.theme.running, Color::Rgb(0x10, 0x20, 0x30));
         assert_eq!(config.theme.failed, Color::LightRed);
         assert_eq!(config.theme.border, Color::Indexed(240));
