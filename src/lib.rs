@@ -23,4 +23,5 @@ pub mod pty;
 pub mod registry;
 pub mod remote;
 pub mod screen;
+mod spelling;
 pub mod time;

@@ -6,42 +6,7 @@
 use std::ffi::OsString;
 use std::path::Path;
 
-/// The most edits between a word and the subcommand it is taken for.
-const MAX_EDITS: usize = 2;
-
-/// The subcommand `word` is likely a mistyped form of: one at most two edits away (and nearer
-/// than the word is long), or one it begins; the nearest, then the shortest.
-#[must_use]
-pub(crate) fn meant<'a>(word: &str, subcommands: &[&'a str]) -> Option<&'a str> {
-    subcommands
-        .iter()
-        .filter(|name| **name != word)
-        .map(|name| (edits(word, name), *name))
-        .filter(|(edits, name)| {
-            (*edits <= MAX_EDITS && *edits < word.chars().count())
-                || (word.chars().count() >= 2 && name.starts_with(word))
-        })
-        .min_by_key(|(edits, name)| (*edits, name.len()))
-        .map(|(_, name)| name)
-}
-
-/// Levenshtein's distance: insertions, deletions and substitutions of characters.
-fn edits(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, a_char) in a.chars().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, b_char) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (above + 1)
-                .min(row[j] + 1)
-                .min(diagonal + usize::from(a_char != *b_char));
-            diagonal = above;
-        }
-    }
-    row[b.len()]
-}
+pub(crate) use crate::spelling::meant;
 
 /// Whether `word` could name a command: a plain word (no path, no spaces, no quoting).
 fn plain_word(word: &str) -> bool {

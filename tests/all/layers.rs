@@ -13,6 +13,7 @@ const LAYERS: &[(&str, u8)] = &[
     ("time", 0),
     ("paths", 0),
     ("inert", 0),
+    ("spelling", 0),
     ("pty", 1),
     ("screen", 2),
     ("output", 3),

@@ -230,7 +230,7 @@ impl Project {
                      env_file, autostart, restart, restart_limit, backoff, ready, ready_cmd, \
                      ready_http, ready_interval, ready_timeout, alive_cmd, alive_http, \
                      alive_interval, alive_failures, after; name and env_file at the top)",
-                    err.message().trim_end()
+                    crate::spelling::unknown_key(err.message().trim_end())
                 ),
             )
         })?;

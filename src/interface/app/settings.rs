@@ -191,7 +191,7 @@ impl Config {
                 format!(
                     "{} (expected: list_width, mouse, notify, log_retention_days, log_cap, [keys], \
                      [theme])",
-                    err.message().trim_end()
+                    crate::spelling::unknown_key(err.message().trim_end())
                 ),
             )
         })?;
@@ -310,7 +310,12 @@ mod tests {
     fn mistakes_say_where_and_what_was_expected() {
         for (text, offset, message) in [
             ("mouse = 3\n", 8, "invalid type"),
-            ("colour = 1\n", 0, "unknown field `colour`"),
+            ("colour = 1\n", 0, "unknown key `colour`"),
+            (
+                "mouze = true\n",
+                0,
+                "unknown key `mouze`: did you mean `mouse`?",
+            ),
             ("[keys]\nexplode = \"e\"\n", 7, "no action `explode`"),
             ("[keys]\nkill = \"hyper-x\"\n", 14, "unknown key"),
             ("[theme]\nrunning = \"plaid\"\n", 18, "is no color"),

@@ -68,7 +68,13 @@ fn mistakes_are_refused_with_where_and_what_was_expected() {
             "[processes.web]\ncmd = \"x\"\ncolor = \"red\"\n",
             3,
             1,
-            "unknown field `color`",
+            "unknown key `color`",
+        ),
+        (
+            "[processes.web]\ncmd = \"x\"\nrestrat = \"always\"\n",
+            3,
+            1,
+            "unknown key `restrat`: did you mean `restart`?",
         ),
         (
             "[processes.web]\ncmd = \"x\"\nafter = [\"db\"]\n",
