@@ -143,15 +143,26 @@ fn quitting_leaves_the_servers_tasks_running_and_oino_comes_back_to_them() {
     let socket = server.socket.clone();
     let env = [("OINO_SOCKET", socket.as_path())];
     let command = "for i in $(seq 1 100000); do echo \"count $i\"; sleep 0.02; done";
-    let mut first = Terminal::start_with(&[command], &mark, &env);
+    let mut first = Terminal::start_with(&[command, "sleep 600"], &mark, &env);
     first.wait_for("count 3");
     first.send(b"\x02");
     first.wait_for("as task t1");
+    // Nothing ends: `q` quits at once, and the terminal is told what goes on, as tmux does.
     first.send(b"q");
-    first.wait_for("They keep running in the oino server");
-    first.send(b"y");
     assert!(first.wait_exit().success());
     first.wait_for_main_screen();
+    first.wait_for("1 call and 1 task keep running in the oino server: `oino` comes back to them");
+    assert!(
+        !first.contents().contains("quit and end them"),
+        "{}",
+        first.contents()
+    );
+    let listed = crate::support::output_within("oino ls", &mut server.oino(&["ls"]));
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        listed.contains("for i in") && listed.contains("sleep 600"),
+        "{listed}"
+    );
     assert!(
         !oino::pty::proc_scan::with_env("OINO_E2E_MARK", &mark).is_empty(),
         "the task did not outlive the interface"
@@ -161,12 +172,14 @@ fn quitting_leaves_the_servers_tasks_running_and_oino_comes_back_to_them() {
     let mut second = Terminal::start_with(&[], &mark, &env);
     second.wait_for("Tasks");
     second.wait_for("◆ for-i-in");
+    // The call is listed first: the task is the last.
+    second.send(b"G");
+    second.wait_for("count ");
     let before = counted(&second.contents());
     second.wait_until("the task streaming on", |screen| counted(screen) > before);
     second.send(b"q");
-    second.wait_for("quit?");
-    second.send(b"y");
     assert!(second.wait_exit().success());
+    second.wait_for("keep running in the oino server");
     drop(server);
     wait_until_blocking("kill-server to end every process", || {
         oino::pty::proc_scan::with_env("OINO_E2E_MARK", &mark).is_empty()
@@ -202,7 +215,7 @@ impl Terminal {
     /// terminal is back and nothing oino started is left.
     fn quit_ending_everything(&mut self, mark: &str) {
         self.send(b"q");
-        self.wait_for("still running: quit and end them all?");
+        self.wait_for("still running: quit and end them?");
         self.send(b"y");
         assert!(self.wait_exit().success());
         self.assert_restored_and_alone(mark);
