@@ -54,6 +54,9 @@ impl TerminalGuard {
             restore_terminal();
             previous(info);
         }));
+        // crossterm drops every color under NO_COLOR, the programs' own too; but NO_COLOR is about
+        // what oino adds, and the theme leaves that out already.
+        crossterm::style::force_color_output(true);
         enable_raw_mode().context("putting the terminal in raw mode")?;
         let guard = Self { _private: () };
         crossterm::execute!(

@@ -614,3 +614,56 @@ fn copy_puts_the_selection_on_the_clipboard_only_when_asked() {
     );
     tui.quit_ending_everything(&mark);
 }
+
+/// The cells of `screen` that carry a color: (row, column, the text there, its foreground).
+fn colored_cells(screen: &vt100::Screen) -> Vec<(u16, u16, String, vt100::Color)> {
+    let (rows, cols) = screen.size();
+    let mut colored = Vec::new();
+    for row in 0..rows.get() {
+        for col in 0..cols.get() {
+            let Some(cell) = screen.cell(row, col) else {
+                continue;
+            };
+            if cell.fgcolor() != vt100::Color::Default || cell.bgcolor() != vt100::Color::Default {
+                colored.push((row, col, cell.contents().to_owned(), cell.fgcolor()));
+            }
+        }
+    }
+    colored
+}
+
+#[test]
+fn no_color_takes_oinos_colors_away_and_leaves_the_programs() {
+    let mark = unique_id("e2e-no-color");
+    let no_color = std::path::Path::new("1");
+    let command = "printf 'plain \\033[31mred-text\\033[0m plain\\n'; sleep 600";
+    let mut tui = Terminal::start_with(
+        &["--embedded", command, "sleep 601"],
+        &mark,
+        &[("NO_COLOR", no_color)],
+    );
+    tui.wait_for("plain red-text plain");
+    // The program's red reaches the terminal, and nothing else has a color: not the list, the
+    // header, the rules or the bar.
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        let colored = colored_cells(tui.screen.lock().expect("screen").screen());
+        let red = |(_, _, text, color): &(u16, u16, String, vt100::Color)| {
+            text != " " && *color == vt100::Color::Idx(1)
+        };
+        let text: String = colored
+            .iter()
+            .map(|(_, _, text, _)| text.as_str())
+            .collect();
+        if text == "red-text" && colored.iter().all(red) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "colored cells (row, column, text, foreground): {colored:?}\n{}",
+            tui.contents()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    tui.quit_ending_everything(&mark);
+}
