@@ -45,6 +45,8 @@ impl Terminal {
         // A person's less options (`-X` keeps less off the alternate screen) are not the test's.
         command.env_remove("LESS");
         command.env_remove("LESSKEY");
+        // A copy would reach the tmux the tests run in.
+        command.env_remove("TMUX");
         // Every process oino starts inherits this: how the test finds them all afterwards.
         command.env("OINO_E2E_MARK", mark);
         for (name, value) in env {
