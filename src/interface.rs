@@ -1,8 +1,9 @@
 //! The full-screen interface, bottom up: [`app`] state (keymap, layout, keys), [`ui`] drawing,
 //! the [`event_loop`] shared by the [`terminal`] and [`headless`] mode; `fit` cuts text to a
-//! width for both.
+//! width for both; `clipboard` takes what is copied.
 
 pub mod app;
+pub(crate) mod clipboard;
 pub mod event_loop;
 pub(crate) mod fit;
 pub mod headless;

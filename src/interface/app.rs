@@ -34,7 +34,7 @@ mod split;
 pub mod usage;
 
 pub(crate) use actions::{Action, default_keymap};
-pub(crate) use confirm::Confirm;
+pub(crate) use confirm::{Confirm, Running};
 pub(crate) use copy::{Selection, osc52};
 pub use focus::Attached;
 pub(crate) use help::{Help, HelpLine, OTHER_KEYS};

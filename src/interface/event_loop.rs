@@ -343,19 +343,6 @@ async fn find_match(
     Ok((Some(scroll), hit))
 }
 
-/// Puts `text` on the clipboard of the terminal oino draws on, as OSC 52 (inside tmux, tmux's
-/// buffer takes it).
-fn to_clipboard(text: &str) {
-    use std::io::IsTerminal;
-    let mut stdout = std::io::stdout();
-    if stdout.is_terminal() {
-        let sequence = crate::interface::app::osc52(text);
-        let _ = stdout
-            .write_all(sequence.as_bytes())
-            .and_then(|()| stdout.flush());
-    }
-}
-
 /// Tells the person that a task ended: the terminal's bell (when oino draws on a terminal), or
 /// a desktop notice through `notify-send` (when it is there; nothing otherwise).
 fn notify(how: crate::interface::app::settings::Notify, text: &str) {
@@ -394,7 +381,7 @@ fn execute(
     for effect in effects {
         match effect {
             Effect::Notify { text } => notify(app.settings.notify, &text),
-            Effect::Clipboard { text } => to_clipboard(&text),
+            Effect::Clipboard { text } => crate::interface::clipboard::copy(text, outcomes),
             Effect::Write { id, bytes } => {
                 if writes.try_send((id, bytes)).is_err() {
                     let _ = outcomes.send(Outcome::Failed(

@@ -20,7 +20,7 @@ use ratatui::backend::CrosstermBackend;
 use tokio::sync::mpsc;
 
 use crate::core::CallRequest;
-use crate::interface::app::{App, Input};
+use crate::interface::app::{App, Input, Running};
 use crate::interface::event_loop::run_loop;
 use crate::interface::ui::no_color;
 use crate::link::Link;
@@ -54,6 +54,9 @@ impl TerminalGuard {
             restore_terminal();
             previous(info);
         }));
+        // crossterm drops every color under NO_COLOR, the programs' own too; but NO_COLOR is about
+        // what oino adds, and the theme leaves that out already.
+        crossterm::style::force_color_output(true);
         enable_raw_mode().context("putting the terminal in raw mode")?;
         let guard = Self { _private: () };
         crossterm::execute!(
@@ -165,7 +168,14 @@ pub async fn run(
         .await?;
     }
 
-    run_app(link, &mut app).await
+    run_app(link, &mut app).await?;
+    // Nothing ended: say what goes on, on the terminal as it is again.
+    if app.processes_outlive {
+        if let Some(line) = Running::of(&app.entries).left_running_line() {
+            let _ = writeln!(std::io::stderr(), "{line}");
+        }
+    }
+    Ok(())
 }
 
 /// The size of the terminal on standard output, if it has one.

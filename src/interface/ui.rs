@@ -674,11 +674,13 @@ mod tests {
     }
 
     #[test]
-    fn quitting_an_interface_of_the_server_says_the_processes_stay() {
+    fn quitting_an_interface_of_the_server_quits_without_a_question() {
         let mut app = app(120, 8);
         app.processes_outlive = true;
         app.act(Action::Quit);
-        assert!(text(&app).contains("They keep running in the oino server"));
+        assert!(app.quit);
+        assert_eq!(app.mode, Mode::Normal);
+        assert!(!text(&app).contains("still running"), "{}", text(&app));
     }
 
     #[test]

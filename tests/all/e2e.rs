@@ -56,6 +56,8 @@ impl Terminal {
         // A person's less options (`-X` keeps less off the alternate screen) are not the test's.
         command.env_remove("LESS");
         command.env_remove("LESSKEY");
+        // A copy would reach the tmux the tests run in.
+        command.env_remove("TMUX");
         // Every process oino starts inherits this: how the test finds them all afterwards.
         command.env("OINO_E2E_MARK", mark);
         for (name, value) in env {
@@ -154,15 +156,26 @@ fn quitting_leaves_the_servers_tasks_running_and_oino_comes_back_to_them() {
     let socket = server.socket.clone();
     let env = [("OINO_SOCKET", socket.as_path())];
     let command = "for i in $(seq 1 100000); do echo \"count $i\"; sleep 0.02; done";
-    let mut first = Terminal::start_with(&[command], &mark, &env);
+    let mut first = Terminal::start_with(&[command, "sleep 600"], &mark, &env);
     first.wait_for("count 3");
     first.send(b"\x02");
     first.wait_for("as task t1");
+    // Nothing ends: `q` quits at once, and the terminal is told what goes on, as tmux does.
     first.send(b"q");
-    first.wait_for("They keep running in the oino server");
-    first.send(b"y");
     assert!(first.wait_exit().success());
     first.wait_for_main_screen();
+    first.wait_for("1 call and 1 task keep running in the oino server: `oino` comes back to them");
+    assert!(
+        !first.contents().contains("quit and end them"),
+        "{}",
+        first.contents()
+    );
+    let listed = crate::support::output_within("oino ls", &mut server.oino(&["ls"]));
+    let listed = String::from_utf8_lossy(&listed.stdout);
+    assert!(
+        listed.contains("for i in") && listed.contains("sleep 600"),
+        "{listed}"
+    );
     assert!(
         !oino::pty::proc_scan::with_env("OINO_E2E_MARK", &mark).is_empty(),
         "the task did not outlive the interface"
@@ -172,12 +185,14 @@ fn quitting_leaves_the_servers_tasks_running_and_oino_comes_back_to_them() {
     let mut second = Terminal::start_with(&[], &mark, &env);
     second.wait_for("Tasks");
     second.wait_for("◆ for-i-in");
+    // The call is listed first: the task is the last.
+    second.send(b"G");
+    second.wait_for("count ");
     let before = counted(&second.contents());
     second.wait_until("the task streaming on", |screen| counted(screen) > before);
     second.send(b"q");
-    second.wait_for("quit?");
-    second.send(b"y");
     assert!(second.wait_exit().success());
+    second.wait_for("keep running in the oino server");
     drop(server);
     wait_until_blocking("kill-server to end every process", || {
         oino::pty::proc_scan::with_env("OINO_E2E_MARK", &mark).is_empty()
@@ -213,7 +228,7 @@ impl Terminal {
     /// terminal is back and nothing oino started is left.
     fn quit_ending_everything(&mut self, mark: &str) {
         self.send(b"q");
-        self.wait_for("still running: quit and end them all?");
+        self.wait_for("still running: quit and end them?");
         self.send(b"y");
         assert!(self.wait_exit().success());
         self.assert_restored_and_alone(mark);
@@ -610,5 +625,58 @@ fn copy_puts_the_selection_on_the_clipboard_only_when_asked() {
         clipboard(&tui.raw.lock().expect("raw")),
         ["alpha beta\ngamma\n", "alpha"]
     );
+    tui.quit_ending_everything(&mark);
+}
+
+/// The cells of `screen` that carry a color: (row, column, the text there, its foreground).
+fn colored_cells(screen: &vt100::Screen) -> Vec<(u16, u16, String, vt100::Color)> {
+    let (rows, cols) = screen.size();
+    let mut colored = Vec::new();
+    for row in 0..rows.get() {
+        for col in 0..cols.get() {
+            let Some(cell) = screen.cell(row, col) else {
+                continue;
+            };
+            if cell.fgcolor() != vt100::Color::Default || cell.bgcolor() != vt100::Color::Default {
+                colored.push((row, col, cell.contents().to_owned(), cell.fgcolor()));
+            }
+        }
+    }
+    colored
+}
+
+#[test]
+fn no_color_takes_oinos_colors_away_and_leaves_the_programs() {
+    let mark = unique_id("e2e-no-color");
+    let no_color = std::path::Path::new("1");
+    let command = "printf 'plain \\033[31mred-text\\033[0m plain\\n'; sleep 600";
+    let mut tui = Terminal::start_with(
+        &["--embedded", command, "sleep 601"],
+        &mark,
+        &[("NO_COLOR", no_color)],
+    );
+    tui.wait_for("plain red-text plain");
+    // The program's red reaches the terminal, and nothing else has a color: not the list, the
+    // header, the rules or the bar.
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        let colored = colored_cells(tui.screen.lock().expect("screen").screen());
+        let red = |(_, _, text, color): &(u16, u16, String, vt100::Color)| {
+            text != " " && *color == vt100::Color::Idx(1)
+        };
+        let text: String = colored
+            .iter()
+            .map(|(_, _, text, _)| text.as_str())
+            .collect();
+        if text == "red-text" && colored.iter().all(red) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "colored cells (row, column, text, foreground): {colored:?}\n{}",
+            tui.contents()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
     tui.quit_ending_everything(&mark);
 }

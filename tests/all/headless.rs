@@ -18,7 +18,9 @@ fn headless_with_settings(
     let mut command = Command::new(env!("CARGO_BIN_EXE_oino"));
     command
         .env("XDG_CONFIG_HOME", temp_dir("headless-config"))
-        .env_remove("OINO_CONFIG");
+        .env_remove("OINO_CONFIG")
+        // A copy would reach the tmux the tests run in.
+        .env_remove("TMUX");
     if let Some(settings) = settings {
         command.env("OINO_CONFIG", settings);
     }
@@ -650,4 +652,145 @@ fn the_readme_picture_is_what_the_picture_script_draws() {
         "assets/oino.svg is not what assets/picture.oino draws now: run scripts/picture \
          (and look at it) to draw it again"
     );
+}
+
+/// A tmux server of its own on a socket in a temporary folder, killed when dropped.
+struct TmuxServer {
+    socket: std::path::PathBuf,
+}
+
+impl TmuxServer {
+    fn start() -> Self {
+        let socket = temp_dir("tmux").join("tmux.sock");
+        let server = Self { socket };
+        let started = server.tmux(&["new-session", "-d"]).status().expect("tmux");
+        assert!(started.success(), "tmux new-session -d: {started}");
+        server
+    }
+
+    fn tmux(&self, args: &[&str]) -> Command {
+        let mut command = Command::new("tmux");
+        command.arg("-S").arg(&self.socket).args(args);
+        command
+    }
+
+    /// `$TMUX` as tmux sets it inside: the socket, the server's pid, the session.
+    fn env(&self) -> String {
+        let pid = self
+            .tmux(&["display-message", "-p", "#{pid}"])
+            .output()
+            .expect("tmux display-message");
+        let pid = String::from_utf8_lossy(&pid.stdout);
+        format!("{},{},0", self.socket.display(), pid.trim())
+    }
+}
+
+impl Drop for TmuxServer {
+    fn drop(&mut self) {
+        let _ = self.tmux(&["kill-server"]).output();
+    }
+}
+
+/// Headless with `TMUX` set to `tmux`, on `script`: its standard output.
+fn headless_in_tmux(tmux: &str, script: &str) -> String {
+    headless_in_tmux_with(tmux, &[], script)
+}
+
+/// [`headless_in_tmux`] with `env` too.
+fn headless_in_tmux_with(tmux: &str, env: &[(&str, &str)], script: &str) -> String {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_oino"));
+    command.envs(env.iter().copied());
+    command
+        .args(["headless", "--size", "120x10"])
+        .env("XDG_CONFIG_HOME", temp_dir("headless-config"))
+        .env("XDG_STATE_HOME", temp_dir("headless-state"))
+        .env_remove("OINO_CONFIG")
+        .env("TMUX", tmux)
+        .stdin(Stdio::piped());
+    let mut child = command
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start oino headless");
+    let mut input = child.stdin.take().expect("stdin");
+    input.write_all(script.as_bytes()).expect("the script");
+    drop(input);
+    let output = child.wait_with_output().expect("oino headless");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    stdout
+}
+
+/// Selects the two lines a call printed (v at the cursor, up twice, to the row's start) and
+/// copies them (y); waits for `notice`.
+fn copy_script(notice: &str) -> String {
+    format!(
+        "run --id c1 printf 'alpha beta\\ngamma\\n'; sleep 600\n\
+         wait-for │gamma\n\
+         key v\nkey k\nkey k\nkey 0\nkey y\n\
+         wait-for {notice}\n\
+         snapshot\n"
+    )
+}
+
+#[test]
+fn inside_tmux_a_copy_reaches_tmuxs_buffer() {
+    let tmux = TmuxServer::start();
+    let stdout = headless_in_tmux(
+        &tmux.env(),
+        &copy_script("copied 17 characters to the clipboard and to tmux's buffer"),
+    );
+    let buffer = tmux
+        .tmux(&["show-buffer"])
+        .output()
+        .expect("tmux show-buffer");
+    assert_eq!(
+        String::from_utf8_lossy(&buffer.stdout),
+        "alpha beta\ngamma\n",
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_tmux_before_3_2_that_refuses_w_gets_the_copy_without_it() {
+    let bin = temp_dir("old-tmux");
+    let fake = bin.join("tmux");
+    std::fs::write(
+        &fake,
+        "#!/bin/sh\n\
+         case \"$*\" in *-w*) echo 'usage: load-buffer [-b buffer-name] path' >&2; exit 1;; esac\n\
+         cat > \"$(dirname \"$0\")/buffer\"\n",
+    )
+    .expect("the fake tmux");
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    // The fake takes any socket: no tmux server is involved.
+    headless_in_tmux_with(
+        "/nonexistent/old-tmux.sock,1,0",
+        &[("PATH", path.as_str())],
+        &copy_script("copied 17 characters to the clipboard and to tmux's buffer"),
+    );
+    assert_eq!(
+        std::fs::read_to_string(bin.join("buffer")).expect("the buffer"),
+        "alpha beta\ngamma\n"
+    );
+}
+
+#[test]
+fn a_tmux_that_does_not_take_the_copy_is_said() {
+    let gone = temp_dir("tmux-gone").join("tmux.sock");
+    let stdout = headless_in_tmux(
+        &format!("{},1,0", gone.display()),
+        &copy_script("copied 17 characters, but not to tmux's buffer: "),
+    );
+    assert!(stdout.contains("error connecting to"), "{stdout}");
 }

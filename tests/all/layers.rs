@@ -39,6 +39,7 @@ const PARTS: &[(&str, &[(&str, u8)])] = &[
             ("app", 0),
             ("ui", 1),
             ("picture", 1),
+            ("clipboard", 1),
             ("event_loop", 2),
             ("terminal", 3),
             ("headless", 3),

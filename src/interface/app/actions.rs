@@ -109,7 +109,7 @@ actions! {
     Help "help" ["?"] "?" Some("help"),
         "this help", help;
     Quit "quit" ["q"] "q" Some("quit"),
-        "quit (asks first while processes run)", quit;
+        "quit (asks first only when quitting ends processes)", quit;
 }
 
 impl Action {
@@ -317,13 +317,11 @@ fn help(app: &mut App) -> Vec<Effect> {
     Vec::new()
 }
 
+/// Quits at once when the processes live in the server (nothing ends, the terminal is told
+/// what keeps running); asks first when quitting ends them.
 fn quit(app: &mut App) -> Vec<Effect> {
-    let running = app
-        .entries
-        .iter()
-        .filter(|entry| entry.state.is_running())
-        .count();
-    if running == 0 {
+    let running = super::confirm::Running::of(&app.entries);
+    if app.processes_outlive || running.is_none() {
         app.quit = true;
     } else {
         app.mode = Mode::Confirm(Confirm::Quit { running });

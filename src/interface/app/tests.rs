@@ -393,3 +393,64 @@ fn a_call_that_waits_before_it_is_listed_is_told_once_it_is() {
     app.set_entries(app.entries.clone());
     assert_eq!(app.notice, None);
 }
+
+#[test]
+fn quitting_asks_only_when_it_ends_processes() {
+    let q = || Input::Key(key(KeyCode::Char('q'), KeyModifiers::NONE));
+    // An interface of its own (--embedded, the demo) hosts them: quitting ends them, so it asks.
+    let mut app = test_app();
+    app.entries[2].kind = EntryKind::Task;
+    app.handle_input(q());
+    assert!(!app.quit);
+    assert_eq!(
+        app.mode,
+        Mode::Confirm(Confirm::Quit {
+            running: Running { calls: 2, tasks: 1 }
+        })
+    );
+    // Any other key stays; `y` quits.
+    app.handle_input(Input::Key(key(KeyCode::Char('n'), KeyModifiers::NONE)));
+    assert!(!app.quit && app.mode == Mode::Normal);
+    app.handle_input(q());
+    app.handle_input(Input::Key(key(KeyCode::Char('y'), KeyModifiers::NONE)));
+    assert!(app.quit);
+    // The server's processes go on without this window: it quits at once.
+    let mut app = test_app();
+    app.set_processes_outlive(true);
+    app.handle_input(q());
+    assert!(app.quit);
+    assert_eq!(app.mode, Mode::Normal);
+    // Nothing running: nothing to ask either way.
+    let mut app = test_app();
+    for entry in &mut app.entries {
+        entry.state = EntryState::Exited { code: 0 };
+    }
+    app.handle_input(q());
+    assert!(app.quit);
+}
+
+#[test]
+fn what_keeps_running_is_said_in_words() {
+    let line = |calls, tasks| Running { calls, tasks }.left_running_line();
+    assert_eq!(line(0, 0), None);
+    assert_eq!(
+        line(1, 0).as_deref(),
+        Some("1 call keeps running in the oino server: `oino` comes back to it")
+    );
+    assert_eq!(
+        line(3, 0).as_deref(),
+        Some("3 calls keep running in the oino server: `oino` comes back to them")
+    );
+    assert_eq!(
+        line(0, 1).as_deref(),
+        Some("1 task keeps running in the oino server: `oino` comes back to it")
+    );
+    assert_eq!(
+        line(2, 1).as_deref(),
+        Some("2 calls and 1 task keep running in the oino server: `oino` comes back to them")
+    );
+    let mut entries = test_app().entries;
+    entries[0].kind = EntryKind::Task;
+    entries[1].state = EntryState::Exited { code: 0 };
+    assert_eq!(Running::of(&entries), Running { calls: 1, tasks: 1 });
+}

@@ -27,7 +27,7 @@ pub(super) fn render_bar(app: &App, theme: &Theme, area: Rect, frame: &mut Frame
     let width = usize::from(area.width);
     let line = match &app.mode {
         Mode::Prompt(prompt) => prompt_line(prompt, theme, area, frame),
-        Mode::Confirm(confirm) => cut_line(confirm_line(app, confirm, theme), width),
+        Mode::Confirm(confirm) => cut_line(confirm_line(confirm, theme), width),
         Mode::Focus => cut_line(focus_line(app, theme), width),
         Mode::Normal | Mode::Help(_) => match &app.notice {
             Some(notice) if notice.is_error => {
@@ -139,7 +139,7 @@ fn prompt_line(prompt: &Prompt, theme: &Theme, area: Rect, frame: &mut Frame<'_>
 }
 
 /// A question, and the key that says yes.
-fn confirm_line(app: &App, confirm: &Confirm, theme: &Theme) -> Line<'static> {
+fn confirm_line(confirm: &Confirm, theme: &Theme) -> Line<'static> {
     match confirm {
         Confirm::Kill { label, .. } => Line::from(vec![
             Span::styled(
@@ -162,22 +162,13 @@ fn confirm_line(app: &App, confirm: &Confirm, theme: &Theme) -> Line<'static> {
             ),
             Span::styled("y to stop them, any other key to keep them", theme.dim()),
         ]),
-        Confirm::Quit { running } if app.processes_outlive => Line::from(vec![
-            Span::styled(
-                format!(
-                    "{running} still running: quit? They keep running in the oino server (`oino` \
-                 comes back to them) "
-                ),
-                theme.fg(Color::Yellow),
-            ),
-            Span::styled("y to quit, any other key to stay", theme.dim()),
-        ]),
+        // Only asked when quitting ends them (they live in this interface, not the server).
         Confirm::Quit { running } => Line::from(vec![
             Span::styled(
-                format!("{running} still running: quit and end them all? "),
+                format!("{running} still running: quit and end them? "),
                 theme.error(),
             ),
-            Span::styled("y to quit, any other key to stay", theme.dim()),
+            Span::styled("y quits · other keys stay", theme.dim()),
         ]),
     }
 }
