@@ -120,7 +120,7 @@ const ENVIRONMENT: [(&str, &str); 10] = [
     ),
     (
         "NO_COLOR",
-        "When set and not empty, oino's own chrome has no colors.",
+        "When set and not empty, oino's own chrome has no colors; the programs' own colors stay.",
     ),
     ("TMPDIR", "The sockets' folder without XDG_RUNTIME_DIR."),
     (

@@ -35,7 +35,7 @@ pub mod usage;
 
 pub(crate) use actions::{Action, default_keymap};
 pub(crate) use confirm::{Confirm, Running};
-pub(crate) use copy::{Selection, osc52};
+pub(crate) use copy::{Selection, characters, osc52};
 pub use focus::Attached;
 pub(crate) use help::{Help, HelpLine, OTHER_KEYS};
 pub(crate) use keymap::{Binding, key_label, parse_key};

@@ -28,14 +28,12 @@ pub(crate) fn copy(text: String, outcomes: &mpsc::UnboundedSender<Outcome>) {
     }
     let outcomes = outcomes.clone();
     tokio::spawn(async move {
-        let count = text.chars().count();
+        let count = crate::interface::app::characters(text.chars().count());
         let outcome = match to_tmux(&text).await {
             Ok(()) => Outcome::Done(format!(
-                "copied {count} characters to the clipboard and to tmux's buffer"
+                "copied {count} to the clipboard and to tmux's buffer"
             )),
-            Err(err) => Outcome::Failed(format!(
-                "copied {count} characters, but not to tmux's buffer: {err}"
-            )),
+            Err(err) => Outcome::Failed(format!("copied {count}, but not to tmux's buffer: {err}")),
         };
         let _ = outcomes.send(outcome);
     });

@@ -183,8 +183,8 @@ impl App {
         };
         self.say(
             format!(
-                "copied {} characters to the clipboard",
-                text.chars().count()
+                "copied {} to the clipboard",
+                characters(text.chars().count())
             ),
             false,
         );
@@ -241,6 +241,13 @@ mod tests {
     use crate::pty::TermSize;
 
     #[test]
+    fn one_character_is_one_character() {
+        assert_eq!(characters(1), "1 character");
+        assert_eq!(characters(0), "0 characters");
+        assert_eq!(characters(78), "78 characters");
+    }
+
+    #[test]
     fn base64_is_the_standard_one() {
         assert_eq!(base64(b""), "");
         assert_eq!(base64(b"f"), "Zg==");
@@ -276,5 +283,15 @@ mod tests {
         };
         assert_eq!(wide.text(&pane), "中文");
         assert!(forward.contains((1, 0)) && !forward.contains((0, 5)));
+    }
+}
+
+/// A count of characters in words: `1 character`, `78 characters`.
+#[must_use]
+pub(crate) fn characters(count: usize) -> String {
+    if count == 1 {
+        "1 character".to_owned()
+    } else {
+        format!("{count} characters")
     }
 }
