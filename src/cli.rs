@@ -607,9 +607,13 @@ pub async fn follow(
     until_end: bool,
     json: bool,
 ) -> anyhow::Result<crate::core::EntryState> {
-    // All of it unless asked: a person reading a task wants what it printed before its detach
-    // too (an agent's `task_output` keeps its own place).
-    let mut follower = link.follow(key, since.unwrap_or(0));
+    let from = match since {
+        Some(since) => since,
+        // A task's own output (what came before its detach went to whoever waited for the
+        // call), or a call's whole.
+        None => link.entry(key).await?.detach_offset,
+    };
+    let mut follower = link.follow(key, from);
     // Without `until_end`, what is there now.
     let until = (!until_end).then(tokio::time::Instant::now);
     while let crate::output::Followed::Output(slice) =

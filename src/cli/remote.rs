@@ -79,7 +79,8 @@ pub struct LogsArgs {
     /// Keep printing until it ends.
     #[arg(short, long)]
     pub follow: bool,
-    /// Start at this raw offset (default: the start, the part before a detach too).
+    /// Start at this raw offset (default: the start; a task's own output for a task, `--since 0`
+    /// for all of it).
     #[arg(long, value_name = "OFFSET")]
     pub since: Option<u64>,
     #[command(flatten)]

@@ -581,10 +581,15 @@ fn oino_run_returns_at_a_prompt_and_ls_says_what_waits_for_an_answer() {
     assert!(sent.status.success(), "{sent:?}");
     let waited = server.oino(&["wait", "t1"]).output().expect("wait");
     assert!(waited.status.success(), "{waited:?}");
-    // All it printed: the prompt before the detach too.
     let logs = server.oino(&["logs", "t1"]).output().expect("logs");
+    assert_eq!(String::from_utf8_lossy(&logs.stdout), "Ada\nhello Ada\n");
+    // All of it, the prompt before the detach too.
+    let all = server
+        .oino(&["logs", "t1", "--since", "0"])
+        .output()
+        .expect("logs");
     assert_eq!(
-        String::from_utf8_lossy(&logs.stdout),
+        String::from_utf8_lossy(&all.stdout),
         "name: Ada\nhello Ada\n"
     );
 
