@@ -235,6 +235,16 @@ impl App {
     }
 }
 
+/// A count of characters in words: `1 character`, `78 characters`.
+#[must_use]
+pub(crate) fn characters(count: usize) -> String {
+    if count == 1 {
+        "1 character".to_owned()
+    } else {
+        format!("{count} characters")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,15 +293,5 @@ mod tests {
         };
         assert_eq!(wide.text(&pane), "中文");
         assert!(forward.contains((1, 0)) && !forward.contains((0, 5)));
-    }
-}
-
-/// A count of characters in words: `1 character`, `78 characters`.
-#[must_use]
-pub(crate) fn characters(count: usize) -> String {
-    if count == 1 {
-        "1 character".to_owned()
-    } else {
-        format!("{count} characters")
     }
 }
