@@ -95,10 +95,10 @@ pub(super) fn project_greeting(
     if !started.running.is_empty() {
         parts.push(format!("running already: {}", started.running.join(", ")));
     }
-    if !started.ended.is_empty() {
+    if !started.done.is_empty() {
         parts.push(format!(
-            "ended, left so (`oino up` starts them again): {}",
-            started.ended.join(", ")
+            "done already (`oino up` runs them again): {}",
+            started.done.join(", ")
         ));
     }
     if !started.not_started.is_empty() {

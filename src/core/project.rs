@@ -47,9 +47,10 @@ pub struct ProjectStarted {
     pub running: Vec<String>,
     /// Processes that do not start by themselves (`autostart = false`).
     pub not_started: Vec<String>,
-    /// Processes that ran and ended, left so: a second start of the project starts nothing
-    /// twice (`oino up`, `oino start NAME` or a restart start them again).
-    pub ended: Vec<String>,
+    /// Processes that ran to their end by themselves (exit 0), left so: a second start of the
+    /// project starts nothing twice (`oino up`, `oino start NAME` or a restart start them
+    /// again; one stopped or crashed is started).
+    pub done: Vec<String>,
 }
 
 /// How a project's stop went.
@@ -160,8 +161,8 @@ impl Core {
                 if is_wanted {
                     outcome.running.push(process.name.clone());
                 }
-            } else if is_wanted && !again && !slot.runs.is_empty() {
-                outcome.ended.push(process.name.clone());
+            } else if is_wanted && !again && slot.done() {
+                outcome.done.push(process.name.clone());
             } else if is_wanted {
                 slot.begin(process.clone(), merged(env, &process.env));
                 outcome.started.push(process.name.clone());
@@ -260,6 +261,7 @@ impl Core {
                 Some(process) => {
                     // Not live from here: a run its supervisor starts now ends at once.
                     let was_live = std::mem::replace(&mut process.live, false);
+                    process.stopped = true;
                     let supervisor = process.supervisor.take().filter(|_| was_live);
                     (supervisor, process.runs.last().cloned())
                 }

@@ -400,13 +400,30 @@ async fn a_second_start_of_a_project_starts_nothing_twice_not_even_what_ended() 
         .expect("start again");
     assert!(again.started.is_empty(), "{again:?}");
     assert_eq!(again.running, ["web"]);
-    assert_eq!(again.ended, ["migrate"]);
+    assert_eq!(again.done, ["migrate"]);
     assert_nothing_spawned(&mut spawned, "migrate ran twice");
     // Asked by name, it starts again.
     let by_name = core
         .start_project(&project, &[], Some("migrate"))
         .expect("start migrate");
     assert_eq!(by_name.started, ["migrate"]);
+    next_spawn(&mut spawned).await.exit(1);
+    wait_until("migrate to fail", || {
+        core.project_running(&project.file) == ["web"]
+    })
+    .await;
+    // One that failed is no step done: a start starts it.
+    let after_failure = core.start_project(&project, &[], None).expect("start");
+    assert_eq!(after_failure.started, ["migrate"]);
+    next_spawn(&mut spawned).await.exit(0);
+    wait_until("migrate to end", || {
+        core.project_running(&project.file) == ["web"]
+    })
+    .await;
+    // Stopped on purpose, the project starts whole again.
+    core.stop_project(&project, &[]).await.expect("down");
+    let after_down = core.start_project(&project, &[], None).expect("start");
+    assert_eq!(after_down.started, ["migrate", "web"]);
 }
 
 #[tokio::test(start_paused = true)]

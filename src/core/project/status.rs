@@ -99,6 +99,9 @@ pub(super) struct ProcessRun {
     pub(super) never_ready: bool,
     /// Its supervision is over: it will not start again by itself.
     pub(super) over: bool,
+    /// Stopped on purpose (`oino down`, `up` removing or changing it): the next start of the
+    /// project starts it, whatever its last run did.
+    pub(super) stopped: bool,
 }
 
 impl ProcessRun {
@@ -114,6 +117,13 @@ impl ProcessRun {
         self.last_end = None;
         self.never_ready = false;
         self.over = false;
+        self.stopped = false;
+    }
+
+    /// Whether it ran to its end by itself (exit 0) and no one stopped it since: a one-shot
+    /// step that a second start of the project leaves done.
+    pub(super) fn done(&self) -> bool {
+        !self.live && !self.stopped && self.last_end == Some(EntryState::Exited { code: 0 })
     }
 
     /// Its supervision ended (it stays as it was shown, unless it was waiting).

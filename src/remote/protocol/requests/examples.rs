@@ -251,7 +251,7 @@ impl Example for Project {
             started: vec!["db".into(), "web".into()],
             running: vec!["watch".into()],
             not_started: vec!["seed".into()],
-            ended: vec!["migrate".into()],
+            done: vec!["migrate".into()],
         };
         (project, started)
     }

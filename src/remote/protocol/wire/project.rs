@@ -22,9 +22,10 @@ pub struct ProjectStarted {
     pub running: Vec<String>,
     /// Processes not started: `autostart = false`, or not the one `only` names.
     pub not_started: Vec<String>,
-    /// Processes that ran and ended, left so (a start without `only` starts nothing twice).
+    /// Processes that ran to their end by themselves (exit 0), left so: a start without `only`
+    /// starts nothing twice.
     #[serde(default)]
-    pub ended: Vec<String>,
+    pub done: Vec<String>,
 }
 
 impl Travel for CoreProjectStarted {
@@ -34,7 +35,7 @@ impl Travel for CoreProjectStarted {
             started: self.started,
             running: self.running,
             not_started: self.not_started,
-            ended: self.ended,
+            done: self.done,
         }
     }
     fn from_wire(wire: ProjectStarted) -> Self {
@@ -42,7 +43,7 @@ impl Travel for CoreProjectStarted {
             started: wire.started,
             running: wire.running,
             not_started: wire.not_started,
-            ended: wire.ended,
+            done: wire.done,
         }
     }
 }
