@@ -314,12 +314,20 @@ async fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
             escaped(&entry.command)
         );
     }
-    for entry in &entries {
+    ls_notes(&entries, &mut out);
+    print_raw(&out)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What `ls` says under its table: why a project's process waits, what waits for input, whose
+/// log could not be written or was cut.
+fn ls_notes(entries: &[EntryInfo], out: &mut String) {
+    for entry in entries {
         if let Some(line) = entry.project.as_ref().and_then(phase_line) {
             let _ = writeln!(out, "{}", escaped(&line));
         }
     }
-    for entry in &entries {
+    for entry in entries {
         if let (Some(prompt), true) = (&entry.waiting_for_input, entry.state.is_running()) {
             let key = entry.task_id.as_deref().unwrap_or(&entry.id);
             let (key, prompt) = (escaped(key), escaped(prompt));
@@ -329,7 +337,7 @@ async fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
             );
         }
     }
-    for entry in &entries {
+    for entry in entries {
         let id = escaped(&entry.id);
         if let Some(error) = &entry.log_error {
             let error = escaped(error);
@@ -338,8 +346,6 @@ async fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
             let _ = writeln!(out, "~ {id}: {cut}");
         }
     }
-    print_raw(&out)?;
-    Ok(ExitCode::SUCCESS)
 }
 
 /// The call id of run `run` of the project process `name`.
@@ -520,12 +526,16 @@ async fn wait(args: WaitArgs) -> anyhow::Result<ExitCode> {
     if !state.is_running() {
         return Ok(ExitCode::from(exit_byte(state.shell_status())));
     }
-    let entry = client.ask(ask::Entry { key: args.id }).await?;
+    // Named as the list names it; as typed, should it have gone meanwhile.
+    let entry = client
+        .ask(ask::Entry {
+            key: args.id.clone(),
+        })
+        .await
+        .ok();
+    let name = entry.as_ref().map_or(args.id.as_str(), said::shown_name);
     let seconds = said::seconds(args.timeout.unwrap_or_default());
-    say!(
-        "oino wait: `{}` still runs after {seconds} s",
-        said::shown_name(&entry)
-    );
+    say!("oino wait: `{name}` still runs after {seconds} s");
     Ok(ExitCode::from(124))
 }
 
@@ -552,11 +562,11 @@ async fn kill_one(client: &mut Client, key: String, json: bool) -> anyhow::Resul
         print_json(&killed.to_wire())?;
     }
     let name = before.as_ref().map_or(key.as_str(), said::shown_name);
-    match &before {
-        Some(entry) if !entry.state.is_running() => {
-            say!("oino kill: {}", said::had_ended(name, entry.state));
-        }
-        _ => say!("oino kill: {}", said::killed(name, killed)),
+    // The reply tells: no process was signalled, so it had ended (maybe since `before`).
+    if killed.processes == 0 && !state.is_running() {
+        say!("oino kill: {}", said::had_ended(name, state));
+    } else {
+        say!("oino kill: {}", said::killed(name, killed));
     }
     Ok(!state.is_running())
 }

@@ -633,7 +633,11 @@ impl App {
             Input::FreezeClock(ahead_ms) => {
                 // Half a minute more: what starts within it shows the same whole minutes.
                 let margin = if ahead_ms > 0 { 30_000 } else { 0 };
-                self.frozen_ms = Some(crate::time::now_ms() + ahead_ms + margin);
+                self.frozen_ms = Some(
+                    crate::time::now_ms()
+                        .saturating_add(ahead_ms)
+                        .saturating_add(margin),
+                );
                 self.usage.clear();
                 Vec::new()
             }

@@ -43,8 +43,12 @@ pub(crate) fn copy(text: String, outcomes: &mpsc::UnboundedSender<Outcome>) {
 /// `-w` for a tmux before 3.2 that refuses it. tmux finds its server from `$TMUX`.
 async fn to_tmux(text: &str) -> Result<(), String> {
     match load_buffer(&["load-buffer", "-w", "-"], text).await {
-        Ok(()) => Ok(()),
-        Err(_) => load_buffer(&["load-buffer", "-"], text).await,
+        // Only a tmux that does not know `-w` (it answers with its usage) is asked again:
+        // any other failure is said as it is, at once.
+        Err(complaint) if complaint.contains("usage:") || complaint.contains("unknown flag") => {
+            load_buffer(&["load-buffer", "-"], text).await
+        }
+        done => done,
     }
 }
 

@@ -81,14 +81,28 @@ impl Matcher {
 }
 
 /// Whether a regular expression has a capital letter of its own: the letter of an escape
-/// (`\S`, `\W`, `\p{Lu}`) is not one.
+/// (`\S`, `\W`, `\p{Lu}`) and the hex digits of a code (`\xFF`, `\u{00C9}`) are not.
 fn has_capital(pattern: &str) -> bool {
-    let mut chars = pattern.chars();
+    let mut chars = pattern.chars().peekable();
     while let Some(character) = chars.next() {
         if character == '\\' {
-            // A class by name: `\pL`, `\p{Lu}`.
-            if matches!(chars.next(), Some('p' | 'P')) && chars.next() == Some('{') {
-                chars.by_ref().find(|&c| c == '}');
+            match chars.next() {
+                // A class by name (`\pL`, `\p{Lu}`) or a code (`\x{FF}`, `\u{00C9}`).
+                Some('p' | 'P' | 'x' | 'u' | 'U') if chars.peek() == Some(&'{') => {
+                    chars.by_ref().find(|&c| c == '}');
+                }
+                // A code in plain hex digits, as many as it takes: `\xFF`, `\u00C9`.
+                Some(kind @ ('x' | 'u' | 'U')) => {
+                    let digits = match kind {
+                        'x' => 2,
+                        'u' => 4,
+                        _ => 8,
+                    };
+                    for _ in 0..digits {
+                        chars.next_if(char::is_ascii_hexdigit);
+                    }
+                }
+                _ => {}
             }
             continue;
         }
@@ -176,6 +190,10 @@ mod tests {
         assert!(Matcher::new(r"file\S").is_match("FILE: x"));
         assert!(Matcher::new(r"\p{Lu}ile").is_match("FILE"));
         assert!(!Matcher::new(r"\p{Lu}File").is_match("FILE"));
+        // Nor are the hex digits of a code: `\x41` is `A`, matched in any case.
+        assert!(Matcher::new(r"caf\u{00E9}").is_match("CAFÉ"));
+        assert!(Matcher::new(r"\x41b").is_match("AB"));
+        assert!(!Matcher::new(r"\x41B").is_match("ab"));
         assert_eq!(ranges("bc", "abcaBc"), vec![1..3, 4..6]);
         assert_eq!(ranges("abc", "ab"), Vec::<Range<usize>>::new());
     }

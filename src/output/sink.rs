@@ -263,6 +263,12 @@ impl OutputSink {
         self.recorded().index.lines()
     }
 
+    fn search_cache(&self) -> std::sync::MutexGuard<'_, Option<SearchCache>> {
+        self.search_cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// The line nearest to `from` (before it, or after it when `newer`) that `pattern` matches,
     /// and how many lines it matches. The whole log is read, unless the last search was of the
     /// same pattern and nothing was written since: then its lines are counted again.
@@ -273,12 +279,8 @@ impl OutputSink {
         pattern: &Matcher,
     ) -> std::io::Result<SearchHit> {
         let plan = self.plan(|index| index.checkpoint_before(0));
-        let mut cache = self
-            .search_cache
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
         let mut counter = HitCounter::new(from, newer);
-        if let Some(cached) = cache.as_ref().filter(|cached| {
+        if let Some(cached) = self.search_cache().as_ref().filter(|cached| {
             cached.pattern == pattern.pattern()
                 && cached.end == plan.end
                 && cached.width == plan.width
@@ -286,6 +288,8 @@ impl OutputSink {
             cached.lines.iter().for_each(|&line| counter.matched(line));
             return Ok(counter.hit());
         }
+        // The log is read without the cache's lock: a read of gigabytes must not hold up
+        // whoever retires this entry meanwhile (with the core's lock held).
         let mut lines = Some(Vec::new());
         read::each_matching_line(
             &plan.view,
@@ -304,7 +308,7 @@ impl OutputSink {
                     });
             },
         )?;
-        *cache = lines.map(|lines| SearchCache {
+        *self.search_cache() = lines.map(|lines| SearchCache {
             pattern: pattern.pattern().to_owned(),
             end: plan.end,
             width: plan.width,
@@ -333,10 +337,7 @@ impl OutputSink {
     /// could not be written.
     pub(crate) fn retire(&self) {
         self.recorded().log.limit_memory(OLD_MEMORY_TAIL_BYTES);
-        *self
-            .search_cache
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = None;
+        *self.search_cache() = None;
         self.screen
             .lock()
             .unwrap_or_else(PoisonError::into_inner)

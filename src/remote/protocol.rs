@@ -19,7 +19,8 @@ pub use wire::Travel;
 /// since it carries `on_input`, which older servers refuse as unknown fields, 4 since projects
 /// carry conditions and probes, 5 since `run` carries `background` and `report_folder` and a
 /// result `omitted_from` and `folder`, 6 since `find_line` takes a regular expression and
-/// answers with the match's rank and the count of matches.
+/// answers with the match's rank and the count of matches, 7 since `kill` answers with the
+/// count of `processes` and `project` with the steps `done`.
 pub(crate) const PROTOCOL_VERSION: u32 = 7;
 /// The longest request line the server reads: room for a command of the longest a program can
 /// be given and an environment of the most the kernel takes (6 MiB), as JSON escapes ordinary

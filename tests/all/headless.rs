@@ -20,7 +20,9 @@ fn headless_with_settings(
         .env("XDG_CONFIG_HOME", temp_dir("headless-config"))
         .env_remove("OINO_CONFIG")
         // A copy would reach the tmux the tests run in.
-        .env_remove("TMUX");
+        .env_remove("TMUX")
+        // Colours on, as a newcomer has them (the README's picture is compared whole).
+        .env_remove("NO_COLOR");
     if let Some(settings) = settings {
         command.env("OINO_CONFIG", settings);
     }

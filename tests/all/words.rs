@@ -237,8 +237,8 @@ fn a_typo_of_a_subcommand_is_said_and_a_command_on_the_path_runs() {
         stderr(&on_path).contains("the interface needs a terminal"),
         "{on_path:?}"
     );
-    // A shell builtin is a command as well.
-    let builtin = server.oino(&["cd"]).output().expect("oino");
+    // A shell builtin is a command as well: `set` is two edits from `send`, and no program.
+    let builtin = server.oino(&["set"]).output().expect("oino");
     assert!(
         stderr(&builtin).contains("the interface needs a terminal"),
         "{builtin:?}"

@@ -123,6 +123,48 @@ fn render_labels(
     at.saturating_sub(1)
 }
 
+/// One entry's row at `(x, y)`, `width` wide: its state's mark, label, time and costs.
+fn render_entry_row(
+    app: &App,
+    entry: &EntryInfo,
+    now_ms: u64,
+    theme: &Theme,
+    (x, y, width): (u16, u16, usize),
+    buffer: &mut Buffer,
+) {
+    let selected = app.selected.as_deref() == Some(entry.id.as_str());
+    let right = row_right(app, entry, now_ms, width);
+    let label_width = width.saturating_sub(right.chars().count() + 4);
+    let label = crate::interface::fit::cut(&crate::inert::escaped(entry.label()), label_width);
+    // `!`: its log could not be written; `~`: its log reached its cap (the header
+    // and a notice say more).
+    let mark = if entry.log_error.is_some() {
+        '!'
+    } else if entry.log_cut.is_some() {
+        '~'
+    } else {
+        ' '
+    };
+    let text = format!(
+        " {}{mark}{label:<label_width$} {right}",
+        state_symbol(entry)
+    );
+    let style = if selected {
+        selected_style()
+    } else {
+        Style::new()
+    };
+    buffer.set_stringn(x, y, &text, width, style);
+    if !selected {
+        buffer.set_stringn(x + 1, y, state_symbol(entry), 1, theme.state(entry));
+        if entry.log_error.is_some() {
+            buffer.set_stringn(x + 2, y, "!", 1, theme.fg(Color::Red));
+        } else if entry.log_cut.is_some() {
+            buffer.set_stringn(x + 2, y, "~", 1, theme.fg(Color::Yellow));
+        }
+    }
+}
+
 pub(super) fn render_list(
     app: &App,
     now_ms: u64,
@@ -163,39 +205,14 @@ pub(super) fn render_list(
                 buffer.set_stringn(area.x, y, &heading, room, title_style());
             }
             ListLine::Entry(index) => {
-                let entry = &app.entries[index];
-                let selected = app.selected.as_deref() == Some(entry.id.as_str());
-                let right = row_right(app, entry, now_ms, width);
-                let label_width = width.saturating_sub(right.chars().count() + 4);
-                let label =
-                    crate::interface::fit::cut(&crate::inert::escaped(entry.label()), label_width);
-                // `!`: its log could not be written; `~`: its log reached its cap (the header
-                // and a notice say more).
-                let mark = if entry.log_error.is_some() {
-                    '!'
-                } else if entry.log_cut.is_some() {
-                    '~'
-                } else {
-                    ' '
-                };
-                let text = format!(
-                    " {}{mark}{label:<label_width$} {right}",
-                    state_symbol(entry)
+                render_entry_row(
+                    app,
+                    &app.entries[index],
+                    now_ms,
+                    theme,
+                    (area.x, y, width),
+                    buffer,
                 );
-                let style = if selected {
-                    selected_style()
-                } else {
-                    Style::new()
-                };
-                buffer.set_stringn(area.x, y, &text, width, style);
-                if !selected {
-                    buffer.set_stringn(area.x + 1, y, state_symbol(entry), 1, theme.state(entry));
-                    if entry.log_error.is_some() {
-                        buffer.set_stringn(area.x + 2, y, "!", 1, theme.fg(Color::Red));
-                    } else if entry.log_cut.is_some() {
-                        buffer.set_stringn(area.x + 2, y, "~", 1, theme.fg(Color::Yellow));
-                    }
-                }
             }
         }
     }

@@ -71,12 +71,6 @@ fn mistakes_are_refused_with_where_and_what_was_expected() {
             "unknown key `color`",
         ),
         (
-            "[processes.web]\ncmd = \"x\"\nrestrat = \"always\"\n",
-            3,
-            1,
-            "unknown key `restrat`: did you mean `restart`?",
-        ),
-        (
             "[processes.web]\ncmd = \"x\"\nafter = [\"db\"]\n",
             3,
             9,
@@ -395,4 +389,20 @@ fn assert_env(process: &ProjectProcess, expected: &[(&str, &str)]) {
 fn beside(file: &std::path::Path, text: &str) -> Result<Project, ProjectError> {
     std::fs::write(file, text).unwrap();
     Project::load(file)
+}
+
+#[test]
+fn a_mistyped_key_is_said_with_the_one_meant() {
+    let (dir, loaded) = written(
+        "typo/oino.toml",
+        "[processes.web]\ncmd = \"x\"\nrestrat = \"always\"\n",
+    );
+    let err = loaded.unwrap_err();
+    assert_eq!((err.line, err.column), (3, 1), "{err}");
+    assert!(
+        err.to_string()
+            .contains("unknown key `restrat`: did you mean `restart`?"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
 }
