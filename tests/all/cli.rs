@@ -715,20 +715,7 @@ fn completions_complete_subcommands_in_bash_and_the_manual_renders() {
         "not roff: {}",
         stdout(&page)
     );
-    let mut man = std::process::Command::new("man")
-        .args(["-l", "-"])
-        .env("MANWIDTH", "80")
-        .env("MANPAGER", "cat")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("man is missing: scripts/test installs it (Debian package man-db)");
-    std::io::Write::write_all(&mut man.stdin.take().expect("stdin"), &page.stdout)
-        .expect("write the page");
-    let rendered = man.wait_with_output().expect("man");
-    assert!(rendered.status.success(), "{rendered:?}");
-    let text = stdout(&rendered);
+    let text = crate::support::rendered_man(&page.stdout, 80);
     for part in ["NAME", "oino", "SUBCOMMANDS", "kill-server", "completions"] {
         assert!(text.contains(part), "{part} missing from:\n{text}");
     }

@@ -15,6 +15,16 @@ fn headless_with_settings(
     stdin: Option<&str>,
     settings: Option<&std::path::Path>,
 ) -> Output {
+    headless_with_env(args, stdin, settings, &[])
+}
+
+/// [`headless_with_settings`] with `env` over the test's environment.
+fn headless_with_env(
+    args: &[&str],
+    stdin: Option<&str>,
+    settings: Option<&std::path::Path>,
+    env: &[(&str, &str)],
+) -> Output {
     let mut command = Command::new(env!("CARGO_BIN_EXE_oino"));
     command
         .env("XDG_CONFIG_HOME", temp_dir("headless-config"))
@@ -26,6 +36,7 @@ fn headless_with_settings(
     if let Some(settings) = settings {
         command.env("OINO_CONFIG", settings);
     }
+    command.envs(env.iter().copied());
     let mut child = command
         .arg("headless")
         .args(args)
@@ -700,24 +711,8 @@ fn headless_in_tmux(tmux: &str, script: &str) -> String {
 
 /// [`headless_in_tmux`] with `env` too.
 fn headless_in_tmux_with(tmux: &str, env: &[(&str, &str)], script: &str) -> String {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_oino"));
-    command.envs(env.iter().copied());
-    command
-        .args(["headless", "--size", "120x10"])
-        .env("XDG_CONFIG_HOME", temp_dir("headless-config"))
-        .env("XDG_STATE_HOME", temp_dir("headless-state"))
-        .env_remove("OINO_CONFIG")
-        .env("TMUX", tmux)
-        .stdin(Stdio::piped());
-    let mut child = command
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start oino headless");
-    let mut input = child.stdin.take().expect("stdin");
-    input.write_all(script.as_bytes()).expect("the script");
-    drop(input);
-    let output = child.wait_with_output().expect("oino headless");
+    let env: Vec<(&str, &str)> = env.iter().copied().chain([("TMUX", tmux)]).collect();
+    let output = headless_with_env(&["--size", "120x10"], Some(script), None, &env);
     let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
     assert!(
         output.status.success(),

@@ -121,6 +121,39 @@ impl ServerGuard {
     }
 }
 
+impl ServerGuard {
+    /// The id of the newest entry whose command is `command`.
+    pub fn id_of(&self, command: &str) -> String {
+        let listed = self.oino(&["ls", "--json"]).output().expect("oino ls");
+        let entries: Vec<serde_json::Value> =
+            serde_json::from_slice(&listed.stdout).expect("a JSON list");
+        entries
+            .iter()
+            .rev()
+            .find(|entry| entry["command"] == command)
+            .and_then(|entry| entry["id"].as_str())
+            .unwrap_or_else(|| panic!("no entry runs {command}: {entries:?}"))
+            .to_owned()
+    }
+}
+
+/// A manual page (roff) as man(1) renders it at `width` columns.
+pub fn rendered_man(page: &[u8], width: u16) -> String {
+    let mut man = std::process::Command::new("man")
+        .args(["-l", "-"])
+        .env("MANWIDTH", width.to_string())
+        .env("MANPAGER", "cat")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("man is missing: scripts/test installs it (Debian package man-db)");
+    std::io::Write::write_all(&mut man.stdin.take().expect("stdin"), page).expect("write the page");
+    let rendered = man.wait_with_output().expect("man");
+    assert!(rendered.status.success(), "{rendered:?}");
+    String::from_utf8_lossy(&rendered.stdout).into_owned()
+}
+
 impl Drop for ServerGuard {
     fn drop(&mut self) {
         let _ = self.oino(&["kill-server"]).output();

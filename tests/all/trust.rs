@@ -260,7 +260,7 @@ fn runaway_output_is_capped_keeping_its_head_and_newest_part() {
         .sum();
     assert!(on_disk < (1 << 20) + 3 * 65536, "{on_disk} bytes of logs");
 
-    let id = id_of(&server, script);
+    let id = server.id_of(script);
     let listed = text(&oino(&["ls"]));
     assert!(
         listed.contains(&format!("~ {id}: log capped at 1.0 MiB")),
@@ -295,20 +295,6 @@ fn runaway_output_is_capped_keeping_its_head_and_newest_part() {
     assert!(stderr(&logs).contains("log capped"), "{}", stderr(&logs));
 }
 
-/// The id of the newest entry whose command is `command`.
-fn id_of(server: &ServerGuard, command: &str) -> String {
-    let listed = server.oino(&["ls", "--json"]).output().expect("oino ls");
-    let entries: Vec<serde_json::Value> =
-        serde_json::from_slice(&listed.stdout).expect("a JSON list");
-    entries
-        .iter()
-        .rev()
-        .find(|entry| entry["command"] == command)
-        .and_then(|entry| entry["id"].as_str())
-        .unwrap_or_else(|| panic!("no entry for {command}"))
-        .to_owned()
-}
-
 /// 13.5 KB of cursor jumps once grew the server by 700 MB and the text to 98 MB: a terminal stops
 /// the cursor at its last column, and so does oino.
 #[test]
@@ -331,7 +317,7 @@ fn crafted_cursor_motion_keeps_text_and_memory_small() {
         assert_eq!(text(&ran), row, "{}", stderr(&ran));
     }
     let logs = server
-        .oino(&["logs", &id_of(&server, bomb)])
+        .oino(&["logs", &server.id_of(bomb)])
         .output()
         .expect("oino logs");
     assert_eq!(text(&logs), row);
@@ -358,7 +344,7 @@ fn an_unterminated_string_control_hides_nothing_a_terminal_shows() {
             stderr(&ran)
         );
         let logs = server
-            .oino(&["logs", &id_of(&server, &command)])
+            .oino(&["logs", &server.id_of(&command)])
             .output()
             .expect("oino logs");
         assert_eq!(text(&logs), "PASS test_a\ndone\n", "{introducer}");
@@ -777,7 +763,7 @@ fn the_log_cap_holds_inside_a_string_that_never_ends() {
             on_disk < (1 << 20) + 3 * 65536,
             "{opening}: {on_disk} bytes of logs under a cap of 1 MiB"
         );
-        let id = id_of(&server, &script);
+        let id = server.id_of(&script);
         let read = text(&server.oino(&["logs", &id]).output().expect("oino logs"));
         assert!(read.starts_with("before\n"), "{opening}: {read:?}");
         assert!(read.ends_with("after\n"), "{opening}: {read:?}");

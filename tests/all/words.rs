@@ -30,18 +30,6 @@ fn task(server: &ServerGuard, name: &str, command: &str) {
     assert!(started.status.success(), "{started:?}");
 }
 
-/// The id of the only entry of `server` whose command is `command`.
-fn id_of(server: &ServerGuard, command: &str) -> String {
-    let listed = server.oino(&["ls", "--json"]).output().expect("oino ls");
-    let entries: Vec<serde_json::Value> = serde_json::from_slice(&listed.stdout).expect("json");
-    entries
-        .iter()
-        .find(|entry| entry["command"] == command)
-        .and_then(|entry| entry["id"].as_str())
-        .unwrap_or_else(|| panic!("no entry runs {command}: {entries:?}"))
-        .to_owned()
-}
-
 #[test]
 fn kill_says_what_it_killed_and_what_had_ended_already() {
     let server = ServerGuard::new("words-kill");
@@ -56,7 +44,7 @@ fn kill_says_what_it_killed_and_what_had_ended_already() {
     wait_until_blocking("the shell and its two children", || {
         oino::pty::proc_scan::with_env(
             "OINO_CALL_ID",
-            &id_of(&server, "echo up; sleep 600 & sleep 600 & wait"),
+            &server.id_of("echo up; sleep 600 & sleep 600 & wait"),
         )
         .len()
             == 3
@@ -80,7 +68,7 @@ fn kill_says_what_it_killed_and_what_had_ended_already() {
         .output()
         .expect("oino run");
     assert_eq!(ended.status.code(), Some(3), "{ended:?}");
-    let id = id_of(&server, "exit 3");
+    let id = server.id_of("exit 3");
     let again = server.oino(&["kill", &id]).output().expect("oino kill");
     assert_eq!(again.status.code(), Some(0), "{again:?}");
     assert_eq!(
@@ -171,7 +159,7 @@ fn send_to_an_ended_call_names_it_and_how_it_ended() {
         .output()
         .expect("oino run");
     assert_eq!(ended.status.code(), Some(4));
-    let id = id_of(&server, "exit 4");
+    let id = server.id_of("exit 4");
     let sent = server
         .oino(&["send", &id, "hi"])
         .output()
@@ -310,20 +298,8 @@ fn help_has_a_usage_that_reads_and_a_description_for_every_flag() {
 fn rendered_manual(server: &ServerGuard) -> (String, String) {
     let page = server.oino(&["man"]).output().expect("oino man");
     assert!(page.status.success(), "{page:?}");
-    let mut man = std::process::Command::new("man")
-        .args(["-l", "-"])
-        .env("MANWIDTH", "100")
-        .env("MANPAGER", "cat")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("man is missing: scripts/test installs it (Debian package man-db)");
-    std::io::Write::write_all(&mut man.stdin.take().expect("stdin"), &page.stdout)
-        .expect("write the page");
-    let rendered = man.wait_with_output().expect("man");
-    assert!(rendered.status.success(), "{rendered:?}");
-    (stdout(&page), stdout(&rendered))
+    let rendered = crate::support::rendered_man(&page.stdout, 100);
+    (stdout(&page), rendered)
 }
 
 #[test]
