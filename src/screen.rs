@@ -68,6 +68,18 @@ impl vt100::Callbacks for Answers {
             (None, 'n', Some(5)) => self.pending.extend_from_slice(b"\x1b[0n"),
             // Primary device attributes: a VT100 with advanced video.
             (None, 'c', None | Some(0)) => self.pending.extend_from_slice(b"\x1b[?1;2c"),
+            // Secondary device attributes, as tmux answers them.
+            (Some(b'>'), 'c', None | Some(0)) => self.pending.extend_from_slice(b"\x1b[>84;0;0c"),
+            // XTVERSION: the terminal's name and version.
+            (Some(b'>'), 'q', None | Some(0)) => self.pending.extend_from_slice(
+                format!("\x1bP>|oino {}\x1b\\", env!("CARGO_PKG_VERSION")).as_bytes(),
+            ),
+            // The text area's size, in characters.
+            (None, 't', Some(18)) => {
+                let (rows, cols) = screen.size();
+                self.pending
+                    .extend_from_slice(format!("\x1b[8;{rows};{cols}t").as_bytes());
+            }
             _ => {}
         }
     }
@@ -371,7 +383,7 @@ impl Backlog {
     fn csi(&mut self, start: usize, end: usize, csi: &Csi) {
         let params = csi.params();
         match csi.action {
-            b'n' | b'c' => {
+            b'n' | b'c' | b't' => {
                 self.query = true;
                 self.parse_until(end);
             }
@@ -384,6 +396,11 @@ impl Backlog {
             }
             // Tab stops outlast the rows they were set on.
             b's' | b'u' | b'g' => self.parse_until(end),
+            // XTVERSION asks.
+            b'q' if csi.private => {
+                self.query = true;
+                self.parse_until(end);
+            }
             // The alternate screen, and DECCOLM (a clear that must not be replayed later).
             b'h' | b'l'
                 if csi.private && params.iter().any(|n| matches!(n, 3 | 47 | 1047 | 1049)) =>
@@ -688,6 +705,7 @@ impl Screen {
             self.backlog.set_size(size, self.scrollback_rows);
             self.parser
                 .set_size(dimension(size.rows), dimension(size.cols));
+            self.extras.resized();
         }
     }
 
@@ -770,6 +788,8 @@ fn snapshot_cell(cell: &vt100::Cell) -> Cell {
             inverse: cell.inverse(),
             blink: marks.blink,
             strikethrough: marks.strikethrough,
+            hidden: marks.hidden,
+            overline: marks.overline,
         },
         wide: cell.is_wide(),
     }

@@ -494,9 +494,14 @@ async fn screen(args: &ScreenArgs) -> anyhow::Result<ExitCode> {
     if args.json {
         print_json(&view.clone().to_wire())?;
     } else if args.ansi {
-        let shown = view.shown_lines().len();
-        let ansi: String = snapshot.ansi().split_inclusive('\n').take(shown).collect();
-        print_raw(&ansi)?;
+        // Rows up to the last that shows anything, a coloured blank included.
+        let ansi = snapshot.ansi();
+        let rows: Vec<&str> = ansi.split_inclusive('\n').collect();
+        let shown = rows
+            .iter()
+            .rposition(|row| *row != "\n")
+            .map_or(0, |last| last + 1);
+        print_raw(&rows[..shown].concat())?;
     } else {
         let mut text = view.shown_lines().join("\n");
         if !text.is_empty() {

@@ -8,8 +8,8 @@
 //! row, and the text never holds more than a terminal of that width would show, however the
 //! bytes are crafted (`ESC[65535C` moves to the last column, as it does on a screen).
 
-use crate::screen::Style;
-use crate::screen::decode::{Csi, Decoder, Step};
+use crate::screen::decode::{Csi, Decoder, Escape, Step, dec_graphics};
+use crate::screen::{CellColor, Style};
 
 /// The narrowest row modelled (a terminal below 2 columns is raised to 2).
 const MIN_WIDTH: usize = 2;
@@ -29,6 +29,9 @@ struct Row {
     /// wraps (the terminal's pending wrap).
     column: usize,
     width: usize,
+    /// Whether G0 and G1 hold DEC line drawing, and SO chose G1: the text shows the lines.
+    graphics: [bool; 2],
+    shifted: bool,
     /// Kept only by a cleaner that keeps colors.
     colors: Option<Colors>,
 }
@@ -42,6 +45,8 @@ struct Colors {
     pen: Style,
     /// The pen the text written so far leaves set.
     written: Style,
+    /// The background an erase painted from the row's text to its end.
+    tail: CellColor,
 }
 
 impl TextCleaner {
@@ -55,6 +60,8 @@ impl TextCleaner {
                 cells: Vec::with_capacity(width.min(256)),
                 column: 0,
                 width,
+                graphics: [false; 2],
+                shifted: false,
                 colors: None,
             },
         }
@@ -69,6 +76,7 @@ impl TextCleaner {
             pens: Vec::new(),
             pen,
             written: Style::default(),
+            tail: CellColor::Default,
         });
         cleaner
     }
@@ -86,7 +94,7 @@ impl TextCleaner {
         let Self { decoder, row } = self;
         let mut index = 0;
         while index < bytes.len() {
-            if decoder.at_boundary() {
+            if decoder.at_boundary() && !row.line_drawing() {
                 let run = bytes[index..]
                     .iter()
                     .take_while(|byte| (0x20..0x7f).contains(*byte))
@@ -146,7 +154,19 @@ impl Row {
             // C1 controls in their UTF-8 form are dropped, as their 8-bit bytes are: some
             // terminals carry U+009B out as CSI.
             Step::Print('\u{80}'..='\u{9f}') => {}
+            Step::Print(character) if self.line_drawing() => {
+                self.put(dec_graphics(character), out);
+            }
             Step::Print(character) => self.put(character, out),
+            Step::Execute(shift @ (0x0e | 0x0f)) => self.shifted = shift == 0x0e,
+            Step::Escape(Escape {
+                intermediate: Some(designate @ (b'(' | b')')),
+                action,
+            }) => self.graphics[usize::from(designate == b')')] = action == b'0',
+            Step::Escape(Escape {
+                intermediate: None,
+                action: b'c',
+            }) => (self.graphics, self.shifted) = ([false; 2], false),
             Step::Execute(b'\n') => {
                 self.flush(out);
                 self.end_line(out);
@@ -158,6 +178,11 @@ impl Row {
             Step::Csi(csi) if !csi.private && !csi.intermediate => self.csi(&csi),
             Step::Execute(_) | Step::Csi(_) | Step::Escape(_) => {}
         }
+    }
+
+    /// Whether characters are drawn from DEC line drawing.
+    fn line_drawing(&self) -> bool {
+        self.graphics[usize::from(self.shifted)]
     }
 
     /// The column the cursor shows at (a pending wrap shows on the last column).
@@ -202,8 +227,21 @@ impl Row {
         }
     }
 
-    /// Ends the line (its row written already).
+    /// Ends the line (its row written already). A background an erase painted to the row's
+    /// end is written as that erase.
     fn end_line(&mut self, out: &mut String) {
+        if let Some(colors) = &mut self.colors {
+            let tail = std::mem::take(&mut colors.tail);
+            if tail != CellColor::Default {
+                let blank = Style {
+                    bg: tail,
+                    ..Style::default()
+                };
+                blank.write_sgr(out);
+                colors.written = blank;
+                out.push_str("\x1b[K");
+            }
+        }
         self.reset_pen(out);
         out.push('\n');
         self.column = 0;
@@ -215,6 +253,9 @@ impl Row {
             self.resize(self.width.max(self.cells.len()));
             self.flush(out);
             self.column = 0;
+            if let Some(colors) = &mut self.colors {
+                colors.tail = CellColor::Default;
+            }
         }
     }
 
@@ -268,11 +309,15 @@ impl Row {
         match csi.action {
             // Erase in line: what progress bars use after `\r`.
             b'K' => {
-                match csi.params().first().copied().unwrap_or(0) {
+                let mode = csi.params().first().copied().unwrap_or(0);
+                match mode {
                     0 => self.resize(cursor.min(len)),
                     1 => self.blank(0..(cursor + 1).min(len)),
                     2 => self.resize(0),
                     _ => return,
+                }
+                if let (Some(colors), 0 | 2) = (&mut self.colors, mode) {
+                    colors.tail = colors.pen.bg;
                 }
                 self.column = cursor;
             }
@@ -532,5 +577,21 @@ mod tests {
                 prop_assert!(text.ends_with("\nplain words after\n"), "{text:?}");
             }
         }
+    }
+
+    #[test]
+    fn history_keeps_a_background_erased_to_the_row_end_and_line_drawing() {
+        let text = colored(
+            b"\x1b[44mtext\x1b[K\x1b[0m\n\x1b(0lqk\x1b(B lqk\n\x1b)0a\x0eqq\x0fq\n",
+            20,
+        );
+        let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        let page =
+            crate::screen::ScreenSnapshot::from_lines(crate::pty::TermSize::new(20, 3), &lines, 0);
+        let blue = crate::screen::CellColor::Indexed(4);
+        assert!(page.rows[0].iter().all(|cell| cell.bg == blue), "{text:?}");
+        assert_eq!(page.text(), "text\n┌─┐ lqk\na──q\n");
+        // The plain text shows the lines too.
+        assert_eq!(clean_text(b"\x1b(0lqk\x1b(B\n", 20), "┌─┐\n");
     }
 }

@@ -138,12 +138,6 @@ impl Decoder {
         }
     }
 
-    /// Forgets a character half read: for a reader that passes over text it does not need.
-    pub(crate) fn forget_character(&mut self) {
-        self.utf8_need = 0;
-        self.utf8_len = 0;
-    }
-
     /// Whether the bytes so far end at a boundary: the ground state, no character half read.
     #[must_use]
     pub(crate) fn at_boundary(&self) -> bool {
@@ -387,6 +381,18 @@ impl Decoder {
             // C0 controls, DEL and the rest are ignored in a DCS header.
             (state, _) => state,
         };
+    }
+}
+
+/// The DEC special graphics charset: line drawing and a few symbols in place of `_` to `~`.
+pub(crate) fn dec_graphics(character: char) -> char {
+    const TABLE: [char; 32] = [
+        ' ', '◆', '▒', '␉', '␌', '␍', '␊', '°', '±', '␤', '␋', '┘', '┐', '┌', '└', '┼', '⎺', '⎻',
+        '─', '⎼', '⎽', '├', '┤', '┴', '┬', '│', '≤', '≥', 'π', '≠', '£', '·',
+    ];
+    match u32::from(character) {
+        code @ 0x5f..=0x7e => TABLE[usize::try_from(code - 0x5f).unwrap_or(0)],
+        _ => character,
     }
 }
 

@@ -1,22 +1,36 @@
-//! What vt100 0.18 leaves out, carried out around it: every byte still goes to its parser, which
-//! ignores these sequences, and right where one ends its effect is drawn with sequences vt100
-//! knows, from the parser's state at that point (cursor, size, pen). Text printed in a mode
-//! vt100 lacks (autowrap off, insert, DEC line drawing) and tabs to stops it cannot set are
+//! What vt100 0.18 leaves out, carried out around it: every byte still goes to its parser, and
+//! right where a sequence ends its effect is drawn with sequences vt100 knows, from the parser's
+//! state at that point (cursor, size, pen). A sequence vt100 reads wrongly is cut off with CAN
+//! before its last byte and replaced. Text printed in a mode vt100 lacks (autowrap off, insert,
+//! DEC line drawing, attributes vt100 does not keep) and tabs to stops it cannot set are
 //! rewritten the same way, character by character; in the usual modes text passes untouched.
 //!
-//! Carried out: IND and NEL; HTS, TBC and tabs to the stops set; DECALN; DECCOLM (clears and
-//! homes, the width stays); DECAWM off; IRM; the DEC special graphics charset in G0 and G1,
-//! with SO and SI; blink and strikethrough; and RIS, DECSC and DECRC for this state.
+//! Carried out: IND, NEL and RI; HTS, TBC, CBT and tabs to the stops set (a tab with a wrap
+//! pending keeps it); DECALN; DECCOLM (clears and homes, the width stays); DECAWM off; IRM; the
+//! DEC special graphics charset in G0 and G1, with SO and SI; blink, strikethrough, conceal and
+//! overline, and SGR's colon forms (`4:3`, `38:2::R:G:B`); blanks in the background colour
+//! (see [`paint`]); DECSTBM homing to the first row; `CSI s` and `CSI u`; the alternate screen
+//! of modes 47 and 1047 sharing the cursor; the widths programs count (VS16 widens nothing,
+//! U+00AD takes a cell); and RIS, DECSC and DECRC for this state.
+
+mod paint;
 
 use std::fmt::Write as _;
 
 use unicode_width::UnicodeWidthChar;
 
-use super::decode::{Csi, Decoder, Escape, Step};
+use super::decode::{Csi, Decoder, Escape, Step, dec_graphics};
 use super::style::Style;
 
 /// Default tab stops: every eighth column.
 const TAB_WIDTH: u16 = 8;
+
+/// A scroll region: its first and last rows, from 0.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Region {
+    pub top: u16,
+    pub bottom: u16,
+}
 
 /// The state vt100 does not keep.
 #[derive(Clone, Debug)]
@@ -32,39 +46,81 @@ pub(crate) struct Extras {
     tab_stops: Option<Vec<u16>>,
     autowrap: bool,
     insert: bool,
-    /// Blink and strikethrough in the pen (SGR 5 and 9): vt100 keeps neither, so each
-    /// character drawn with them carries a mark in its cell (see [`take_marks`]).
+    /// The attributes vt100 does not keep (blink, strikethrough, conceal, overline) are in the
+    /// pen: each character drawn with them carries a mark in its cell (see [`take_marks`]).
     pen: Style,
     /// The pen DECSC saved.
     saved_pen: Style,
+    /// The scroll regions of the main and the alternate screen (`None`: the whole screen):
+    /// vt100 keeps them without telling.
+    regions: [Option<Region>; 2],
 }
 
-/// Attributes vt100 cannot store, carried in a cell as zero-width tag characters after its
+/// What vt100 cannot store, carried in a cell as zero-width tag characters after its
 /// character: invisible to vt100, which appends them like combining marks, and taken out
 /// again when the cell is read.
+#[allow(clippy::struct_excessive_bools)] // Independent flags of one cell.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Marks {
     pub blink: bool,
     pub strikethrough: bool,
+    pub hidden: bool,
+    pub overline: bool,
 }
 
 const BLINK_MARK: char = '\u{E0062}';
 const STRIKETHROUGH_MARK: char = '\u{E0073}';
+const HIDDEN_MARK: char = '\u{E0068}';
+const OVERLINE_MARK: char = '\u{E006F}';
+/// Stands for VS16, which vt100 takes as making its cell two wide: programs count it as
+/// nothing (wcwidth 0), and so must the screen.
+const VS16_MARK: char = '\u{E0076}';
+/// After a space, stands for U+00AD, which programs count as one cell and vt100 as none.
+const SOFT_HYPHEN_MARK: char = '\u{E002D}';
 
-/// Takes the marks out of a cell's text.
+fn is_mark(character: char) -> bool {
+    ('\u{E0020}'..='\u{E007F}').contains(&character)
+}
+
+/// Takes the marks out of a cell's text, and puts back what they stand for.
 pub(crate) fn take_marks(text: &mut String) -> Marks {
     // A character and a mark take at least five bytes: most cells are passed over at once.
-    if text.len() < 5 {
+    if text.len() < 5 || !text.contains(is_mark) {
         return Marks::default();
     }
-    let marks = Marks {
-        blink: text.contains(BLINK_MARK),
-        strikethrough: text.contains(STRIKETHROUGH_MARK),
-    };
-    if marks != Marks::default() {
-        text.retain(|c| c != BLINK_MARK && c != STRIKETHROUGH_MARK);
+    let mut marks = Marks::default();
+    let mut kept = String::with_capacity(text.len());
+    for character in text.chars() {
+        match character {
+            BLINK_MARK => marks.blink = true,
+            STRIKETHROUGH_MARK => marks.strikethrough = true,
+            HIDDEN_MARK => marks.hidden = true,
+            OVERLINE_MARK => marks.overline = true,
+            VS16_MARK => kept.push('\u{FE0F}'),
+            SOFT_HYPHEN_MARK => {
+                // The space drawn in its place goes.
+                kept.clear();
+                kept.push('\u{AD}');
+            }
+            other => kept.push(other),
+        }
     }
+    *text = kept;
     marks
+}
+
+/// What vt100 is given for a character: the character it draws, if any, and a mark.
+fn for_vt100(character: char) -> (Option<char>, Option<char>) {
+    match character {
+        '\u{FE0F}' => (None, Some(VS16_MARK)),
+        '\u{AD}' => (Some(' '), Some(SOFT_HYPHEN_MARK)),
+        other => (Some(other), None),
+    }
+}
+
+/// Whether vt100 counts `character` otherwise than programs do.
+fn counted_otherwise(character: char) -> bool {
+    matches!(character, '\u{FE0F}' | '\u{AD}')
 }
 
 impl Default for Extras {
@@ -79,6 +135,7 @@ impl Default for Extras {
             insert: false,
             pen: Style::default(),
             saved_pen: Style::default(),
+            regions: [None; 2],
         }
     }
 }
@@ -86,11 +143,43 @@ impl Default for Extras {
 impl Extras {
     /// Whether text must be rewritten before vt100 draws it.
     fn rewrites_text(&self) -> bool {
+        let attrs = &self.pen.attrs;
         self.graphics[usize::from(self.shifted)]
             || !self.autowrap
             || self.insert
-            || self.pen.attrs.blink
-            || self.pen.attrs.strikethrough
+            || attrs.blink
+            || attrs.strikethrough
+            || attrs.hidden
+            || attrs.overline
+    }
+
+    /// Whether a character must be drawn here rather than by vt100 alone: one it counts
+    /// otherwise, or any when a wrap may scroll blanks that take the background in.
+    fn watches<C: vt100::Callbacks>(&self, character: char, parser: &vt100::Parser<C>) -> bool {
+        counted_otherwise(character) || (self.autowrap && paint::coloured_blanks(parser.screen()))
+    }
+
+    /// The size changed: vt100 reset both scroll regions.
+    pub fn resized(&mut self) {
+        self.regions = [None; 2];
+    }
+
+    /// The scroll region in force.
+    fn region(&self, screen: &vt100::Screen) -> Region {
+        let rows = screen.size().0.get();
+        self.regions[usize::from(screen.alternate_screen())]
+            .filter(|region| region.bottom < rows)
+            .unwrap_or(Region {
+                top: 0,
+                bottom: rows - 1,
+            })
+    }
+
+    /// Whether a line feed now scrolls the region.
+    fn at_bottom_margin(&self, screen: &vt100::Screen) -> bool {
+        let region = self.region(screen);
+        let row = screen.cursor_position().0;
+        row == region.bottom && row >= region.top
     }
 
     /// Hands `bytes` to `parser`, carrying out what it ignores where it comes.
@@ -101,16 +190,17 @@ impl Extras {
         let mut char_start = 0;
         let mut index = 0;
         while index < bytes.len() {
-            if self.decoder.in_ground() && !self.rewrites_text() {
+            if self.decoder.at_boundary() && !self.rewrites_text() {
                 // Plain text needs nothing: go to the next byte that may.
-                let tabs = self.tab_stops.is_some();
-                let skip = bytes[index..]
-                    .iter()
-                    .position(|&byte| matches!(byte, 0x1b | 0x0e | 0x0f) || (tabs && byte == b'\t'))
-                    .unwrap_or(bytes.len() - index);
-                if skip > 0 {
-                    self.decoder.forget_character();
-                    index += skip;
+                let plain = self.plain_run(&bytes[index..], parser);
+                if plain > 0 {
+                    index += plain;
+                    if self.autowrap && paint::coloured_blanks(parser.screen()) {
+                        // The run was cut where a wrap could scroll: the next is measured
+                        // from where it leaves the cursor.
+                        parser.process(&bytes[passed..index]);
+                        passed = index;
+                    }
                     continue;
                 }
             }
@@ -118,7 +208,7 @@ impl Extras {
             if self.decoder.at_boundary() {
                 char_start = index;
             }
-            // A tab within a sequence is carried out by the parser, as part of it.
+            // A control within a sequence is carried out by the parser, as part of it.
             let in_ground = self.decoder.in_ground();
             let mut steps = [None; 2];
             let mut count = 0;
@@ -130,7 +220,9 @@ impl Extras {
             });
             for step in steps.into_iter().flatten() {
                 match step {
-                    Step::Print(character) if self.rewrites_text() => {
+                    Step::Print(character)
+                        if self.rewrites_text() || self.watches(character, parser) =>
+                    {
                         // The bytes before the character go first; its own are rewritten. A
                         // broken character (U+FFFD) is dropped, as the parser drops it.
                         parser.process(&bytes[passed..char_start.max(passed)]);
@@ -143,22 +235,28 @@ impl Extras {
                         passed = if consumed { index + 1 } else { index };
                         char_start = index;
                     }
-                    Step::Execute(b'\t') if in_ground && self.tab_stops.is_some() => {
+                    Step::Execute(control @ (b'\t' | b'\n' | 0x0b | 0x0c)) if in_ground => {
                         parser.process(&bytes[passed..index]);
-                        self.tab(parser);
                         passed = index + 1;
+                        if control == b'\t' {
+                            self.tab(parser);
+                        } else {
+                            self.line_feed(&[control], parser);
+                        }
                     }
                     Step::Execute(0x0e) => self.shifted = true,
                     Step::Execute(0x0f) => self.shifted = false,
+                    // The parser gets all but the last byte; what that byte does is decided
+                    // from the state before it.
                     Step::Escape(escape) => {
-                        parser.process(&bytes[passed..=index]);
+                        parser.process(&bytes[passed..index]);
                         passed = index + 1;
                         self.escape(escape, parser);
                     }
                     Step::Csi(csi) => {
-                        parser.process(&bytes[passed..=index]);
+                        parser.process(&bytes[passed..index]);
                         passed = index + 1;
-                        self.csi(&csi, parser);
+                        self.csi(&csi, byte, parser);
                     }
                     Step::Print(_) | Step::Execute(_) => {}
                 }
@@ -168,15 +266,77 @@ impl Extras {
         parser.process(&bytes[passed..]);
     }
 
-    /// A character in a mode vt100 lacks.
+    /// How many bytes at the start of `bytes` vt100 draws right by itself: text up to a
+    /// sequence, a shift, a tab, a character it counts otherwise; with coloured blanks, up to a
+    /// line feed, and no further than a wrap could scroll.
+    fn plain_run<C: vt100::Callbacks>(&self, bytes: &[u8], parser: &vt100::Parser<C>) -> usize {
+        let blanks = paint::coloured_blanks(parser.screen());
+        let stops = |byte: &u8| match byte {
+            0x1b | 0x0e | 0x0f | b'\t' | 0xef | 0xc2 => true,
+            b'\n' | 0x0b | 0x0c => blanks,
+            _ => false,
+        };
+        let mut from = 0;
+        let end = loop {
+            let Some(at) = bytes[from..].iter().position(stops).map(|at| from + at) else {
+                // A character cut short at the end is read by the decoder, whole.
+                break bytes.len() - super::unfinished_character(bytes);
+            };
+            // VS16 is EF B8 8F, U+00AD C2 AD: a character cut short is looked at whole.
+            let watched = match bytes[at] {
+                0xef => bytes
+                    .get(at + 1..at + 3)
+                    .is_none_or(|rest| rest == [0xb8, 0x8f]),
+                0xc2 => bytes.get(at + 1).is_none_or(|&next| next == 0xad),
+                _ => true,
+            };
+            if watched {
+                break at;
+            }
+            from = at + 1;
+        };
+        if !(blanks && self.autowrap) {
+            return end;
+        }
+        let limit = self.characters_before_a_scroll(parser.screen());
+        let mut characters = 0;
+        for (at, byte) in bytes[..end].iter().enumerate() {
+            if byte & 0xc0 != 0x80 {
+                if characters == limit {
+                    return at;
+                }
+                characters += 1;
+            }
+        }
+        end
+    }
+
+    /// How many characters can be printed before a wrap could scroll the region, were every
+    /// one of them wide and every row to waste a column.
+    fn characters_before_a_scroll(&self, screen: &vt100::Screen) -> usize {
+        let region = self.region(screen);
+        let (row, col) = screen.cursor_position();
+        if row > region.bottom {
+            return usize::MAX;
+        }
+        let cols = usize::from(screen.size().1.get()) - 1;
+        let room = usize::from(region.bottom - row) * cols + cols.saturating_sub(usize::from(col));
+        (room / 2).saturating_sub(1)
+    }
+
+    /// A character in a mode vt100 lacks, counted otherwise by it, or that may scroll blanks in.
     fn print<C: vt100::Callbacks>(&self, character: char, parser: &mut vt100::Parser<C>) {
         let character = if self.graphics[usize::from(self.shifted)] {
             dec_graphics(character)
         } else {
             character
         };
-        let width = u16::try_from(character.width().unwrap_or(0)).unwrap_or(1);
+        let (drawn, mark) = for_vt100(character);
+        let width = drawn.map_or(0, |drawn| {
+            u16::try_from(drawn.width().unwrap_or(0)).unwrap_or(1)
+        });
         let mut out = String::new();
+        let mut scrolls = false;
         if width > 0 {
             let (cols, col) = cols_and_col(parser);
             if self.insert && col < cols {
@@ -186,19 +346,54 @@ impl Extras {
                 // Autowrap off: what does not fit overwrites the row's end.
                 let _ = write!(out, "\x1b[{}G", cols.saturating_sub(width) + 1);
             }
+            scrolls = self.autowrap
+                && col + width > cols
+                && paint::coloured_blanks(parser.screen())
+                && self.at_bottom_margin(parser.screen());
         }
-        out.push(character);
-        if self.pen.attrs.blink {
-            out.push(BLINK_MARK);
-        }
-        if self.pen.attrs.strikethrough {
-            out.push(STRIKETHROUGH_MARK);
+        out.extend(drawn);
+        out.extend(mark);
+        let attrs = &self.pen.attrs;
+        for (on, mark) in [
+            (attrs.blink, BLINK_MARK),
+            (attrs.strikethrough, STRIKETHROUGH_MARK),
+            (attrs.hidden, HIDDEN_MARK),
+            (attrs.overline, OVERLINE_MARK),
+        ] {
+            if on {
+                out.push(mark);
+            }
         }
         parser.process(out.as_bytes());
+        if scrolls {
+            // The wrap scrolled a blank row in: the rest of it takes the background.
+            let (cols, col) = cols_and_col(parser);
+            paint::cells(parser, col, cols.saturating_sub(col));
+        }
     }
 
+    /// A line feed (or `bytes` that end in one), blanks painted when it scrolls.
+    fn line_feed<C: vt100::Callbacks>(&self, bytes: &[u8], parser: &mut vt100::Parser<C>) {
+        let scrolls =
+            paint::coloured_blanks(parser.screen()) && self.at_bottom_margin(parser.screen());
+        parser.process(bytes);
+        if scrolls {
+            let bottom = self.region(parser.screen()).bottom;
+            paint::rows(parser, bottom, bottom);
+        }
+    }
+
+    /// A tab: none with a wrap pending (the next character still wraps, as vttest's 11.5.4
+    /// says), vt100's own to the default stops.
     fn tab<C: vt100::Callbacks>(&self, parser: &mut vt100::Parser<C>) {
         let (cols, col) = cols_and_col(parser);
+        if col >= cols {
+            return;
+        }
+        if self.tab_stops.is_none() {
+            parser.process(b"\t");
+            return;
+        }
         let last = cols.saturating_sub(1);
         let next = self
             .tab_stops
@@ -209,6 +404,24 @@ impl Extras {
             .unwrap_or(last)
             .min(last);
         parser.process(format!("\x1b[{}G", next + 1).as_bytes());
+    }
+
+    /// CBT: back `count` tab stops, to the first column at most.
+    fn back_tab<C: vt100::Callbacks>(&self, count: u16, parser: &mut vt100::Parser<C>) {
+        let (cols, col) = cols_and_col(parser);
+        let mut col = col.min(cols.saturating_sub(1));
+        for _ in 0..count.min(cols) {
+            col = match &self.tab_stops {
+                Some(stops) => stops
+                    .iter()
+                    .rev()
+                    .copied()
+                    .find(|&stop| stop < col)
+                    .unwrap_or(0),
+                None => col.saturating_sub(1) / TAB_WIDTH * TAB_WIDTH,
+            };
+        }
+        parser.process(format!("\x1b[{}G", col + 1).as_bytes());
     }
 
     /// The stops, made explicit to be changed (the default ones at any width the screen may
@@ -235,11 +448,38 @@ impl Extras {
         }
     }
 
+    /// DECSC's part of this state (vt100 saves the cursor and its pen).
+    fn save(&mut self) {
+        self.saved = (self.graphics, self.shifted);
+        self.saved_pen = self.pen;
+    }
+
+    /// DECRC's part of this state.
+    fn restore(&mut self) {
+        (self.graphics, self.shifted) = self.saved;
+        self.pen = self.saved_pen;
+    }
+
+    /// An escape sequence, its last byte not yet given to the parser.
     fn escape<C: vt100::Callbacks>(&mut self, escape: Escape, parser: &mut vt100::Parser<C>) {
+        if (escape.intermediate, escape.action) == (None, b'M') {
+            // RI at the region's top scrolls a blank row in (vt100 also scrolls from row 0).
+            let screen = parser.screen();
+            let region = self.region(screen);
+            let row = screen.cursor_position().0;
+            let scrolls = paint::coloured_blanks(screen)
+                && (row == 0 || (row == region.top && row <= region.bottom));
+            parser.process(b"M");
+            if scrolls {
+                paint::rows(parser, region.top, region.top);
+            }
+            return;
+        }
+        parser.process(&[escape.action]);
         match (escape.intermediate, escape.action) {
             // IND: down a row, scrolling at the bottom; NEL: the same at the row's start.
-            (None, b'D') => parser.process(b"\n"),
-            (None, b'E') => parser.process(b"\r\n"),
+            (None, b'D') => self.line_feed(b"\n", parser),
+            (None, b'E') => self.line_feed(b"\r\n", parser),
             // HTS: a tab stop at the cursor.
             (None, b'H') => {
                 let (cols, col) = cols_and_col(parser);
@@ -251,15 +491,9 @@ impl Extras {
                 self.forget_default_stops(cols);
             }
             (None, b'c') => *self = Self::default(),
-            (None, b'7') => {
-                self.saved = (self.graphics, self.shifted);
-                self.saved_pen = self.pen;
-            }
-            (None, b'8') => {
-                (self.graphics, self.shifted) = self.saved;
-                self.pen = self.saved_pen;
-            }
-            (Some(b'#'), b'8') => Self::alignment_test(parser),
+            (None, b'7') => self.save(),
+            (None, b'8') => self.restore(),
+            (Some(b'#'), b'8') => self.alignment_test(parser),
             (Some(designate @ (b'(' | b')')), charset) => {
                 self.graphics[usize::from(designate == b')')] = charset == b'0';
             }
@@ -267,44 +501,129 @@ impl Extras {
         }
     }
 
-    fn csi<C: vt100::Callbacks>(&mut self, csi: &Csi, parser: &mut vt100::Parser<C>) {
+    /// A CSI sequence, its last byte (`last`) not yet given to the parser.
+    fn csi<C: vt100::Callbacks>(&mut self, csi: &Csi, last: u8, parser: &mut vt100::Parser<C>) {
         if csi.intermediate {
+            parser.process(&[last]);
             return;
         }
+        let before = parser.screen().cursor_position();
+        if (csi.private, csi.action) == (false, b'm') {
+            self.pen.apply_sgr(csi);
+            if Style::misread_by_vt100(csi) {
+                // Cut off, and the pen it leaves set as vt100 reads it.
+                let mut sgr = String::from("\x18");
+                self.pen.write_sgr(&mut sgr);
+                parser.process(sgr.as_bytes());
+            } else {
+                parser.process(&[last]);
+            }
+            return;
+        }
+        parser.process(&[last]);
+        let params = csi.params();
+        let first = params.first().copied().unwrap_or(0);
         match (csi.private, csi.action) {
-            (false, b'm') => self.pen.apply_sgr(csi),
             // TBC: the stop at the cursor, or every stop.
             (false, b'g') => {
                 let (cols, col) = cols_and_col(parser);
                 let col = col.min(cols.saturating_sub(1));
-                match csi.params().first().copied().unwrap_or(0) {
+                match first {
                     0 => self.stops_mut().retain(|&stop| stop != col),
                     3 => self.tab_stops = Some(Vec::new()),
                     _ => {}
                 }
                 self.forget_default_stops(cols);
             }
-            (false, set @ (b'h' | b'l')) if csi.params().contains(&4) => {
+            (false, set @ (b'h' | b'l')) if params.contains(&4) => {
                 self.insert = set == b'h';
             }
-            (true, set @ (b'h' | b'l')) => {
-                for &mode in csi.params() {
-                    match mode {
-                        // DECCOLM: no terminal here changes width; it clears and homes.
-                        3 => parser.process(b"\x1b[H\x1b[2J"),
-                        7 => self.autowrap = set == b'h',
-                        _ => {}
-                    }
-                }
+            (true, set @ (b'h' | b'l')) => self.private_modes(params, set == b'h', before, parser),
+            (false, b'r') => {
+                self.set_region(params, parser.screen());
+                // vt100 homes to the region's top; the first row it is (the region's top in
+                // origin mode, where CUP counts from there).
+                parser.process(b"\x1b[H");
             }
+            // SCOSC and SCORC: DECSC and DECRC by another name.
+            (false, b's') => {
+                parser.process(b"\x1b7");
+                self.save();
+            }
+            (false, b'u') => {
+                parser.process(b"\x1b8");
+                self.restore();
+            }
+            (false, b'Z') => self.back_tab(csi.count(1), parser),
+            (false, action @ (b'@' | b'P' | b'L' | b'M' | b'S' | b'T')) => {
+                let region = self.region(parser.screen());
+                paint::after_edit(parser, region, action, csi.count(1));
+            }
+            (_, b'J') if first != 3 => paint::erase_again(parser, &format!("\x1b[{first}J")),
+            (_, b'K') => paint::erase_again(parser, &format!("\x1b[{first}K")),
+            (false, b'X') => paint::erase_again(parser, &format!("\x1b[{}X", csi.count(1))),
             _ => {}
         }
     }
 
+    /// DEC private modes, once vt100 has carried out those it knows; `before`: where the
+    /// cursor was.
+    fn private_modes<C: vt100::Callbacks>(
+        &mut self,
+        params: &[u16],
+        set: bool,
+        before: (u16, u16),
+        parser: &mut vt100::Parser<C>,
+    ) {
+        for &mode in params {
+            match mode {
+                // DECCOLM: no terminal here changes width; it clears and homes.
+                3 => parser.process(b"\x1b[H\x1b[2J"),
+                7 => self.autowrap = set,
+                // The alternate screen without a saved cursor: one cursor for both screens.
+                47 => move_cursor(parser, before),
+                1047 => {
+                    if set {
+                        parser.process(b"\x1b[?47h");
+                    } else if parser.screen().alternate_screen() {
+                        // Left, the alternate screen is cleared.
+                        let pen = parser.screen().attributes_formatted();
+                        parser.process(format!("\x1b[m\x1b[2J\x1b[?47l{pen}").as_bytes());
+                    }
+                    move_cursor(parser, before);
+                }
+                // vt100 saves the cursor, clears the alternate screen and homes; the cursor
+                // stays where it was, as in xterm and tmux.
+                1049 if set => {
+                    self.save();
+                    self.regions[1] = None;
+                    move_cursor(parser, before);
+                }
+                1049 => self.restore(),
+                _ => {}
+            }
+        }
+    }
+
+    /// DECSTBM, as vt100 reads it: a region of two rows at least, else the whole screen.
+    fn set_region(&mut self, params: &[u16], screen: &vt100::Screen) {
+        let rows = screen.size().0.get();
+        let top = params.first().copied().filter(|&top| top > 0).unwrap_or(1) - 1;
+        let bottom = params
+            .get(1)
+            .copied()
+            .filter(|&bottom| bottom > 0)
+            .unwrap_or(rows);
+        let bottom = (bottom - 1).min(rows - 1);
+        self.regions[usize::from(screen.alternate_screen())] =
+            (top < bottom).then_some(Region { top, bottom });
+    }
+
     /// DECALN: the screen filled with `E`, the scroll region reset, the cursor home; the pen
     /// stays as it was.
-    fn alignment_test<C: vt100::Callbacks>(parser: &mut vt100::Parser<C>) {
+    fn alignment_test<C: vt100::Callbacks>(&mut self, parser: &mut vt100::Parser<C>) {
         let screen = parser.screen();
+        self.regions[usize::from(screen.alternate_screen())] = None;
         let pen = screen.attributes_formatted();
         let (rows, cols) = (screen.size().0.get(), screen.size().1.get());
         let mut out = String::from("\x1b[r\x1b[m");
@@ -318,178 +637,16 @@ impl Extras {
     }
 }
 
+/// Puts the cursor at `(row, col)` whatever the origin mode (a wrap pending there is lost).
+fn move_cursor<C: vt100::Callbacks>(parser: &mut vt100::Parser<C>, (row, col): (u16, u16)) {
+    parser.process(format!("\x1b[{}d\x1b[{}G", row + 1, col + 1).as_bytes());
+}
+
 /// The screen's columns and the cursor's column (`cols` when a wrap is pending).
 fn cols_and_col<C: vt100::Callbacks>(parser: &vt100::Parser<C>) -> (u16, u16) {
     let screen = parser.screen();
     (screen.size().1.get(), screen.cursor_position().1)
 }
 
-/// The DEC special graphics charset: line drawing and a few symbols in place of `_` to `~`.
-fn dec_graphics(character: char) -> char {
-    const TABLE: [char; 32] = [
-        ' ', '◆', '▒', '␉', '␌', '␍', '␊', '°', '±', '␤', '␋', '┘', '┐', '┌', '└', '┼', '⎺', '⎻',
-        '─', '⎼', '⎽', '├', '┤', '┴', '┬', '│', '≤', '≥', 'π', '≠', '£', '·',
-    ];
-    match u32::from(character) {
-        code @ 0x5f..=0x7e => TABLE[usize::try_from(code - 0x5f).unwrap_or(0)],
-        _ => character,
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use crate::pty::TermSize;
-    use crate::screen::{CursorPos, Screen, ScreenSnapshot};
-
-    fn shown(cols: u16, rows: u16, bytes: &[u8]) -> ScreenSnapshot {
-        let mut screen = Screen::new(TermSize::new(cols, rows), 0);
-        screen.feed(bytes);
-        screen.snapshot(0)
-    }
-
-    fn lines(snapshot: &ScreenSnapshot) -> Vec<String> {
-        let text = snapshot.text();
-        let mut lines: Vec<String> = text.lines().map(str::to_owned).collect();
-        while lines.last().is_some_and(String::is_empty) {
-            lines.pop();
-        }
-        lines
-    }
-
-    #[test]
-    fn index_and_next_line_move_down_a_row() {
-        let screen = shown(80, 24, b"\x1b[2J\x1b[HA\x1bDB\x1bEC");
-        assert_eq!(lines(&screen), ["A", " B", "C"]);
-        // At the bottom, IND scrolls.
-        let screen = shown(10, 3, b"1\r\n2\r\n3\x1bDx");
-        assert_eq!(lines(&screen), ["2", "3", " x"]);
-    }
-
-    #[test]
-    fn the_alignment_test_fills_the_screen_with_e_and_keeps_the_pen() {
-        let screen = shown(80, 24, b"\x1b[31m\x1b[2J\x1b#8");
-        assert!(screen.rows.iter().flatten().all(|cell| cell.text == "E"));
-        assert!(
-            screen
-                .rows
-                .iter()
-                .flatten()
-                .all(|cell| cell.fg == crate::screen::CellColor::Default)
-        );
-        assert_eq!(screen.cursor, Some(CursorPos { row: 0, col: 0 }));
-        let after = shown(80, 24, b"\x1b[31m\x1b#8x");
-        assert_eq!(after.rows[0][0].fg, crate::screen::CellColor::Indexed(1));
-    }
-
-    #[test]
-    fn tabs_go_to_the_stops_set() {
-        let screen = shown(80, 24, b"\x1b[2J\x1b[H\x1b[3g\x1b[1;5H\x1bH\x1b[1;1H\tX");
-        assert_eq!(lines(&screen), ["    X"]);
-        // No stop left: a tab goes to the last column.
-        let screen = shown(20, 2, b"\x1b[3g\tX");
-        assert_eq!(lines(&screen), [format!("{}X", " ".repeat(19))]);
-        // The stop at the cursor is cleared; the others stay.
-        let screen = shown(40, 2, b"\x1b[1;9H\x1b[g\r\tX");
-        assert_eq!(lines(&screen), [format!("{}X", " ".repeat(16))]);
-        // A reset brings back every eighth column.
-        let screen = shown(40, 2, b"\x1b[3g\x1bc\tX");
-        assert_eq!(lines(&screen), [format!("{}X", " ".repeat(8))]);
-        // A tab within a sequence belongs to it.
-        let screen = shown(40, 3, b"\x1b[3g\x1b[1;5H\x1bH\x1b[2\t;1HX");
-        assert_eq!(lines(&screen), ["", "X"]);
-    }
-
-    #[test]
-    fn the_column_mode_clears_and_homes() {
-        let screen = shown(80, 24, b"\x1b[2J\x1b[5;5Hhello\x1b[?3lZ");
-        assert_eq!(lines(&screen), ["Z"]);
-        assert_eq!(screen.size, TermSize::new(80, 24));
-    }
-
-    #[test]
-    fn with_autowrap_off_the_row_end_is_overwritten() {
-        let mut bytes = b"\x1b[2J\x1b[H\x1b[?7l".to_vec();
-        bytes.extend("*".repeat(100).bytes());
-        bytes.extend(b"X\x1b[?7h");
-        let screen = shown(80, 24, &bytes);
-        assert_eq!(lines(&screen), [format!("{}X", "*".repeat(79))]);
-        // Back on, text wraps again.
-        bytes.extend("y".repeat(81).bytes());
-        assert_eq!(
-            lines(&shown(80, 24, &bytes)),
-            [format!("{}X", "*".repeat(79)), "y".repeat(80), "y".into()]
-        );
-    }
-
-    #[test]
-    fn insert_mode_pushes_the_rest_of_the_row_right() {
-        let screen = shown(80, 24, b"\x1b[2J\x1b[Habcdef\x1b[1;3H\x1b[4hXY\x1b[4l");
-        assert_eq!(lines(&screen), ["abXYcdef"]);
-        let screen = shown(80, 24, b"abcdef\x1b[1;3H\x1b[4h\xe4\xb8\xadZ\x1b[4lQ");
-        assert_eq!(lines(&screen), ["ab中ZQdef"]);
-    }
-
-    #[test]
-    fn dec_line_drawing_draws_lines_in_g0_and_through_shift_out() {
-        let screen = shown(80, 24, b"\x1b(0lqqk\x1b(B lqqk");
-        assert_eq!(lines(&screen), ["┌──┐ lqqk"]);
-        let screen = shown(80, 24, b"\x1b)0a\x0emqj\x0fb\x1b7\x0e\x1b8x");
-        // DECRC brings back the charsets saved with the cursor (SI then).
-        assert_eq!(lines(&screen), ["a└─┘bx"]);
-    }
-
-    #[test]
-    fn blink_and_strikethrough_are_kept_per_cell_and_reset() {
-        let screen = shown(
-            20,
-            2,
-            "\x1b[5ma\x1b[9mb\x1b[25mc\x1b[29md\x1b[5;9m中\x1b[0me\x1b[38;5;9mf\x1b[9;25mg\x1b[mh\
-             \x1b[38:2::1:5:9mi\x1b[4:5mj\x1b[0m"
-                .as_bytes(),
-        );
-        let marks: Vec<(String, bool, bool)> = screen.rows[0]
-            .iter()
-            .filter(|cell| !cell.text.is_empty())
-            .map(|cell| {
-                (
-                    cell.text.clone(),
-                    cell.attrs.blink,
-                    cell.attrs.strikethrough,
-                )
-            })
-            .collect();
-        let expected = [
-            ("a", true, false),
-            ("b", true, true),
-            ("c", false, true),
-            ("d", false, false),
-            ("中", true, true),
-            ("e", false, false),
-            ("f", false, false),
-            ("g", false, true),
-            ("h", false, false),
-            ("i", false, false),
-            ("j", false, false),
-        ]
-        .map(|(text, blink, strike)| (text.to_owned(), blink, strike));
-        assert_eq!(marks, expected);
-        assert_eq!(lines(&screen), ["abcd中efghij"]);
-        // The cursor moves as without the marks.
-        assert_eq!(screen.cursor, Some(CursorPos { row: 0, col: 12 }));
-    }
-
-    #[test]
-    fn wide_and_combining_characters_at_the_right_margin() {
-        // A wide character that does not fit wraps whole.
-        let screen = shown(10, 3, "123456789中".as_bytes());
-        assert_eq!(lines(&screen), ["123456789", "中"]);
-        // A combining mark joins the last cell without a wrap.
-        let screen = shown(10, 3, "123456789e\u{301}".as_bytes());
-        assert_eq!(lines(&screen), ["123456789e\u{301}"]);
-        // Autowrap off: a wide character overwrites the last two cells.
-        let screen = shown(10, 3, "\x1b[?7l12345678中文".as_bytes());
-        assert_eq!(lines(&screen), ["12345678文"]);
-        let screen = shown(10, 3, "\x1b[?7l123456789e\u{301}f".as_bytes());
-        assert_eq!(lines(&screen), ["123456789f"]);
-    }
-}
+mod tests;

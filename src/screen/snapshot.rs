@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::Style;
-use super::decode::{Decoder, Step};
+use super::decode::{Decoder, Escape, Step};
 use crate::pty::TermSize;
 
 /// A cell's color.
@@ -49,6 +49,12 @@ pub struct CellAttrs {
     /// Crossed out (SGR 9).
     #[serde(default, skip_serializing_if = "is_default")]
     pub strikethrough: bool,
+    /// Concealed (SGR 8): the cell shows blank.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub hidden: bool,
+    /// A line above (SGR 53).
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub overline: bool,
 }
 
 /// One character cell. Serialized compactly (short names, defaults left out): a screen goes
@@ -219,12 +225,18 @@ impl ScreenSnapshot {
 }
 
 /// A line of text (colors set by SGR sequences in it) as at most `cols` cells: a wide
-/// character takes two (the second empty), a combining mark joins the cell before it.
+/// character takes two (the second empty), a combining mark joins the cell before it. An erase
+/// to the line's end in a background colour paints the rest of the row with it, and DEC line
+/// drawing (designated within the line) draws its lines, as on the live screen.
 fn line_cells(line: &str, cols: usize) -> Vec<Cell> {
     use unicode_width::UnicodeWidthChar;
     let mut cells: Vec<Cell> = Vec::with_capacity(cols);
     let mut pen = Style::default();
     let mut decoder = Decoder::new();
+    // The background an erase left for the rest of the row.
+    let mut rest = CellColor::Default;
+    // G0 and G1 hold line drawing; SO chose G1.
+    let (mut graphics, mut shifted) = ([false; 2], false);
     let cell = |text: char, pen: Style, wide: bool| Cell {
         text: text.to_string(),
         fg: pen.fg,
@@ -237,7 +249,25 @@ fn line_cells(line: &str, cols: usize) -> Vec<Cell> {
         decoder.advance(byte, &mut |step| {
             pen.follow(&step);
             let character = match step {
+                Step::Csi(csi) if csi.action == b'K' && !csi.intermediate => {
+                    rest = pen.bg;
+                    return;
+                }
+                Step::Escape(Escape {
+                    intermediate: Some(designate @ (b'(' | b')')),
+                    action,
+                }) => {
+                    graphics[usize::from(designate == b')')] = action == b'0';
+                    return;
+                }
+                Step::Execute(shift @ (0x0e | 0x0f)) => {
+                    shifted = shift == 0x0e;
+                    return;
+                }
                 _ if full => return,
+                Step::Print(character) if graphics[usize::from(shifted)] => {
+                    super::decode::dec_graphics(character)
+                }
                 Step::Print(character) => character,
                 Step::Execute(b'\t') => ' ',
                 _ => return,
@@ -268,6 +298,15 @@ fn line_cells(line: &str, cols: usize) -> Vec<Cell> {
                 _ => full = true,
             }
         });
+    }
+    if rest != CellColor::Default {
+        cells.resize(
+            cols,
+            Cell {
+                bg: rest,
+                ..Cell::default()
+            },
+        );
     }
     cells
 }

@@ -63,13 +63,19 @@ impl Style {
                 4 => attrs.underline = parts == 0 || params[index] != 0,
                 5 | 6 => attrs.blink = true,
                 7 => attrs.inverse = true,
+                8 => attrs.hidden = true,
                 9 => attrs.strikethrough = true,
+                // Double underline: an underline all the same.
+                21 => attrs.underline = true,
                 22 => (attrs.bold, attrs.dim) = (false, false),
                 23 => attrs.italic = false,
                 24 => attrs.underline = false,
                 25 => attrs.blink = false,
                 27 => attrs.inverse = false,
+                28 => attrs.hidden = false,
                 29 => attrs.strikethrough = false,
+                53 => attrs.overline = true,
+                55 => attrs.overline = false,
                 30..=37 => self.fg = CellColor::Indexed(low(param - 30)),
                 39 => self.fg = CellColor::Default,
                 40..=47 => self.bg = CellColor::Indexed(low(param - 40)),
@@ -103,6 +109,32 @@ impl Style {
         }
     }
 
+    /// Whether vt100 reads `csi` (an SGR) otherwise than it means: the colon forms (`4:3`,
+    /// `38:2::R:G:B`), a double underline (21), an underline colour (58, whose numbers vt100
+    /// takes for attributes).
+    pub(crate) fn misread_by_vt100(csi: &Csi) -> bool {
+        let params = csi.params();
+        if (0..params.len()).any(|index| csi.is_subparam(index)) {
+            return true;
+        }
+        let mut index = 0;
+        while let Some(&param) = params.get(index) {
+            index += 1;
+            match param {
+                21 | 58 => return true,
+                38 | 48 => {
+                    index += match params.get(index) {
+                        Some(5) => 2,
+                        Some(2) => 4,
+                        _ => 0,
+                    };
+                }
+                _ => {}
+            }
+        }
+        false
+    }
+
     /// Writes the SGR sequences that set this pen from any other (the first is a reset). Each
     /// holds at most [`MAX_CSI_PARAMS`] parameters, as every reader takes.
     pub(crate) fn write_sgr(&self, out: &mut String) {
@@ -115,7 +147,9 @@ impl Style {
             (attrs.underline, 4),
             (attrs.blink, 5),
             (attrs.inverse, 7),
+            (attrs.hidden, 8),
             (attrs.strikethrough, 9),
+            (attrs.overline, 53),
         ] {
             if on {
                 params.push(code);
@@ -275,6 +309,8 @@ mod tests {
                             inverse: bit(4),
                             blink: bit(5),
                             strikethrough: bit(6),
+                            hidden: bit(0),
+                            overline: bit(3),
                         },
                     };
                     let mut sgr = String::new();

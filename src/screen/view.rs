@@ -126,6 +126,8 @@ fn sgr(cell: &Cell) -> String {
         (attrs.inverse, "7"),
         (attrs.blink, "5"),
         (attrs.strikethrough, "9"),
+        (attrs.hidden, "8"),
+        (attrs.overline, "53"),
     ] {
         if on {
             codes.push(code.to_owned());

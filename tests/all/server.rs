@@ -287,7 +287,7 @@ fn bad_requests_get_errors_and_the_server_stays_up() {
     let unknown = exchange(&mut stream, b"{\"op\":\"wait\",\"key\":\"nothing\"}\n");
     assert!(error_of(&unknown).contains("no call or task `nothing`"));
     let old = exchange(&mut stream, b"{\"op\":\"hello\",\"version\":99}\n");
-    assert!(error_of(&old).contains("speaks protocol 7"));
+    assert!(error_of(&old).contains("speaks protocol 8"));
     // The same connection still works.
     assert_eq!(exchange(&mut stream, b"{\"op\":\"list\"}\n")["ok"], true);
 

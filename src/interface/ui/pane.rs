@@ -1,6 +1,8 @@
 //! The selected entry's screen, drawn cell by cell: the process's bytes never reach the
 //! terminal, and search matches are marked (the current one apart).
 
+use std::borrow::Cow;
+
 use ratatui::buffer::Buffer;
 use ratatui::layout::{Position, Rect};
 use ratatui::style::{Color, Modifier, Style};
@@ -29,6 +31,7 @@ pub(super) fn cell_style(cell: &ScreenCell) -> Style {
         (attrs.inverse, Modifier::REVERSED),
         (attrs.blink, Modifier::SLOW_BLINK),
         (attrs.strikethrough, Modifier::CROSSED_OUT),
+        (attrs.hidden, Modifier::HIDDEN),
     ] {
         if on {
             style = style.add_modifier(modifier);
@@ -37,9 +40,23 @@ pub(super) fn cell_style(cell: &ScreenCell) -> Style {
     style
 }
 
-/// A cell's text, safe to put on the host terminal: no control characters.
-pub(super) fn printable(text: &str) -> Option<&str> {
-    (!text.is_empty() && !text.chars().any(char::is_control)).then_some(text)
+/// A cell's text, safe to put on the host terminal: no control characters. VS16 and ZWJ are
+/// left out: the pane counts every code point as programs do (a heart with VS16 takes one
+/// cell), and a host terminal given them might draw a wider glyph or join two cells in one.
+pub(super) fn printable(text: &str) -> Option<Cow<'_, str>> {
+    if text.is_empty() || text.chars().any(char::is_control) {
+        return None;
+    }
+    let joins = |character: char| matches!(character, '\u{FE0F}' | '\u{200D}');
+    Some(if text.contains(joins) {
+        Cow::Owned(
+            text.chars()
+                .filter(|&character| !joins(character))
+                .collect(),
+        )
+    } else {
+        Cow::Borrowed(text)
+    })
 }
 
 /// What the pane marks of a search: every match, the current one apart.
@@ -67,7 +84,7 @@ pub(super) fn render_pane(
             }
             let x = area.x + u16::try_from(col_index).unwrap_or(u16::MAX);
             if let Some(target) = buffer.cell_mut(Position::new(x, y)) {
-                target.set_symbol(printable(&cell.text).unwrap_or(" "));
+                target.set_symbol(printable(&cell.text).as_deref().unwrap_or(" "));
                 target.set_style(cell_style(cell));
             }
         }
@@ -100,7 +117,8 @@ fn matched_columns(row: &[ScreenCell], matcher: &Matcher) -> Vec<usize> {
         if right_half {
             continue;
         }
-        let shown = printable(&cell.text).unwrap_or(" ");
+        let shown = printable(&cell.text);
+        let shown = shown.as_deref().unwrap_or(" ");
         text.push_str(shown);
         columns.extend(std::iter::repeat_n(col, shown.len()));
     }

@@ -363,6 +363,8 @@ impl Example for Snapshot {
                 inverse: true,
                 blink: true,
                 strikethrough: true,
+                hidden: true,
+                overline: true,
             },
             wide: true,
         };

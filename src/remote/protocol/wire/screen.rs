@@ -60,6 +60,12 @@ pub struct Attrs {
     /// Crossed out (SGR 9); left out when off.
     #[serde(default, skip_serializing_if = "is_default")]
     pub strikethrough: bool,
+    /// Concealed (SGR 8); left out when off.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub hidden: bool,
+    /// A line above (SGR 53); left out when off.
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub overline: bool,
 }
 
 /// One character cell, compact (short names, defaults left out): a screen goes over the socket
@@ -99,6 +105,8 @@ impl Travel for CellAttrs {
             inverse: self.inverse,
             blink: self.blink,
             strikethrough: self.strikethrough,
+            hidden: self.hidden,
+            overline: self.overline,
         }
     }
     fn from_wire(wire: Attrs) -> Self {
@@ -110,6 +118,8 @@ impl Travel for CellAttrs {
             inverse: wire.inverse,
             blink: wire.blink,
             strikethrough: wire.strikethrough,
+            hidden: wire.hidden,
+            overline: wire.overline,
         }
     }
 }
