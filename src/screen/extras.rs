@@ -33,6 +33,7 @@ pub(crate) struct Region {
 }
 
 /// The state vt100 does not keep.
+#[allow(clippy::struct_excessive_bools)] // Modes and flags of a terminal, each its own.
 #[derive(Clone, Debug)]
 pub(crate) struct Extras {
     decoder: Decoder,
@@ -54,6 +55,10 @@ pub(crate) struct Extras {
     /// The scroll regions of the main and the alternate screen (`None`: the whole screen):
     /// vt100 keeps them without telling.
     regions: [Option<Region>; 2],
+    /// REP repeats the last character printed only right after it: after a control function
+    /// (another REP included) ECMA-48 leaves it undefined, and vttest's 11.6.7.2 and tmux
+    /// repeat nothing.
+    repeatable: bool,
 }
 
 /// What vt100 cannot store, carried in a cell as zero-width tag characters after its
@@ -136,6 +141,7 @@ impl Default for Extras {
             pen: Style::default(),
             saved_pen: Style::default(),
             regions: [None; 2],
+            repeatable: false,
         }
     }
 }
@@ -151,12 +157,6 @@ impl Extras {
             || attrs.strikethrough
             || attrs.hidden
             || attrs.overline
-    }
-
-    /// Whether a character must be drawn here rather than by vt100 alone: one it counts
-    /// otherwise, or any when a wrap may scroll blanks that take the background in.
-    fn watches<C: vt100::Callbacks>(&self, character: char, parser: &vt100::Parser<C>) -> bool {
-        counted_otherwise(character) || (self.autowrap && paint::coloured_blanks(parser.screen()))
     }
 
     /// The size changed: vt100 reset both scroll regions.
@@ -192,15 +192,10 @@ impl Extras {
         while index < bytes.len() {
             if self.decoder.at_boundary() && !self.rewrites_text() {
                 // Plain text needs nothing: go to the next byte that may.
-                let plain = self.plain_run(&bytes[index..], parser);
+                let plain = Self::plain_run(&bytes[index..], parser);
                 if plain > 0 {
                     index += plain;
-                    if self.autowrap && paint::coloured_blanks(parser.screen()) {
-                        // The run was cut where a wrap could scroll: the next is measured
-                        // from where it leaves the cursor.
-                        parser.process(&bytes[passed..index]);
-                        passed = index;
-                    }
+                    self.repeatable = true;
                     continue;
                 }
             }
@@ -221,7 +216,7 @@ impl Extras {
             for step in steps.into_iter().flatten() {
                 match step {
                     Step::Print(character)
-                        if self.rewrites_text() || self.watches(character, parser) =>
+                        if self.rewrites_text() || counted_otherwise(character) =>
                     {
                         // The bytes before the character go first; its own are rewritten. A
                         // broken character (U+FFFD) is dropped, as the parser drops it.
@@ -267,9 +262,9 @@ impl Extras {
     }
 
     /// How many bytes at the start of `bytes` vt100 draws right by itself: text up to a
-    /// sequence, a shift, a tab, a character it counts otherwise; with coloured blanks, up to a
-    /// line feed, and no further than a wrap could scroll.
-    fn plain_run<C: vt100::Callbacks>(&self, bytes: &[u8], parser: &vt100::Parser<C>) -> usize {
+    /// sequence, a shift, a tab, a character it counts otherwise, and with coloured blanks a
+    /// line feed.
+    fn plain_run<C: vt100::Callbacks>(bytes: &[u8], parser: &vt100::Parser<C>) -> usize {
         let blanks = paint::coloured_blanks(parser.screen());
         let stops = |byte: &u8| match byte {
             0x1b | 0x0e | 0x0f | b'\t' | 0xef | 0xc2 => true,
@@ -277,10 +272,10 @@ impl Extras {
             _ => false,
         };
         let mut from = 0;
-        let end = loop {
+        loop {
             let Some(at) = bytes[from..].iter().position(stops).map(|at| from + at) else {
                 // A character cut short at the end is read by the decoder, whole.
-                break bytes.len() - super::unfinished_character(bytes);
+                return bytes.len() - super::unfinished_character(bytes);
             };
             // VS16 is EF B8 8F, U+00AD C2 AD: a character cut short is looked at whole.
             let watched = match bytes[at] {
@@ -291,41 +286,15 @@ impl Extras {
                 _ => true,
             };
             if watched {
-                break at;
+                return at;
             }
             from = at + 1;
-        };
-        if !(blanks && self.autowrap) {
-            return end;
         }
-        let limit = self.characters_before_a_scroll(parser.screen());
-        let mut characters = 0;
-        for (at, byte) in bytes[..end].iter().enumerate() {
-            if byte & 0xc0 != 0x80 {
-                if characters == limit {
-                    return at;
-                }
-                characters += 1;
-            }
-        }
-        end
     }
 
-    /// How many characters can be printed before a wrap could scroll the region, were every
-    /// one of them wide and every row to waste a column.
-    fn characters_before_a_scroll(&self, screen: &vt100::Screen) -> usize {
-        let region = self.region(screen);
-        let (row, col) = screen.cursor_position();
-        if row > region.bottom {
-            return usize::MAX;
-        }
-        let cols = usize::from(screen.size().1.get()) - 1;
-        let room = usize::from(region.bottom - row) * cols + cols.saturating_sub(usize::from(col));
-        (room / 2).saturating_sub(1)
-    }
-
-    /// A character in a mode vt100 lacks, counted otherwise by it, or that may scroll blanks in.
-    fn print<C: vt100::Callbacks>(&self, character: char, parser: &mut vt100::Parser<C>) {
+    /// A character in a mode vt100 lacks, or counted otherwise by it. A wrap that scrolls
+    /// leaves its blanks in the default colours, as tmux does.
+    fn print<C: vt100::Callbacks>(&mut self, character: char, parser: &mut vt100::Parser<C>) {
         let character = if self.graphics[usize::from(self.shifted)] {
             dec_graphics(character)
         } else {
@@ -336,7 +305,6 @@ impl Extras {
             u16::try_from(drawn.width().unwrap_or(0)).unwrap_or(1)
         });
         let mut out = String::new();
-        let mut scrolls = false;
         if width > 0 {
             let (cols, col) = cols_and_col(parser);
             if self.insert && col < cols {
@@ -346,10 +314,6 @@ impl Extras {
                 // Autowrap off: what does not fit overwrites the row's end.
                 let _ = write!(out, "\x1b[{}G", cols.saturating_sub(width) + 1);
             }
-            scrolls = self.autowrap
-                && col + width > cols
-                && paint::coloured_blanks(parser.screen())
-                && self.at_bottom_margin(parser.screen());
         }
         out.extend(drawn);
         out.extend(mark);
@@ -365,11 +329,7 @@ impl Extras {
             }
         }
         parser.process(out.as_bytes());
-        if scrolls {
-            // The wrap scrolled a blank row in: the rest of it takes the background.
-            let (cols, col) = cols_and_col(parser);
-            paint::cells(parser, col, cols.saturating_sub(col));
-        }
+        self.repeatable = true;
     }
 
     /// A line feed (or `bytes` that end in one), blanks painted when it scrolls.
@@ -462,6 +422,7 @@ impl Extras {
 
     /// An escape sequence, its last byte not yet given to the parser.
     fn escape<C: vt100::Callbacks>(&mut self, escape: Escape, parser: &mut vt100::Parser<C>) {
+        self.repeatable = false;
         if (escape.intermediate, escape.action) == (None, b'M') {
             // RI at the region's top scrolls a blank row in (vt100 also scrolls from row 0).
             let screen = parser.screen();
@@ -508,6 +469,12 @@ impl Extras {
             return;
         }
         let before = parser.screen().cursor_position();
+        let repeatable = std::mem::take(&mut self.repeatable);
+        if (csi.private, csi.action) == (false, b'b') {
+            // REP with nothing to repeat is cut off.
+            parser.process(&[if repeatable { last } else { 0x18 }]);
+            return;
+        }
         if (csi.private, csi.action) == (false, b'm') {
             self.pen.apply_sgr(csi);
             if Style::misread_by_vt100(csi) {

@@ -229,7 +229,6 @@ impl ScreenSnapshot {
 /// to the line's end in a background colour paints the rest of the row with it, and DEC line
 /// drawing (designated within the line) draws its lines, as on the live screen.
 fn line_cells(line: &str, cols: usize) -> Vec<Cell> {
-    use unicode_width::UnicodeWidthChar;
     let mut cells: Vec<Cell> = Vec::with_capacity(cols);
     let mut pen = Style::default();
     let mut decoder = Decoder::new();
@@ -237,13 +236,6 @@ fn line_cells(line: &str, cols: usize) -> Vec<Cell> {
     let mut rest = CellColor::Default;
     // G0 and G1 hold line drawing; SO chose G1.
     let (mut graphics, mut shifted) = ([false; 2], false);
-    let cell = |text: char, pen: Style, wide: bool| Cell {
-        text: text.to_string(),
-        fg: pen.fg,
-        bg: pen.bg,
-        attrs: pen.attrs,
-        wide,
-    };
     let mut full = false;
     for &byte in line.as_bytes() {
         decoder.advance(byte, &mut |step| {
@@ -272,31 +264,7 @@ fn line_cells(line: &str, cols: usize) -> Vec<Cell> {
                 Step::Execute(b'\t') => ' ',
                 _ => return,
             };
-            match character.width().unwrap_or(0) {
-                0 => {
-                    // The cell a mark joins: the wide character's, not its empty right half.
-                    let last = cells.len().checked_sub(1).map(|last| {
-                        if last > 0 && cells[last - 1].wide {
-                            last - 1
-                        } else {
-                            last
-                        }
-                    });
-                    if let Some(cell) = last.and_then(|last| cells.get_mut(last)) {
-                        cell.text.push(character);
-                    }
-                }
-                1 if cells.len() < cols => cells.push(cell(character, pen, false)),
-                2 if cells.len() + 2 <= cols => {
-                    cells.push(cell(character, pen, true));
-                    cells.push(Cell {
-                        text: String::new(),
-                        wide: false,
-                        ..cell(' ', pen, false)
-                    });
-                }
-                _ => full = true,
-            }
+            full = !place(&mut cells, character, pen, cols);
         });
     }
     if rest != CellColor::Default {
@@ -309,4 +277,38 @@ fn line_cells(line: &str, cols: usize) -> Vec<Cell> {
         );
     }
     cells
+}
+
+/// Puts `character` drawn with `pen` in the row; false when it no longer fits.
+fn place(cells: &mut Vec<Cell>, character: char, pen: Style, cols: usize) -> bool {
+    use unicode_width::UnicodeWidthChar;
+    let cell = |text: String, wide: bool| Cell {
+        text,
+        fg: pen.fg,
+        bg: pen.bg,
+        attrs: pen.attrs,
+        wide,
+    };
+    match character.width().unwrap_or(0) {
+        0 => {
+            // The cell a mark joins: the wide character's, not its empty right half.
+            let last = cells.len().checked_sub(1).map(|last| {
+                if last > 0 && cells[last - 1].wide {
+                    last - 1
+                } else {
+                    last
+                }
+            });
+            if let Some(cell) = last.and_then(|last| cells.get_mut(last)) {
+                cell.text.push(character);
+            }
+        }
+        1 if cells.len() < cols => cells.push(cell(character.to_string(), false)),
+        2 if cells.len() + 2 <= cols => {
+            cells.push(cell(character.to_string(), true));
+            cells.push(cell(String::new(), false));
+        }
+        _ => return false,
+    }
+    true
 }

@@ -12,6 +12,7 @@ mod input;
 mod layers;
 mod limits;
 mod mcp;
+mod panes;
 mod project;
 mod project_day;
 mod readme;
