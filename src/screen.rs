@@ -108,6 +108,9 @@ struct Backlog {
     scroll_region: bool,
     /// How repeat counts are cut down (see [`Repeats`]).
     repeats: Repeats,
+    /// The payload of the OSC being dropped, read for palette colours (`None`: not an OSC,
+    /// or longer than any palette change).
+    osc: Option<Vec<u8>>,
 }
 
 /// Repeating a character more than fills the screen and its history (`fill`) changes only
@@ -170,6 +173,7 @@ impl Backlog {
             query: false,
             scroll_region: false,
             repeats: Repeats::new(size, scrollback_rows),
+            osc: None,
         };
         backlog.set_size(size, scrollback_rows);
         backlog
@@ -230,6 +234,7 @@ impl Backlog {
         }
         if self.decoder.in_string() {
             self.drop_string();
+            self.osc = (byte == b']').then(Vec::new);
             return;
         }
         if byte == 0x1b {
@@ -247,7 +252,20 @@ impl Backlog {
     /// starts the sequence after the string.
     fn dropped_string_byte(&mut self, byte: u8) {
         if self.decoder.in_string() {
+            if let Some(payload) = &mut self.osc {
+                payload.push(byte);
+                if payload.len() > extras::palette::MAX_PAYLOAD {
+                    self.osc = None;
+                }
+            }
             return;
+        }
+        // An OSC that ended (not cancelled) may change the palette: its colours are passed on
+        // as sequences the parser ignores and the extras read, with a lasting effect.
+        let payload = self.osc.take().filter(|_| matches!(byte, 0x07 | 0x1b));
+        if let Some(colours) = payload.as_deref().and_then(extras::palette::sequences) {
+            self.bytes.extend_from_slice(colours.as_bytes());
+            self.parse_until(self.bytes.len());
         }
         self.sequence = Sequence::default();
         if byte == 0x1b {
@@ -396,6 +414,8 @@ impl Backlog {
             }
             // Tab stops outlast the rows they were set on.
             b's' | b'u' | b'g' => self.parse_until(end),
+            // Palette colours (see `extras::palette`) outlast the rows.
+            b'z' if csi.private => self.parse_until(end),
             // XTVERSION asks.
             b'q' if csi.private => {
                 self.query = true;
@@ -726,10 +746,18 @@ impl Screen {
 
         let screen = self.parser.screen();
         let (rows, cols) = screen.size();
+        let palette = self.extras.palette();
         let rows_cells = (0..rows.get())
             .map(|row| {
                 (0..cols.get())
-                    .map(|col| screen.cell(row, col).map(snapshot_cell).unwrap_or_default())
+                    .map(|col| {
+                        let mut cell = screen.cell(row, col).map(snapshot_cell).unwrap_or_default();
+                        if !palette.is_empty() {
+                            cell.fg = palette.shown(cell.fg);
+                            cell.bg = palette.shown(cell.bg);
+                        }
+                        cell
+                    })
                     .collect()
             })
             .collect();

@@ -38,6 +38,8 @@ pub(crate) struct Csi {
     pub action: u8,
     /// A private marker (`?`, `>`, `<`, `=`) came first.
     pub private: bool,
+    /// That marker (0: none).
+    pub marker: u8,
     /// Intermediate bytes (`SP`, `!`, `"` …) came before the final byte.
     pub intermediate: bool,
     params: [u16; MAX_CSI_PARAMS],
@@ -126,6 +128,7 @@ impl Decoder {
             csi: Csi {
                 action: 0,
                 private: false,
+                marker: 0,
                 intermediate: false,
                 params: [0; MAX_CSI_PARAMS],
                 param_count: 0,
@@ -248,6 +251,7 @@ impl Decoder {
     fn enter_escape(&mut self) {
         self.state = State::Escape;
         self.csi.private = false;
+        self.csi.marker = 0;
         self.csi.intermediate = false;
         self.csi.param_count = 0;
         self.csi.subparams = 0;
@@ -319,6 +323,7 @@ impl Decoder {
             (State::CsiEntry, 0x3c..=0x3f) => {
                 self.state = State::CsiParam;
                 self.csi.private = true;
+                self.csi.marker = byte;
             }
             (State::CsiParam, 0x3c..=0x3f) | (State::CsiIntermediate, 0x30..=0x3f) => {
                 self.state = State::CsiIgnore;

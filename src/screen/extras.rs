@@ -14,6 +14,7 @@
 //! U+00AD takes a cell); and RIS, DECSC and DECRC for this state.
 
 mod paint;
+pub(crate) mod palette;
 
 use std::fmt::Write as _;
 
@@ -59,6 +60,10 @@ pub(crate) struct Extras {
     /// (another REP included) ECMA-48 leaves it undefined, and vttest's 11.6.7.2 and tmux
     /// repeat nothing.
     repeatable: bool,
+    /// The last character drawn here (REP repeats it the same way).
+    last_printed: char,
+    /// The colours the program redefined.
+    palette: palette::Palette,
 }
 
 /// What vt100 cannot store, carried in a cell as zero-width tag characters after its
@@ -142,6 +147,8 @@ impl Default for Extras {
             saved_pen: Style::default(),
             regions: [None; 2],
             repeatable: false,
+            last_printed: ' ',
+            palette: palette::Palette::default(),
         }
     }
 }
@@ -157,6 +164,11 @@ impl Extras {
             || attrs.strikethrough
             || attrs.hidden
             || attrs.overline
+    }
+
+    /// The colours the program redefined.
+    pub fn palette(&self) -> &palette::Palette {
+        &self.palette
     }
 
     /// The size changed: vt100 reset both scroll regions.
@@ -190,14 +202,10 @@ impl Extras {
         let mut char_start = 0;
         let mut index = 0;
         while index < bytes.len() {
-            if self.decoder.at_boundary() && !self.rewrites_text() {
-                // Plain text needs nothing: go to the next byte that may.
-                let plain = Self::plain_run(&bytes[index..], parser);
-                if plain > 0 {
-                    index += plain;
-                    self.repeatable = true;
-                    continue;
-                }
+            let plain = self.skip_plain(&bytes[index..], parser);
+            if plain > 0 {
+                index += plain;
+                continue;
             }
             let byte = bytes[index];
             if self.decoder.at_boundary() {
@@ -214,6 +222,12 @@ impl Extras {
                 }
             });
             for step in steps.into_iter().flatten() {
+                // A control ends what REP may repeat; NUL is nothing, and CAN and SUB end a
+                // sequence (the backlog cuts with them too).
+                if matches!(step, Step::Execute(control) if !matches!(control, 0x00 | 0x18 | 0x1a))
+                {
+                    self.repeatable = false;
+                }
                 match step {
                     Step::Print(character)
                         if self.rewrites_text() || counted_otherwise(character) =>
@@ -253,12 +267,32 @@ impl Extras {
                         passed = index + 1;
                         self.csi(&csi, byte, parser);
                     }
-                    Step::Print(_) | Step::Execute(_) => {}
+                    Step::Print(_) => self.repeatable = true,
+                    Step::Execute(_) => {}
                 }
             }
             index += 1;
         }
         parser.process(&bytes[passed..]);
+    }
+
+    /// How many bytes at the start of `bytes` go to vt100 as they are (plain text, when no
+    /// character is half read and no mode rewrites text).
+    fn skip_plain<C: vt100::Callbacks>(
+        &mut self,
+        bytes: &[u8],
+        parser: &vt100::Parser<C>,
+    ) -> usize {
+        if !self.decoder.at_boundary() || self.rewrites_text() {
+            return 0;
+        }
+        let plain = Self::plain_run(bytes, parser);
+        if plain > 0 {
+            // A control (a line's end) ends what REP may repeat.
+            let last = bytes[plain - 1];
+            self.repeatable = last >= 0x20 && last != 0x7f;
+        }
+        plain
     }
 
     /// How many bytes at the start of `bytes` vt100 draws right by itself: text up to a
@@ -330,6 +364,7 @@ impl Extras {
         }
         parser.process(out.as_bytes());
         self.repeatable = true;
+        self.last_printed = character;
     }
 
     /// A line feed (or `bytes` that end in one), blanks painted when it scrolls.
@@ -471,8 +506,7 @@ impl Extras {
         let before = parser.screen().cursor_position();
         let repeatable = std::mem::take(&mut self.repeatable);
         if (csi.private, csi.action) == (false, b'b') {
-            // REP with nothing to repeat is cut off.
-            parser.process(&[if repeatable { last } else { 0x18 }]);
+            self.repeat(repeatable, csi.count(1), last, parser);
             return;
         }
         if (csi.private, csi.action) == (false, b'm') {
@@ -507,7 +541,7 @@ impl Extras {
             }
             (true, set @ (b'h' | b'l')) => self.private_modes(params, set == b'h', before, parser),
             (false, b'r') => {
-                self.set_region(params, parser.screen());
+                self.set_region(csi, parser.screen());
                 // vt100 homes to the region's top; the first row it is (the region's top in
                 // origin mode, where CUP counts from there).
                 parser.process(b"\x1b[H");
@@ -522,14 +556,41 @@ impl Extras {
                 self.restore();
             }
             (false, b'Z') => self.back_tab(csi.count(1), parser),
+            (true, b'z') if csi.marker == b'<' => self.palette.apply(params),
             (false, action @ (b'@' | b'P' | b'L' | b'M' | b'S' | b'T')) => {
                 let region = self.region(parser.screen());
                 paint::after_edit(parser, region, action, csi.count(1));
             }
-            (_, b'J') if first != 3 => paint::erase_again(parser, &format!("\x1b[{first}J")),
-            (_, b'K') => paint::erase_again(parser, &format!("\x1b[{first}K")),
-            (false, b'X') => paint::erase_again(parser, &format!("\x1b[{}X", csi.count(1))),
+            // ED, EL (DECSED and DECSEL with `?`; vt100 ignores other markers) and ECH.
+            (_, action @ (b'J' | b'K')) if matches!(csi.marker, 0 | b'?') && first != 3 => {
+                paint::erase_again(parser, action, first);
+            }
+            (false, b'X') => paint::erase_again(parser, b'X', csi.count(1)),
             _ => {}
+        }
+    }
+
+    /// REP (`last` its final byte): cut off with nothing to repeat; with a mode vt100 lacks,
+    /// repeated as the character was drawn (with its marks, inserted, not wrapped).
+    fn repeat<C: vt100::Callbacks>(
+        &mut self,
+        repeatable: bool,
+        count: u16,
+        last: u8,
+        parser: &mut vt100::Parser<C>,
+    ) {
+        if !repeatable {
+            parser.process(b"\x18");
+        } else if self.rewrites_text() {
+            parser.process(b"\x18");
+            let (rows, cols) = parser.screen().size();
+            let most = u32::from(rows.get()) * u32::from(cols.get());
+            for _ in 0..u32::from(count).min(most) {
+                self.print(self.last_printed, parser);
+            }
+            self.repeatable = false;
+        } else {
+            parser.process(&[last]);
         }
     }
 
@@ -549,10 +610,11 @@ impl Extras {
                 7 => self.autowrap = set,
                 // The alternate screen without a saved cursor: one cursor for both screens.
                 47 => move_cursor(parser, before),
+                1047 if set == parser.screen().alternate_screen() => {}
                 1047 => {
                     if set {
                         parser.process(b"\x1b[?47h");
-                    } else if parser.screen().alternate_screen() {
+                    } else {
                         // Left, the alternate screen is cleared.
                         let pen = parser.screen().attributes_formatted();
                         parser.process(format!("\x1b[m\x1b[2J\x1b[?47l{pen}").as_bytes());
@@ -573,8 +635,13 @@ impl Extras {
     }
 
     /// DECSTBM, as vt100 reads it: a region of two rows at least, else the whole screen.
-    fn set_region(&mut self, params: &[u16], screen: &vt100::Screen) {
+    fn set_region(&mut self, csi: &Csi, screen: &vt100::Screen) {
         let rows = screen.size().0.get();
+        // vt100 reads the first part of each parameter (`2:9` is 2).
+        let params: Vec<u16> = (0..csi.params().len())
+            .filter(|&index| !csi.is_subparam(index))
+            .map(|index| csi.params()[index])
+            .collect();
         let top = params.first().copied().filter(|&top| top > 0).unwrap_or(1) - 1;
         let bottom = params
             .get(1)
@@ -604,9 +671,12 @@ impl Extras {
     }
 }
 
-/// Puts the cursor at `(row, col)` whatever the origin mode (a wrap pending there is lost).
+/// Puts the cursor at `(row, col)` whatever the origin mode. A wrap pending there (`col` past
+/// the last column) stays pending when the cursor has not moved; else it is lost.
 fn move_cursor<C: vt100::Callbacks>(parser: &mut vt100::Parser<C>, (row, col): (u16, u16)) {
-    parser.process(format!("\x1b[{}d\x1b[{}G", row + 1, col + 1).as_bytes());
+    if parser.screen().cursor_position() != (row, col) {
+        parser.process(format!("\x1b[{}d\x1b[{}G", row + 1, col + 1).as_bytes());
+    }
 }
 
 /// The screen's columns and the cursor's column (`cols` when a wrap is pending).

@@ -8,8 +8,9 @@ use std::time::Instant;
 use crate::support::{ServerGuard, temp_dir, wait_until_blocking};
 use crate::vttest::{assert_equal, differences, drawn, need, start};
 
-/// Each case starts from a plain, homed, cleared main screen with no margins.
-const CASES: [&str; 24] = [
+/// Each case starts from a plain, homed, cleared main screen with no margins and the palette
+/// as it comes.
+const CASES: [&str; 26] = [
     r"\033[44m\033[2J\033[3;1Habcdefghij\033[3;3H\033[2P",
     r"\033[44m\033[2J\033[3;1Habcdefghij\033[3;3H\033[2@",
     r"\033[44m\033[2J\033[24;1H\n\n",
@@ -34,6 +35,8 @@ const CASES: [&str; 24] = [
     r"AB\033[?1047h\033[3;3HX\033[?1047lY",
     r"\033[2;2H\033[?47h\033[4;4H\033[?47lZ",
     r"\033[5;5HX\033[3;6r|",
+    r"\033]4;9;rgb:ff/80/00\007\033[91mX\033[m \033]4;1;#102030\033\\\033[31mY\033[m \033[38;5;9mZ",
+    r"A\r\n\033[3b \033[9mB\033[2b\033[m \033[1;1H\033[?1047lC",
 ];
 
 const FIRST: &str = "Byte cases: Enter shows each";
@@ -45,7 +48,7 @@ fn script() -> String {
     for case in CASES {
         let _ = writeln!(
             script,
-            "printf '\\033[?1049l\\033[0m\\033[r\\033[H\\033[2J'; printf '{case}'; read -r _"
+            "printf '\\033[?1049l\\033[0m\\033[r\\033]104\\007\\033[H\\033[2J'; printf '{case}'; read -r _"
         );
     }
     let _ = writeln!(

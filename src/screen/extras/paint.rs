@@ -67,11 +67,16 @@ pub(super) fn cells<C: vt100::Callbacks>(parser: &mut vt100::Parser<C>, first: u
     with_blank_pen(parser, &moves);
 }
 
-/// Does again an erase vt100 made with the whole pen (`sequence`, which erases from the cursor
-/// without moving it), with the background alone.
-pub(super) fn erase_again<C: vt100::Callbacks>(parser: &mut vt100::Parser<C>, sequence: &str) {
+/// Does again an erase vt100 made with the whole pen (`CSI param action`, which erases from
+/// the cursor without moving it), with the background alone.
+pub(super) fn erase_again<C: vt100::Callbacks>(
+    parser: &mut vt100::Parser<C>,
+    action: u8,
+    param: u16,
+) {
     if pen_beyond_background(parser.screen()) {
-        with_blank_pen(parser, sequence);
+        let sequence = format!("\x1b[{param}{}", char::from(action));
+        with_blank_pen(parser, &sequence);
     }
 }
 

@@ -369,3 +369,74 @@ fn history_keeps_a_background_to_the_row_end_and_line_drawing() {
     assert_eq!(screen.text().lines().nth(1), Some("┌─┐ lqk ──q"));
     assert!(screen.rows[2].iter().all(|cell| *cell == Cell::default()));
 }
+
+#[test]
+fn rep_after_a_control_repeats_nothing_and_in_a_rewritten_mode_repeats_as_drawn() {
+    assert_eq!(lines(&shown(20, 3, b"A\r\n\x1b[3bx")), ["A", "x"]);
+    // Struck through, every one.
+    let screen = shown(20, 2, b"\x1b[9mA\x1b[3b");
+    let struck = screen.rows[0][..4]
+        .iter()
+        .all(|cell| cell.attrs.strikethrough);
+    assert!(struck, "{:?}", screen.rows[0]);
+    // Autowrap off: no wrap; insert mode: inserted.
+    let screen = shown(10, 3, b"\x1b[?7l\x1b[1;9HA\x1b[3b");
+    assert_eq!(lines(&screen), ["        AA"]);
+    let screen = shown(10, 3, b"xyz\x1b[1;1H\x1b[4hA\x1b[2b\x1b[4l");
+    assert_eq!(lines(&screen), ["AAAxyz"]);
+}
+
+#[test]
+fn sequences_vt100_ignores_erase_nothing_and_margins_read_as_vt100_reads_them() {
+    let screen = shown(20, 3, b"abc\x1b[31m\x1b[>2J\x1b[1;1H\x1b[=K");
+    assert_eq!(lines(&screen), ["abc"]);
+    // `2:9;5` is rows 2 to 5 for vt100: a line feed on row 9 does not scroll.
+    let screen = shown(20, 10, b"\x1b[44m\x1b[2:9;5r\x1b[9;1Hxyz\x1b[9;1H\n");
+    assert_eq!(lines(&screen)[8], "xyz");
+}
+
+#[test]
+fn leaving_a_screen_not_entered_keeps_a_pending_wrap() {
+    let screen = shown(10, 3, b"\x1b[1;10HA\x1b[?1047lB");
+    assert_eq!(lines(&screen), ["         A", "B"]);
+}
+
+#[test]
+fn palette_colours_set_by_osc_4_are_drawn_and_reset_by_osc_104() {
+    let mut screen = Screen::new(TermSize::new(20, 3), 0);
+    screen.feed(b"\x1b]4;9;rgb:ff/80/00\x07\x1b[91mX\x1b[m \x1b]4;1;#102030\x1b\\\x1b[31mY");
+    screen.feed(b"\x1b[m \x1b[38;5;9mZ\x1b[m \x1b]4;2;rgb:f/0/0;3;rgb:ffff/0/8000\x07");
+    screen.feed(b"\x1b[32ma\x1b[43mb");
+    let row = screen.snapshot(0).rows[0].clone();
+    assert_eq!(row[0].fg, CellColor::Rgb(255, 128, 0));
+    assert_eq!(row[2].fg, CellColor::Rgb(16, 32, 48));
+    assert_eq!(row[4].fg, CellColor::Rgb(255, 128, 0));
+    assert_eq!(row[6].fg, CellColor::Rgb(255, 0, 0));
+    assert_eq!(row[7].bg, CellColor::Rgb(255, 0, 128));
+    // Reset one, then all: the cells drawn before show the palette's own colours again.
+    screen.feed(b"\x1b]104;9\x07");
+    let row = screen.snapshot(0).rows[0].clone();
+    assert_eq!(row[0].fg, CellColor::Indexed(9));
+    assert_eq!(row[2].fg, CellColor::Rgb(16, 32, 48));
+    screen.feed(b"\x1b]104\x1b\\");
+    assert_eq!(screen.snapshot(0).rows[0][2].fg, CellColor::Indexed(1));
+    // A cancelled or malformed OSC changes nothing; other OSCs (a title) neither.
+    screen.feed(b"\x1b]4;1;#ff0000\x18\x1b]4;1;rgb:zz/0/0\x07\x1b]0;4;1;#ff0000\x07");
+    assert_eq!(screen.snapshot(0).rows[0][2].fg, CellColor::Indexed(1));
+}
+
+#[test]
+fn a_palette_change_outlives_a_flood_skipped_over() {
+    let mut screen = Screen::new(TermSize::new(20, 3), 0);
+    let mut bytes = b"\x1b]4;1;#010203\x07".to_vec();
+    bytes.extend("line\r\n".repeat(100_000).bytes());
+    bytes.extend(b"\x1b[31mred");
+    screen.feed(&bytes);
+    let snapshot = screen.snapshot(0);
+    assert!(
+        screen.parsed_bytes() < bytes.len() as u64 / 2,
+        "the flood was parsed"
+    );
+    let red = snapshot.rows.iter().flatten().find(|cell| cell.text == "r");
+    assert_eq!(red.map(|cell| cell.fg), Some(CellColor::Rgb(1, 2, 3)));
+}
