@@ -63,7 +63,9 @@ pub enum Link {
 /// A server, as one interface uses it.
 pub struct Remote {
     socket: PathBuf,
-    queries: Mutex<Client>,
+    /// The connection for quick questions; `None` once a call took it to wait on (see
+    /// [`Remote::connection_apart`]), until the next question connects again.
+    queries: Mutex<Option<Client>>,
 }
 
 /// What an event source yields.
@@ -249,7 +251,7 @@ impl Link {
     fn over(client: Client) -> Self {
         Self::Remote(Arc::new(Remote {
             socket: client.socket().to_owned(),
-            queries: Mutex::new(client),
+            queries: Mutex::new(Some(client)),
         }))
     }
 
@@ -478,9 +480,7 @@ impl Link {
                 Ok((id, tokio::spawn(async move { Ok(handle.result().await) })))
             }
             Self::Remote(remote) => {
-                let mut client = Client::connect(&remote.socket)
-                    .await
-                    .map_err(LinkError::NotSent)?;
+                let mut client = remote.connection_apart().await?;
                 let run = Request::Run(ask::Run::from_call(request, true));
                 // The first reply says the call exists; the second comes at its end.
                 let entry = client.request(&run).await.map_err(LinkError::from_client)?;
@@ -699,13 +699,43 @@ impl OutputSource for LinkOutput<'_> {
 }
 
 impl Remote {
+    /// A connection for a request that takes a while: the shared one when it is idle (a
+    /// command that runs one call then needs one connection, not two), else a fresh one.
+    async fn connection_apart(&self) -> Result<Client, LinkError> {
+        if let Ok(mut queries) = self.queries.try_lock() {
+            if let Some(client) = queries.take() {
+                return Ok(client);
+            }
+        }
+        Client::connect(&self.socket)
+            .await
+            .map_err(LinkError::NotSent)
+    }
+
     /// A quick question on the shared connection; one that may take a while, on a connection of
     /// its own.
     async fn ask<A: Ask>(&self, request: A) -> anyhow::Result<A::Reply> {
         if A::APART {
             Client::connect(&self.socket).await?.ask(request).await
         } else {
-            self.queries.lock().await.ask(request).await
+            let mut queries = self.queries.lock().await;
+            // Out of its place while it asks: an ask given up half way (a timeout) drops the
+            // connection with it, and no later request reads the reply it left behind.
+            let mut client = match queries.take() {
+                Some(client) => client,
+                None => Client::connect(&self.socket).await?,
+            };
+            let reply = client.ask(request).await;
+            let usable = match &reply {
+                Ok(_) => true,
+                Err(err) => err
+                    .downcast_ref::<crate::remote::client::Refused>()
+                    .is_some(),
+            };
+            if usable {
+                *queries = Some(client);
+            }
+            reply
         }
     }
 

@@ -36,10 +36,12 @@ use extras::Extras;
 /// Rows of history kept in memory per call: none, since the log file keeps everything and
 /// front ends scroll through it (a history row costs a cell per column, 200 columns of them).
 pub(crate) const DEFAULT_SCROLLBACK_ROWS: usize = 0;
-/// Raw bytes kept unparsed at most.
-const MAX_BACKLOG_BYTES: usize = 256 * 1024;
+/// Raw bytes kept unparsed at most: twenty calls flooding at once hold this much each.
+const MAX_BACKLOG_BYTES: usize = 64 * 1024;
 /// Capacity a backlog keeps after a flush; more is given back.
-const KEPT_BACKLOG_CAPACITY: usize = 64 * 1024;
+const KEPT_BACKLOG_CAPACITY: usize = 16 * 1024;
+/// The parser's size until it has something to read: its grid is allocated on first use.
+const STAND_IN: TermSize = TermSize { cols: 2, rows: 2 };
 
 /// Collects the answers to terminal queries met while parsing.
 #[derive(Default)]
@@ -515,7 +517,10 @@ fn lasting_sequences(replay: &[u8], marks: &[(usize, usize)], cut: usize) -> Opt
 
 /// The terminal model of one call.
 pub struct Screen {
+    /// A 2x2 stand-in until it is `parsing`: a call nobody looks at, whose output compacts
+    /// (text that scrolls), costs its backlog and never a grid of cells.
     parser: vt100::Parser<Answers>,
+    parsing: bool,
     /// What the parser lacks, carried out around it.
     extras: Extras,
     size: TermSize,
@@ -540,7 +545,8 @@ impl Screen {
     pub fn new(size: TermSize, scrollback_rows: usize) -> Self {
         let size = TermSize::new(size.cols, size.rows);
         Self {
-            parser: Self::parser(size, scrollback_rows),
+            parser: Self::parser(STAND_IN, 0),
+            parsing: false,
             extras: Extras::default(),
             size,
             scrollback_rows,
@@ -581,13 +587,37 @@ impl Screen {
         std::mem::take(&mut self.parser.callbacks_mut().pending)
     }
 
+    /// Whether the parser holds a grid at the screen's size (see [`Screen::parser`]).
+    #[cfg(test)]
+    pub(crate) fn parsing(&self) -> bool {
+        self.parsing
+    }
+
+    /// Bytes waiting to be parsed.
+    #[cfg(test)]
+    pub(crate) fn backlog_bytes(&self) -> usize {
+        self.backlog.bytes.len()
+    }
+
     /// Bytes handed to the parser so far (fewer than fed, when floods were skipped).
     #[cfg(test)]
     pub(crate) fn parsed_bytes(&self) -> u64 {
         self.parsed_bytes
     }
 
+    /// The parser at the screen's size, from the first byte it reads or the first look.
+    fn start_parsing(&mut self) {
+        if !self.parsing {
+            self.parser = Self::parser(self.size, self.scrollback_rows);
+            self.parsing = true;
+        }
+    }
+
     fn parse(&mut self, bytes: &[u8]) {
+        if bytes.is_empty() {
+            return;
+        }
+        self.start_parsing();
         self.parsed_bytes += bytes.len() as u64;
         let parsed = catch_unwind(AssertUnwindSafe(|| {
             self.extras.process(bytes, &mut self.parser);
@@ -608,19 +638,25 @@ impl Screen {
         }
         let text = self.snapshot(0).text();
         self.frozen = Some(text.lines().map(str::to_owned).collect());
-        self.parser = Self::parser(TermSize::new(2, 2), 0);
+        self.parser = Self::parser(STAND_IN, 0);
+        self.parsing = false;
         self.extras = Extras::default();
-        self.backlog = Backlog::new(TermSize::new(2, 2), 0);
+        self.backlog = Backlog::new(STAND_IN, 0);
     }
 
-    /// The output has ended: parses what waits and gives back the backlog's memory, so that a
-    /// finished call kept in a list costs its screen and nothing more.
+    /// The output has ended: gives back the backlog's spare memory, so that a finished call
+    /// kept in a list costs its screen and nothing more. A screen nobody looked at stays
+    /// unparsed, as the few rows of output that draw it (after a compaction).
     pub(crate) fn settle(&mut self) {
-        self.flush();
+        if self.parsing {
+            self.flush();
+        } else {
+            self.compact();
+        }
         let backlog = &mut self.backlog;
         backlog.bytes.shrink_to_fit();
-        backlog.replay = Vec::new();
-        backlog.replay_marks = Vec::new();
+        backlog.replay.shrink_to_fit();
+        backlog.replay_marks.shrink_to_fit();
     }
 
     /// Parses the backlog, skipping what can only scroll out of sight. A character cut short at
@@ -723,8 +759,10 @@ impl Screen {
             self.flush();
             self.size = size;
             self.backlog.set_size(size, self.scrollback_rows);
-            self.parser
-                .set_size(dimension(size.rows), dimension(size.cols));
+            if self.parsing {
+                self.parser
+                    .set_size(dimension(size.rows), dimension(size.cols));
+            }
             self.extras.resized();
         }
     }
@@ -736,6 +774,7 @@ impl Screen {
             return ScreenSnapshot::from_lines(self.size, lines, 0);
         }
         self.flush();
+        self.start_parsing();
         let screen = self.parser.screen_mut();
         screen.set_scrollback(scroll_offset);
         let scroll_offset = screen.scrollback();

@@ -12,7 +12,10 @@ use crate::core::{CallRequest, CoreError, MAX_COMMAND_BYTES};
 use crate::link::{DetachWhen, Link};
 use crate::pty::TermSize;
 
-use super::{ServerChoice, exit_byte, follow, print_text, report, runtime, stop_signal, warn_log};
+use super::{
+    ServerChoice, client_runtime, exit_byte, follow, print_text, report, runtime, stop_signal,
+    warn_log,
+};
 
 /// What `--on-timeout` does once the timeout passes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -215,7 +218,13 @@ fn terminal_size() -> Option<TermSize> {
 }
 
 pub(crate) fn run_in_runtime(config: RunConfig) -> ExitCode {
-    let runtime = match runtime() {
+    // A call on the server needs no threads here; one in this process has its core here.
+    let runtime = if config.socket.is_some() {
+        client_runtime()
+    } else {
+        runtime()
+    };
+    let runtime = match runtime {
         Ok(runtime) => runtime,
         Err(code) => return code,
     };

@@ -451,6 +451,37 @@ impl App {
         self.pane_first_line = Some(page.first_line);
     }
 
+    /// The entries whose rows the list shows now, and the selected one (its pane's header):
+    /// the only ones whose cost is looked up, however long the list.
+    #[must_use]
+    pub(crate) fn entries_in_view(&self) -> Vec<EntryInfo> {
+        let lines = list_lines(self);
+        let height = self
+            .layout()
+            .map_or(0, |layout| usize::from(layout.list.height));
+        let offset = list_offset(self, &lines, height);
+        let mut shown: Vec<EntryInfo> = lines
+            .iter()
+            .skip(offset)
+            .take(height)
+            .filter_map(|line| match line {
+                ListLine::Entry(index) => self.entries.get(*index).cloned(),
+                ListLine::Filter | ListLine::Title(_) | ListLine::Heading(_) => None,
+            })
+            .collect();
+        let selected = self.selected.as_deref();
+        if let Some(entry) = self
+            .entries
+            .iter()
+            .find(|entry| Some(entry.id.as_str()) == selected)
+        {
+            if !shown.iter().any(|shown| shown.id == entry.id) {
+                shown.push(entry.clone());
+            }
+        }
+        shown
+    }
+
     /// A new sample of what the running entries cost: a frame only when what it shows changed.
     pub(crate) fn set_usage(
         &mut self,

@@ -167,7 +167,8 @@ pub async fn run_loop<B: ResizeBackend>(
 
     loop {
         if app.frozen_ms.is_none() && app.any_running() && usage.due(Instant::now()) {
-            app.set_usage(usage.sample(&app.entries, Instant::now()));
+            let in_view = app.entries_in_view();
+            app.set_usage(usage.sample(&in_view, Instant::now()));
         }
         if app.take_frame_request() {
             scheduler.schedule();

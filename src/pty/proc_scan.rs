@@ -1,3 +1,9 @@
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use super::TREE_KEY_ENV;
+
 /// A process as /proc/PID/stat shows it.
 #[derive(Clone, Copy, Debug)]
 pub struct ProcessStat {
@@ -124,6 +130,71 @@ pub fn threads(pid: i32) -> impl Iterator<Item = i32> {
         .flatten()
         .flatten()
         .filter_map(|entry| entry.file_name().to_str()?.parse().ok())
+}
+
+/// How old a scan of /proc may be for a look that only a live answer can end (a kill polling
+/// its tree): a thousand kills polling at once cost a scan, not a thousand.
+pub(crate) const TABLE_REUSE: Duration = Duration::from_millis(5);
+
+/// A live process, with the spawn key (`OINO_TREE`) its environment carries, if any.
+#[derive(Clone, Debug)]
+pub(crate) struct Keyed {
+    /// The process as the scan read it.
+    pub stat: ProcessStat,
+    /// The value of [`TREE_KEY_ENV`] in its environment.
+    pub key: Option<Arc<str>>,
+}
+
+/// The last scan, and the keys read so far, by pid and start time: a process's key is read
+/// once in its life (the environment it was started with).
+struct Table {
+    /// When the last scan began.
+    taken: Option<Instant>,
+    processes: Arc<Vec<Keyed>>,
+    keys: HashMap<(i32, u64), Option<Arc<str>>>,
+}
+
+static TABLE: LazyLock<Mutex<Table>> = LazyLock::new(|| {
+    Mutex::new(Table {
+        taken: None,
+        processes: Arc::new(Vec::new()),
+        keys: HashMap::new(),
+    })
+});
+
+/// Every live process with its spawn key, from a scan begun at `since` or later. Callers that
+/// come while a scan runs wait for it, and share the next.
+pub(crate) fn keyed_processes(since: Instant) -> Arc<Vec<Keyed>> {
+    let mut table = TABLE.lock().unwrap_or_else(PoisonError::into_inner);
+    if table.taken.is_some_and(|taken| taken >= since) {
+        return Arc::clone(&table.processes);
+    }
+    let taken = Instant::now();
+    let mut keys = HashMap::with_capacity(table.keys.len());
+    let processes: Vec<Keyed> = live_processes()
+        .map(|stat| {
+            let id = (stat.pid, stat.started);
+            let key = table
+                .keys
+                .remove(&id)
+                .unwrap_or_else(|| environ_value(stat.pid, TREE_KEY_ENV));
+            keys.insert(id, key.clone());
+            Keyed { stat, key }
+        })
+        .collect();
+    table.keys = keys;
+    table.processes = Arc::new(processes);
+    table.taken = Some(taken);
+    Arc::clone(&table.processes)
+}
+
+/// The value of `name` in the environment of `pid`.
+fn environ_value(pid: i32, name: &str) -> Option<Arc<str>> {
+    let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+    environ.split(|byte| *byte == 0).find_map(|entry| {
+        let value = entry.strip_prefix(name.as_bytes())?.strip_prefix(b"=")?;
+        Some(Arc::from(std::str::from_utf8(value).ok()?))
+    })
 }
 
 /// Whether the environment of `pid` holds exactly the entry `name=value`.

@@ -162,3 +162,33 @@ fn start_times_and_now_are_on_one_clock() {
         .expect("this process's stat");
     assert!(me.started <= started);
 }
+
+#[test]
+fn a_scan_names_each_process_by_its_spawn_key_and_a_later_ask_sees_a_newer_process() {
+    let spawn = |key: Option<&str>| {
+        let mut command = std::process::Command::new("sleep");
+        command.arg("30").env_remove(TREE_KEY_ENV);
+        if let Some(key) = key {
+            command.env(TREE_KEY_ENV, key);
+        }
+        command.spawn().expect("sleep")
+    };
+    let before = std::time::Instant::now();
+    let _ = proc_scan::keyed_processes(before);
+    let (mut keyed, mut plain) = (spawn(Some("k-1234")), spawn(None));
+    // Asked after they started: a scan begun before cannot answer.
+    let fresh = proc_scan::keyed_processes(std::time::Instant::now());
+    let key_of = |child: &std::process::Child| {
+        let pid = i32::try_from(child.id()).expect("pid");
+        fresh
+            .iter()
+            .find(|process| process.stat.pid == pid)
+            .map(|process| process.key.clone())
+    };
+    assert_eq!(key_of(&keyed), Some(Some("k-1234".into())));
+    assert_eq!(key_of(&plain), Some(None));
+    for child in [&mut keyed, &mut plain] {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}

@@ -6,6 +6,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
+use std::time::Instant;
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
@@ -92,7 +93,7 @@ impl Tree for PtyTree {
         let group = Pid::from_raw(pid_as_i32(self.pid));
         let _ = killpg(group, signal);
         // The lock is held already: taking it again could wait behind the reaper for ever.
-        for member in self.scan_tree() {
+        for member in self.scan_tree(Instant::now()) {
             self.signal_member(member, signal);
         }
     }
@@ -111,12 +112,19 @@ impl Tree for PtyTree {
 
     fn alive(&self) -> bool {
         let reaped = self.reaped_guard();
-        !*reaped && !self.scan_tree().is_empty()
+        // A recent scan may say alive; only a scan begun now may say gone.
+        !*reaped
+            && (!self.scan_tree(recently()).is_empty()
+                || !self.scan_tree(Instant::now()).is_empty())
     }
 
     fn size(&self) -> usize {
         let reaped = self.reaped_guard();
-        if *reaped { 0 } else { self.scan_tree().len() }
+        if *reaped {
+            0
+        } else {
+            self.scan_tree(recently()).len()
+        }
     }
 
     fn on_pty(&self) -> Option<&PtyTree> {
@@ -133,9 +141,9 @@ impl PtyTree {
         if looked.is_empty() {
             return alive;
         }
-        for process in proc_scan::live_processes() {
+        for process in proc_scan::keyed_processes(Instant::now()).iter() {
             for &at in &looked {
-                if !alive[at] && trees[at].is_member(&process) {
+                if !alive[at] && trees[at].is_listed_member(process) {
                     alive[at] = true;
                 }
             }
@@ -179,18 +187,30 @@ impl PtyTree {
                 ))
     }
 
-    /// Live processes in the shell's group or session, or carrying this spawn's key: call with
-    /// the reap lock held, the shell not reaped.
-    fn scan_tree(&self) -> Vec<proc_scan::ProcessStat> {
+    /// As [`PtyTree::is_member`], for a process of a shared scan, whose key was read then.
+    fn is_listed_member(&self, process: &proc_scan::Keyed) -> bool {
         let leader = pid_as_i32(self.pid);
-        let key = format!("{TREE_KEY_ENV}={}", self.tree_key);
-        let since = self.spawned_ticks;
-        proc_scan::live_processes()
-            .filter(|process| {
-                process.group == leader
-                    || process.session == leader
-                    || (process.started >= since && proc_scan::environ_contains(process.pid, &key))
-            })
+        let stat = &process.stat;
+        stat.group == leader
+            || stat.session == leader
+            || (stat.started >= self.spawned_ticks
+                && process.key.as_deref() == Some(self.tree_key.as_str()))
+    }
+
+    /// Live processes in the shell's group or session, or carrying this spawn's key, as a scan
+    /// begun at `since` or later saw them: call with the reap lock held, the shell not reaped.
+    pub(super) fn scan_tree(&self, since: Instant) -> Vec<proc_scan::ProcessStat> {
+        proc_scan::keyed_processes(since)
+            .iter()
+            .filter(|process| self.is_listed_member(process))
+            .map(|process| process.stat)
             .collect()
     }
+}
+
+/// The start of the scans a look that cannot end on them may share.
+fn recently() -> Instant {
+    Instant::now()
+        .checked_sub(proc_scan::TABLE_REUSE)
+        .unwrap_or_else(Instant::now)
 }

@@ -581,3 +581,43 @@ mod properties {
         }
     }
 }
+
+#[test]
+fn a_finished_screen_nobody_looked_at_keeps_a_few_rows_of_output_and_no_grid() {
+    for (name, stream) in streams() {
+        let size = TermSize::new(40, 8);
+        let mut lazy = Screen::new(size, 0);
+        let mut eager = Screen::new(size, 0);
+        for chunk in stream.chunks(65_536) {
+            lazy.feed(chunk);
+            eager.feed_eager(chunk);
+        }
+        lazy.settle();
+        if name == "plain" || name == "colored" {
+            assert!(!lazy.parsing(), "{name}: parsed before anyone looked");
+            assert!(
+                lazy.backlog_bytes() < 4096,
+                "{name}: {} bytes kept",
+                lazy.backlog_bytes()
+            );
+        }
+        // A look parses it, at the size it has by then.
+        let resized = TermSize::new(30, 6);
+        lazy.resize(resized);
+        eager.resize(resized);
+        assert_same(&mut lazy, &mut eager, 0, &format!("{name}, settled"));
+        assert!(lazy.parsing());
+    }
+}
+
+#[test]
+fn a_screen_resized_before_its_first_byte_draws_at_its_new_size() {
+    let mut screen = Screen::new(TermSize::new(40, 8), 0);
+    screen.resize(TermSize::new(20, 3));
+    assert!(!screen.parsing());
+    screen.feed(b"one\r\ntwo\r\nthree\r\nfour");
+    let snapshot = screen.snapshot(0);
+    assert_eq!(snapshot.rows.len(), 3);
+    assert_eq!(snapshot.rows[0].len(), 20);
+    assert_eq!(snapshot.text(), "two\nthree\nfour\n");
+}

@@ -848,3 +848,34 @@ async fn a_request_means_the_same_in_process_and_through_a_server() {
     );
     local.close().await;
 }
+
+/// A question given up half way (a timeout) leaves its reply unread on the connection it was
+/// asked on: that connection must not serve a later request, which would read that reply as its
+/// own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_question_given_up_half_way_leaves_nothing_for_the_next_request_to_misread() {
+    let server = ServerGuard::new("given-up");
+    start(&server);
+    let link = oino::link::Link::connect(&server.socket)
+        .await
+        .expect("connect");
+    let seen = link.entries().await.expect("entries");
+    assert!(seen.is_empty());
+    for _ in 0..3 {
+        // Polled once: the question is sent, its reply not read yet.
+        let asked = link.entries();
+        tokio::pin!(asked);
+        tokio::select! {
+            biased;
+            // A reply read at once leaves nothing behind either.
+            _ = &mut asked => {}
+            () = std::future::ready(()) => {}
+        }
+    }
+    let request = oino::core::CallRequest::new("echo after");
+    let (id, result) = link.run(request).await.expect("the call runs");
+    let result = result.await.expect("joined").expect("a result");
+    assert!(result.text.contains("after"), "{id}: {:?}", result.text);
+    let info = link.entry(&id).await.expect("the entry");
+    assert_eq!(info.id, id);
+}

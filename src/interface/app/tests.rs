@@ -454,3 +454,23 @@ fn what_keeps_running_is_said_in_words() {
     entries[1].state = EntryState::Exited { code: 0 };
     assert_eq!(Running::of(&entries), Running { calls: 1, tasks: 1 });
 }
+
+#[test]
+fn only_the_rows_in_view_and_the_selected_entry_are_looked_up_for_their_cost() {
+    let mut app = App::new((100, 20), true);
+    app.entries = (0..1000)
+        .map(|n| entry(&format!("c{n}"), &format!("sleep {n}")))
+        .collect();
+    app.selected = Some("c500".into());
+    let in_view = app.entries_in_view();
+    let height = usize::from(app.layout().expect("a layout").list.height);
+    assert!(
+        in_view.len() <= height && !in_view.is_empty(),
+        "{}",
+        in_view.len()
+    );
+    assert!(in_view.iter().any(|entry| entry.id == "c500"));
+    // The list scrolls to keep the selected entry in view: its neighbours above are shown.
+    assert!(in_view.iter().any(|entry| entry.id == "c499"));
+    assert!(!in_view.iter().any(|entry| entry.id == "c0"));
+}
