@@ -84,9 +84,16 @@ impl Drop for CoreInner {
     fn drop(&mut self) {
         // The last safety net (a panic, a forgotten shutdown): no tree outlives its core.
         let state = self.state.get_mut().unwrap_or_else(PoisonError::into_inner);
-        for entry in &state.entries {
-            if entry.control.tree_alive() {
-                entry.control.signal_tree(nix::sys::signal::Signal::SIGKILL);
+        // One scan of /proc for them all: a thousand ended tasks must not cost a thousand.
+        let controls: Vec<_> = state
+            .entries
+            .iter()
+            .map(|entry| entry.control.clone())
+            .collect();
+        let alive = crate::pty::ProcessControl::alive_trees(&controls);
+        for (control, alive) in controls.iter().zip(alive) {
+            if alive {
+                control.signal_tree(nix::sys::signal::Signal::SIGKILL);
             }
         }
     }
@@ -833,17 +840,12 @@ impl Core {
         self.inner.shutting_down.store(true, Ordering::Release);
         let entries = self.lock().entries.clone();
         let grace = self.inner.config.kill_grace;
-        let kills: Vec<_> = entries
+        let controls: Vec<_> = entries
             .iter()
-            .filter(|entry| !entry.control.is_reaped() && entry.control.tree_alive())
-            .map(|entry| {
-                let control = entry.control.clone();
-                tokio::spawn(async move { control.kill_tree(grace).await })
-            })
+            .filter(|entry| !entry.control.is_reaped())
+            .map(|entry| entry.control.clone())
             .collect();
-        for kill in kills {
-            let _ = kill.await;
-        }
+        crate::pty::ProcessControl::kill_trees(&controls, grace).await;
     }
 
     /// The log folder.

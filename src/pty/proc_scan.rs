@@ -133,8 +133,9 @@ pub fn threads(pid: i32) -> impl Iterator<Item = i32> {
 }
 
 /// How old a scan of /proc may be for a look that only a live answer can end (a kill polling
-/// its tree): a thousand kills polling at once cost a scan, not a thousand.
-pub(crate) const TABLE_REUSE: Duration = Duration::from_millis(5);
+/// its tree) or that is made again each round (a kill's signals): a thousand kills cost a few
+/// scans, not a thousand. Longer than a scan takes with thousands of processes (20 ms).
+pub(crate) const TABLE_REUSE: Duration = Duration::from_millis(100);
 
 /// A live process, with the spawn key (`OINO_TREE`) its environment carries, if any.
 #[derive(Clone, Debug)]

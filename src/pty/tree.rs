@@ -93,7 +93,9 @@ impl Tree for PtyTree {
         let group = Pid::from_raw(pid_as_i32(self.pid));
         let _ = killpg(group, signal);
         // The lock is held already: taking it again could wait behind the reaper for ever.
-        for member in self.scan_tree(Instant::now()) {
+        // A scan shared with other trees' signals may be a few milliseconds old: a kill sends
+        // SIGKILL again each round (see `ProcessControl::kill_trees`).
+        for member in self.scan_tree(recently()) {
             self.signal_member(member, signal);
         }
     }
