@@ -571,12 +571,23 @@ mod tests {
                 width in 2u16..300,
             ) {
                 let mut stream = garbage;
-                // CAN ends whatever sequence the garbage left open, as on a terminal.
-                stream.extend_from_slice(b"\x18\r\nplain words after\r\n");
+                // CAN ends whatever sequence the garbage left open, as on a terminal; SI and
+                // `ESC ( B` end line drawing it may have left on (`ESC ) 0` then SO), which a
+                // terminal would draw the words in too.
+                stream.extend_from_slice(b"\x18\x0f\x1b(B\r\nplain words after\r\n");
                 let text = clean_text(&stream, width);
                 prop_assert!(text.ends_with("\nplain words after\n"), "{text:?}");
             }
         }
+    }
+
+    #[test]
+    fn line_drawing_left_on_draws_what_follows_until_shifted_back() {
+        // G1 made line drawing and shifted to: words are drawn as lines, as a terminal does.
+        let drawn = clean_text(b"\x1b)0\x0e\x18\r\nlqk\r\n", 80);
+        assert_eq!(drawn, "\n\u{250c}\u{2500}\u{2510}\n");
+        let shifted_back = clean_text(b"\x1b)0\x0e\x18\x0f\x1b(B\r\nlqk\r\n", 80);
+        assert_eq!(shifted_back, "\nlqk\n");
     }
 
     #[test]
