@@ -93,8 +93,9 @@ impl Tree for PtyTree {
         let group = Pid::from_raw(pid_as_i32(self.pid));
         let _ = killpg(group, signal);
         // The lock is held already: taking it again could wait behind the reaper for ever.
-        // A scan shared with other trees' signals may be a few milliseconds old: a kill sends
-        // SIGKILL again each round (see `ProcessControl::kill_trees`).
+        // A scan shared with other trees' signals may be up to `proc_scan::TABLE_REUSE` old
+        // and miss a process forked since: a kill sends SIGKILL again each round (see
+        // `ProcessControl::kill_trees`).
         for member in self.scan_tree(recently()) {
             self.signal_member(member, signal);
         }
