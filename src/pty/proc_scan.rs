@@ -189,22 +189,12 @@ pub(crate) fn keyed_processes(since: Instant) -> Arc<Vec<Keyed>> {
     Arc::clone(&table.processes)
 }
 
-/// The value of `name` in the environment of `pid`.
-fn environ_value(pid: i32, name: &str) -> Option<Arc<str>> {
+/// The value of `name` in the environment of `pid` (the first, as `getenv` reads it).
+pub(crate) fn environ_value(pid: i32, name: &str) -> Option<Arc<str>> {
     let environ = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
     environ.split(|byte| *byte == 0).find_map(|entry| {
         let value = entry.strip_prefix(name.as_bytes())?.strip_prefix(b"=")?;
         Some(Arc::from(std::str::from_utf8(value).ok()?))
-    })
-}
-
-/// Whether the environment of `pid` holds exactly the entry `name=value`.
-#[must_use]
-pub(crate) fn environ_contains(pid: i32, entry: &str) -> bool {
-    std::fs::read(format!("/proc/{pid}/environ")).is_ok_and(|environ| {
-        environ
-            .split(|byte| *byte == 0)
-            .any(|e| e == entry.as_bytes())
     })
 }
 
@@ -246,9 +236,8 @@ pub(crate) fn signal_pinned(
 /// Live processes whose environment holds `name=value`.
 #[must_use]
 pub fn with_env(name: &str, value: &str) -> Vec<i32> {
-    let entry = format!("{name}={value}");
     live_processes()
-        .filter(|process| environ_contains(process.pid, &entry))
+        .filter(|process| environ_value(process.pid, name).as_deref() == Some(value))
         .map(|process| process.pid)
         .collect()
 }

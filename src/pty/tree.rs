@@ -180,24 +180,27 @@ impl PtyTree {
     /// reaped its pid is its own, so its group and session are this tree's; a process that left
     /// both is known by this spawn's key (only one started since the spawn can carry it).
     fn is_member(&self, process: &proc_scan::ProcessStat) -> bool {
-        let leader = pid_as_i32(self.pid);
-        process.group == leader
-            || process.session == leader
-            || (process.started >= self.spawned_ticks
-                && proc_scan::environ_contains(
-                    process.pid,
-                    &format!("{TREE_KEY_ENV}={}", self.tree_key),
-                ))
+        self.belongs(process, || {
+            proc_scan::environ_value(process.pid, TREE_KEY_ENV)
+        })
     }
 
     /// As [`PtyTree::is_member`], for a process of a shared scan, whose key was read then.
     fn is_listed_member(&self, process: &proc_scan::Keyed) -> bool {
+        self.belongs(&process.stat, || process.key.clone())
+    }
+
+    /// The rule of both: the group, the session, or the key (`key` read only when needed).
+    fn belongs(
+        &self,
+        process: &proc_scan::ProcessStat,
+        key: impl FnOnce() -> Option<Arc<str>>,
+    ) -> bool {
         let leader = pid_as_i32(self.pid);
-        let stat = &process.stat;
-        stat.group == leader
-            || stat.session == leader
-            || (stat.started >= self.spawned_ticks
-                && process.key.as_deref() == Some(self.tree_key.as_str()))
+        process.group == leader
+            || process.session == leader
+            || (process.started >= self.spawned_ticks
+                && key().as_deref() == Some(self.tree_key.as_str()))
     }
 
     /// Live processes in the shell's group or session, or carrying this spawn's key, as a scan
