@@ -329,8 +329,9 @@ impl Backlog {
                 self.keep(start, end);
             }
             (Some(start), None) if !controls && end == start + 2 && byte == b'\\' => {
-                // The ST that ended a dropped string: nothing to the parser.
-                self.drop_sequence(start);
+                // The ST that ended a dropped string: nothing to the parser, but it ends what
+                // REP may repeat, as the string would have. It stays among the text, whose rows
+                // a skip may drop with it.
             }
             // Save/restore cursor, reset, index moves, charsets, a sequence cancelled or with
             // controls within, one whose start was flushed: parse.

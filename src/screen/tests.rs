@@ -621,3 +621,18 @@ fn a_screen_resized_before_its_first_byte_draws_at_its_new_size() {
     assert_eq!(snapshot.rows[0].len(), 20);
     assert_eq!(snapshot.text(), "two\nthree\nfour\n");
 }
+
+/// A stray ST (here after an OSC cancelled by CAN) ends what REP may repeat, read a byte at a
+/// time as at once (found by the property that compares with parsing every byte).
+#[test]
+fn a_stray_string_terminator_ends_what_rep_repeats_however_it_is_read() {
+    let stream: &[u8] = b"\x1b]\x18  \x1b\\\x1b[b";
+    let size = TermSize::new(2, 2);
+    let mut lazy = Screen::new(size, 30);
+    for byte in stream {
+        lazy.feed(std::slice::from_ref(byte));
+    }
+    let mut eager = Screen::new(size, 30);
+    eager.feed_eager(stream);
+    assert_same(&mut lazy, &mut eager, 0, "a stray ST, then REP");
+}
