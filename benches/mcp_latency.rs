@@ -138,7 +138,10 @@ async fn main() -> anyhow::Result<()> {
     }
 
     agent.cancel().await?;
-    Client::connect(&socket).await?.ask(KillServer {}).await?;
+    Client::connect(&oino::remote::address::Address::Socket(socket.clone()))
+        .await?
+        .ask(KillServer {})
+        .await?;
     let _ = std::fs::remove_dir_all(dir);
     Ok(())
 }

@@ -39,7 +39,9 @@ async fn main() -> anyhow::Result<()> {
         })
     };
     let mut client = loop {
-        if let Ok(client) = Client::connect(&socket).await {
+        if let Ok(client) =
+            Client::connect(&oino::remote::address::Address::Socket(socket.clone())).await
+        {
             break client;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;

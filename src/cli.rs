@@ -161,23 +161,59 @@ fn mcp_help() -> String {
     )
 }
 
-/// Where the server is: `--socket`, else a session's socket (`-s`), else `OINO_SOCKET`.
+/// Where the server is: `--socket`, else a session's socket (`-s`), else `OINO_SOCKET`; on
+/// another machine with `--host`, or through a command with `--via`.
 #[derive(Clone, Debug, Default, Args)]
 pub struct ServerChoice {
-    /// The server's socket (default: `$XDG_RUNTIME_DIR/oino/SESSION.sock`).
+    /// The server's socket (default: `$XDG_RUNTIME_DIR/oino/SESSION.sock`); with --host or
+    /// --via, the socket on the far side.
     #[arg(long, value_name = "PATH", global = true)]
     pub socket: Option<PathBuf>,
     /// The session: a server of its own, at SESSION.sock.
     #[arg(short, long, value_name = "NAME", global = true)]
     pub session: Option<String>,
+    /// The server of HOST, over ssh: `ssh -T HOST oino proxy` (ssh's own configuration, keys
+    /// and agent apply). Nothing of oino listens on the network.
+    #[arg(long, value_name = "HOST", global = true, conflicts_with = "via")]
+    pub host: Option<String>,
+    /// The server reached through COMMAND, whose standard input and output reach `oino proxy`
+    /// on the far side: `--via 'docker exec -i dev oino proxy'`.
+    #[arg(long, value_name = "COMMAND", global = true)]
+    pub via: Option<String>,
 }
 
 impl ServerChoice {
-    /// The socket chosen: `--socket`, else the session's, else `OINO_SOCKET`, else the default
-    /// session's.
+    /// The socket chosen on this machine: `--socket`, else the session's, else `OINO_SOCKET`,
+    /// else the default session's.
     #[must_use]
     pub fn path(&self) -> PathBuf {
         crate::remote::socket::choose_socket(self.socket.clone(), self.session.as_deref())
+    }
+
+    /// Where the server is: this machine's socket, or the far side of `--host` or `--via`
+    /// (with the session or socket named for that side).
+    pub fn address(&self) -> anyhow::Result<crate::remote::address::Address> {
+        use crate::remote::address::Address;
+        if let Some(via) = &self.via {
+            return Address::via(via);
+        }
+        let Some(host) = &self.host else {
+            return Ok(Address::Socket(self.path()));
+        };
+        let mut proxy = Vec::new();
+        if let Some(socket) = &self.socket {
+            proxy.extend(["--socket".to_owned(), socket.to_string_lossy().into_owned()]);
+        }
+        if let Some(session) = &self.session {
+            proxy.extend(["--session".to_owned(), session.clone()]);
+        }
+        Address::ssh(host, None, &proxy)
+    }
+
+    /// Whether the server is on this machine.
+    #[must_use]
+    pub fn is_here(&self) -> bool {
+        self.host.is_none() && self.via.is_none()
     }
 }
 
@@ -349,12 +385,13 @@ fn mcp(args: &McpArgs) -> ExitCode {
     match (
         args.detach_after
             .map(|value| seconds("--detach-after", value))
-            .transpose(),
+            .transpose()
+            .and_then(|detach_after| Ok((detach_after, args.server.address()?))),
         runtime(),
     ) {
         (Err(err), _) => report("oino mcp", &err),
-        (Ok(detach_after), Ok(runtime)) => {
-            let served = runtime.block_on(crate::mcp::serve(args.server.path(), detach_after));
+        (Ok((detach_after, address)), Ok(runtime)) => {
+            let served = runtime.block_on(crate::mcp::serve(address, detach_after));
             // A read of standard input cannot be cancelled: ending on a signal must not wait
             // for it.
             runtime.shutdown_background();
@@ -393,7 +430,7 @@ fn remote_command(command: remote::Command) -> ExitCode {
 /// server's calls, or when there are none, the demo in this process, so that it ends with the
 /// interface and leaves no server behind.
 async fn interface_link(
-    socket: Option<&std::path::Path>,
+    socket: Option<&crate::remote::address::Address>,
     commands: Vec<(Option<String>, String)>,
 ) -> anyhow::Result<(Link, Vec<(Option<String>, String)>)> {
     if !commands.is_empty() {
@@ -445,7 +482,7 @@ fn attach(args: &AttachArgs) -> ExitCode {
         Err(code) => return code,
     };
     let attached = runtime.block_on(async {
-        let link = Link::connect(&args.server.path()).await?;
+        let link = Link::connect(&args.server.address()?).await?;
         let label = crate::interface::app::key_label(&args.detach_key);
         crate::interface::terminal::attach(link, &args.id, key, &label).await
     });
@@ -480,13 +517,13 @@ fn interface(cli: Cli) -> ExitCode {
         Err(code) => return code,
     };
     let interface = async {
-        let socket = (!cli.embedded).then(|| cli.server.path());
+        let socket = (!cli.embedded).then(|| cli.server.address()).transpose()?;
         let (link, commands, greeting) = if let Some(project) = project {
-            let link = Link::open_with(socket.as_deref(), core_config()).await?;
+            let link = Link::open_with(socket.as_ref(), core_config()).await?;
             let started = link.start_project(&project, here_env(), None).await?;
             (link, Vec::new(), Some(project_greeting(&project, &started)))
         } else {
-            let (link, commands) = interface_link(socket.as_deref(), commands).await?;
+            let (link, commands) = interface_link(socket.as_ref(), commands).await?;
             (link, commands, None)
         };
         crate::interface::terminal::run(link, commands, greeting).await
@@ -539,8 +576,8 @@ fn headless(args: &HeadlessArgs) -> ExitCode {
     };
     let mut stdout = std::io::stdout();
     let played = runtime.block_on(async {
-        let socket = args.server.then(|| args.choice.path());
-        let link = Link::open(socket.as_deref()).await?;
+        let socket = args.server.then(|| args.choice.address()).transpose()?;
+        let link = Link::open(socket.as_ref()).await?;
         crate::interface::headless::run(args.size, script, link, &mut stdout).await
     });
     match played {

@@ -5,11 +5,10 @@
 //! these are calls on the [`Core`]; remotely, requests on a socket: one connection for quick
 //! questions, a fresh one for anything that may take a while, and one carrying the events.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::AsyncBufReadExt;
 use tokio::sync::{Mutex, broadcast, mpsc};
 
 use crate::call::CallResult;
@@ -19,6 +18,7 @@ use crate::core::{
 };
 use crate::output::{Followed, Follower, LineMatcher, OutputSlice, OutputSource};
 use crate::pty::TermSize;
+use crate::remote::address::Address;
 use crate::remote::client::Client;
 use crate::remote::dispatch::Handle;
 use crate::remote::protocol::requests as ask;
@@ -62,7 +62,7 @@ pub enum Link {
 
 /// A server, as one interface uses it.
 pub struct Remote {
-    socket: PathBuf,
+    address: Address,
     /// The connection for quick questions; `None` once a call took it to wait on (see
     /// [`Remote::connection_apart`]), until the next question connects again.
     queries: Mutex<Option<Client>>,
@@ -221,20 +221,20 @@ fn check_command(request: &CallRequest) -> Result<(), CoreError> {
 }
 
 impl Link {
-    /// A link to the server at `socket`, starting it when none answers.
-    pub async fn remote(socket: &Path) -> anyhow::Result<Self> {
-        Ok(Self::over(Client::connect_or_start(socket).await?))
+    /// A link to the server at `address`, starting it when none answers.
+    pub async fn remote(address: &Address) -> anyhow::Result<Self> {
+        Ok(Self::over(Client::connect_or_start(address).await?))
     }
 
     /// The one choice between a server and this process: the server at `socket` (started when
     /// none answers), or with none, a core of this process's own.
-    pub async fn open(socket: Option<&Path>) -> anyhow::Result<Self> {
+    pub async fn open(socket: Option<&Address>) -> anyhow::Result<Self> {
         Self::open_with(socket, CoreConfig::default()).await
     }
 
     /// As [`Link::open`], with `config` for a core in this process.
     pub(crate) async fn open_with(
-        socket: Option<&Path>,
+        socket: Option<&Address>,
         config: CoreConfig,
     ) -> anyhow::Result<Self> {
         match socket {
@@ -243,14 +243,24 @@ impl Link {
         }
     }
 
-    /// A link to the server at `socket`, which must be there already.
-    pub async fn connect(socket: &Path) -> anyhow::Result<Self> {
-        Ok(Self::over(Client::connect(socket).await?))
+    /// A link to the server at `address`, which must be there already.
+    pub async fn connect(address: &Address) -> anyhow::Result<Self> {
+        Ok(Self::over(Client::connect(address).await?))
+    }
+
+    /// The request as the caller here would run it: its folder and environment when the
+    /// server is on this machine; on another, the far side's own (a laptop's folder and PATH
+    /// mean nothing there), with a folder given as it was given.
+    pub fn from_here(&self, request: CallRequest) -> Result<CallRequest, CoreError> {
+        match self {
+            Self::Remote(remote) if remote.address.transport().is_some() => Ok(request),
+            _ => request.from_here(),
+        }
     }
 
     fn over(client: Client) -> Self {
         Self::Remote(Arc::new(Remote {
-            socket: client.socket().to_owned(),
+            address: client.address().clone(),
             queries: Mutex::new(Some(client)),
         }))
     }
@@ -489,17 +499,25 @@ impl Link {
                     id: entry.id.clone(),
                     log_path: entry.log_path,
                 };
+                let elsewhere = remote.address.transport().cloned();
                 let result = tokio::spawn(async move {
                     client
                         .reply()
                         .await
                         .map(CallResult::from_wire)
-                        .map_err(|err| {
-                            if connection_lost(&err) {
-                                LinkError::ServerGone(gone)
-                            } else {
-                                LinkError::from_client(err)
+                        .map_err(|err| match elsewhere {
+                            // The log is on the far side, and the call goes on there.
+                            Some(far) if connection_lost(&err) => {
+                                LinkError::Lost(err.context(format!(
+                                    "the link to {} dropped before `{}` finished: it goes on \
+                                     there, and `oino {} logs -f {1}` follows it",
+                                    far.name(),
+                                    gone.id,
+                                    far.flag()
+                                )))
                             }
+                            None if connection_lost(&err) => LinkError::ServerGone(gone),
+                            _ => LinkError::from_client(err),
                         })
                 });
                 Ok((entry.id, result))
@@ -634,6 +652,7 @@ impl Link {
                 remote
                     .ask(ask::Hello {
                         version: PROTOCOL_VERSION,
+                        relayed: false,
                     })
                     .await
                     .map_err(LinkError::from_client)?;
@@ -707,7 +726,7 @@ impl Remote {
                 return Ok(client);
             }
         }
-        Client::connect(&self.socket)
+        Client::connect(&self.address)
             .await
             .map_err(LinkError::NotSent)
     }
@@ -716,14 +735,14 @@ impl Remote {
     /// its own.
     async fn ask<A: Ask>(&self, request: A) -> anyhow::Result<A::Reply> {
         if A::APART {
-            Client::connect(&self.socket).await?.ask(request).await
+            Client::connect(&self.address).await?.ask(request).await
         } else {
             let mut queries = self.queries.lock().await;
             // Out of its place while it asks: an ask given up half way (a timeout) drops the
             // connection with it, and no later request reads the reply it left behind.
             let mut client = match queries.take() {
                 Some(client) => client,
-                None => Client::connect(&self.socket).await?,
+                None => Client::connect(&self.address).await?,
             };
             let reply = client.ask(request).await;
             let usable = match &reply {
@@ -740,7 +759,7 @@ impl Remote {
     }
 
     async fn events(&self) -> anyhow::Result<Events> {
-        let client = Client::connect(&self.socket).await?;
+        let client = Client::connect(&self.address).await?;
         let mut lines = client.subscribe().await?;
         let (events, receiver) = mpsc::channel(REMOTE_EVENTS);
         tokio::spawn(async move {

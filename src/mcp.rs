@@ -31,6 +31,7 @@ use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use crate::call::{CallOptions, InputPolicy};
 use crate::core::{CallRequest, CoreEvent, EntryInfo, EntryKind, ErrorCode};
 use crate::link::{DetachWhen, Link, LinkError, LinkEvent, RunResult};
+use crate::remote::address::Address;
 use reader::{OutputReader, task_label};
 use results::{bash_result, ended_note, report_progress, task_line};
 use tools::{
@@ -74,7 +75,7 @@ type ToolResult = Result<CallToolResult, ToolError>;
 
 /// The bridge: the MCP side of one agent.
 pub(crate) struct Bridge {
-    socket: PathBuf,
+    server: Address,
     /// When a call that says nothing of it is detached (`oino mcp --detach-after`).
     detach_after: Option<Duration>,
     link: tokio::sync::Mutex<Option<Link>>,
@@ -102,7 +103,7 @@ fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 
 /// Serves MCP on standard input and output until the client closes it (or a signal). The server
 /// ends the calls the bridge still waited for, as their connections close; tasks keep running.
-pub async fn serve(socket: PathBuf, detach_after: Option<Duration>) -> anyhow::Result<()> {
+pub async fn serve(address: Address, detach_after: Option<Duration>) -> anyhow::Result<()> {
     use std::io::IsTerminal;
     use tokio::signal::unix::{SignalKind, signal};
     if std::io::stdin().is_terminal() {
@@ -115,7 +116,7 @@ pub async fn serve(socket: PathBuf, detach_after: Option<Duration>) -> anyhow::R
     let mut interrupt = signal(SignalKind::interrupt())?;
     let (transport, input_ended) = transport::lines(tokio::io::stdin(), tokio::io::stdout());
     let serving = async {
-        let service = Bridge::new(socket, detach_after).serve(transport).await?;
+        let service = Bridge::new(address, detach_after).serve(transport).await?;
         service.waiting().await?;
         anyhow::Ok(())
     };
@@ -131,11 +132,11 @@ pub async fn serve(socket: PathBuf, detach_after: Option<Duration>) -> anyhow::R
 }
 
 impl Bridge {
-    /// A bridge to the server at `socket`; `detach_after`, the detach of a call that gives none.
+    /// A bridge to `server`; `detach_after`, the detach of a call that gives none.
     #[must_use]
-    pub fn new(socket: PathBuf, detach_after: Option<Duration>) -> Self {
+    pub fn new(server: Address, detach_after: Option<Duration>) -> Self {
         Self {
-            socket,
+            server,
             detach_after,
             link: tokio::sync::Mutex::new(None),
             folder: std::sync::Mutex::default(),
@@ -160,10 +161,10 @@ impl Bridge {
             lock(&self.cursors).clear();
             self.following_ends.store(false, Ordering::Release);
         }
-        let link = Link::remote(&self.socket).await.map_err(|err| {
+        let link = Link::remote(&self.server).await.map_err(|err| {
             format!(
                 "cannot reach the oino server at {}: {err:#}",
-                self.socket.display()
+                crate::inert::escaped(&self.server.to_string())
             )
         })?;
         *slot = Some(link.clone());
@@ -310,17 +311,21 @@ impl Bridge {
             // A folder given is for this call only; a `cd` in one that gives none carries over.
             report_folder: args.cwd.is_none() && !background,
             ..CallRequest::new(args.command.clone())
+        };
+        // On another machine, the far side's own environment (see `Link::from_here`).
+        if self.server.transport().is_some() {
+            return Ok(request);
         }
-        .from_here()
-        .map_err(|err| err.to_string())?;
-        Ok(request)
+        request.from_here().map_err(|err| err.to_string().into())
     }
 
     /// The folder the agent's shell is in (`None`: the bridge's own); one removed since is let
     /// go, and a note says so.
     fn folder(&self, notes: &mut Vec<String>) -> Option<PathBuf> {
         let mut folder = lock(&self.folder);
-        if let Some(gone) = folder.take_if(|folder| !folder.is_dir()) {
+        // A folder on another machine is that machine's to check.
+        let here = self.server.transport().is_none();
+        if let Some(gone) = folder.take_if(|folder| here && !folder.is_dir()) {
             let back = std::env::current_dir().unwrap_or_default();
             notes.push(format!(
                 "[cwd: {} ({} no longer exists)]",

@@ -1,8 +1,10 @@
 //! The per-user server that keeps processes alive across windows: the [`protocol`] on its socket,
 //! the [`server`] and the [`client`].
 
+pub mod address;
 pub mod client;
 pub mod dispatch;
 pub mod protocol;
+pub mod proxy;
 pub mod server;
 pub mod socket;

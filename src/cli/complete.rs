@@ -57,7 +57,10 @@ fn entry_candidates() -> Vec<CompletionCandidate> {
     let socket = crate::remote::socket::choose_socket(None, None);
     let listed = runtime.block_on(async {
         tokio::time::timeout(SERVER_WAIT, async {
-            let mut client = crate::remote::client::Client::connect(&socket).await?;
+            let mut client = crate::remote::client::Client::connect(
+                &crate::remote::address::Address::Socket(socket),
+            )
+            .await?;
             client.ask(crate::remote::protocol::requests::List {}).await
         })
         .await

@@ -150,7 +150,7 @@ pub(super) async fn start_process(args: StartArgs) -> ExitCode {
         Err(code) => return code,
     };
     let started = async {
-        let link = Link::open(Some(&args.server.path())).await?;
+        let link = Link::open(Some(&args.server.address()?)).await?;
         Ok::<_, anyhow::Error>(
             link.start_project(&project, here_env(), Some(&args.name))
                 .await?,
@@ -186,7 +186,7 @@ pub(super) async fn stop_project(args: DownArgs) -> ExitCode {
         Err(code) => return code,
     };
     let stopped = async {
-        let link = Link::open(Some(&args.server.path())).await?;
+        let link = Link::open(Some(&args.server.address()?)).await?;
         Ok::<_, anyhow::Error>(link.stop_project(&project, args.names).await?)
     };
     match stopped.await {
@@ -211,7 +211,7 @@ pub(super) async fn apply_project(args: UpArgs) -> ExitCode {
         Err(code) => return code,
     };
     let applied = async {
-        let link = Link::open(Some(&args.server.path())).await?;
+        let link = Link::open(Some(&args.server.address()?)).await?;
         Ok::<_, anyhow::Error>(link.apply_project(&project, here_env(), args.names).await?)
     };
     match applied.await {

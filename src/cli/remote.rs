@@ -197,6 +197,15 @@ pub enum Command {
     Send(SendArgs),
     /// End every call and task, then the server.
     KillServer(KillServerArgs),
+    /// Carry the protocol between standard input and output and this user's server (started
+    /// if needed): what `--host` runs on the far side, over ssh.
+    Proxy(ProxyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ProxyArgs {
+    #[command(flatten)]
+    pub server: ServerChoice,
 }
 
 /// Runs a command that talks to the server.
@@ -212,6 +221,7 @@ pub async fn main(command: Command) -> ExitCode {
         Command::Restart(args) => restart(args).await,
         Command::Send(args) => send(args).await,
         Command::KillServer(args) => kill_server(&args).await,
+        Command::Proxy(args) => proxy(&args).await,
     };
     outcome.unwrap_or_else(|err| crate::cli::report("oino", &err))
 }
@@ -222,17 +232,42 @@ pub(super) fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
     Ok(print_raw(&text)?)
 }
 
+async fn proxy(args: &ProxyArgs) -> anyhow::Result<ExitCode> {
+    if !args.server.is_here() {
+        anyhow::bail!(
+            "oino proxy serves this machine's server: --host and --via belong to the client \
+             on the other side"
+        );
+    }
+    crate::remote::proxy::carry(&args.server.path()).await?;
+    Ok(ExitCode::SUCCESS)
+}
+
 async fn server(args: &ServerArgs) -> anyhow::Result<ExitCode> {
     let socket = args.server.path();
     if !args.foreground {
         // Started and left running in the background; this command ends once it answers.
-        let client = Client::connect_or_start(&socket).await?;
-        print_raw(&format!(
-            "oino server on {} (log: {})\n",
-            client.socket().display(),
-            crate::remote::socket::server_log(client.socket()).display()
-        ))?;
+        let address = args.server.address()?;
+        Client::connect_or_start(&address).await?;
+        match &address {
+            crate::remote::address::Address::Socket(socket) => print_raw(&format!(
+                "oino server on {} (log: {})\n",
+                socket.display(),
+                crate::remote::socket::server_log(socket).display()
+            ))?,
+            crate::remote::address::Address::Through(_) => {
+                print_raw(&format!(
+                    "oino server on {}\n",
+                    escaped(&address.to_string())
+                ))?;
+            }
+        }
         return Ok(ExitCode::SUCCESS);
+    }
+    if !args.server.is_here() {
+        anyhow::bail!(
+            "oino server --foreground serves this machine: --host and --via reach another"
+        );
     }
     if args.detached {
         // Leave the session of the terminal that started the client. It fails only for a
@@ -256,7 +291,7 @@ async fn server(args: &ServerArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
-    let mut client = Client::connect_or_start(&args.server.path()).await?;
+    let mut client = Client::connect_or_start(&args.server.address()?).await?;
     let mut entries = client.ask(ask::List {}).await?;
     if !args.all {
         entries.retain(|entry| entry.project.as_ref().is_none_or(|mark| mark.latest));
@@ -271,7 +306,7 @@ async fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
         say!(
             "oino ls: no calls or tasks on the server at {}; calls of `oino --embedded` and of \
              the demo live in their own window",
-            client.socket().display()
+            client.address()
         );
         return Ok(ExitCode::SUCCESS);
     }
@@ -432,7 +467,7 @@ fn phase_line(mark: &ProjectMark) -> Option<String> {
 }
 
 async fn detach(args: DetachArgs) -> anyhow::Result<ExitCode> {
-    let mut client = Client::connect(&args.server.path()).await?;
+    let mut client = Client::connect(&args.server.address()?).await?;
     let task = client
         .ask(ask::Detach {
             key: args.id,
@@ -453,7 +488,7 @@ async fn detach(args: DetachArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn logs(mut args: LogsArgs) -> anyhow::Result<ExitCode> {
-    let link = Link::connect(&args.server.path()).await?;
+    let link = Link::connect(&args.server.address()?).await?;
     if let Some(run) = args.run {
         args.id = run_of(&link, &args.id, run).await?;
     }
@@ -488,7 +523,7 @@ async fn logs(mut args: LogsArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn screen(args: &ScreenArgs) -> anyhow::Result<ExitCode> {
-    let link = Link::connect(&args.server.path()).await?;
+    let link = Link::connect(&args.server.address()?).await?;
     let snapshot = link.snapshot(&args.id, None).await?;
     let view = snapshot.view();
     if args.json {
@@ -518,7 +553,7 @@ async fn wait(args: WaitArgs) -> anyhow::Result<ExitCode> {
         .map(|seconds| super::seconds("--timeout", seconds))
         .transpose()?
         .map(|timeout| u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX));
-    let mut client = Client::connect(&args.server.path()).await?;
+    let mut client = Client::connect(&args.server.address()?).await?;
     let state = client
         .ask(ask::Wait {
             key: args.id.clone(),
@@ -545,7 +580,7 @@ async fn wait(args: WaitArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn kill(args: EntriesArgs) -> anyhow::Result<ExitCode> {
-    let mut client = Client::connect(&args.server.path()).await?;
+    let mut client = Client::connect(&args.server.address()?).await?;
     let mut status = ExitCode::SUCCESS;
     for id in args.ids {
         match kill_one(&mut client, id, args.json).await {
@@ -577,7 +612,7 @@ async fn kill_one(client: &mut Client, key: String, json: bool) -> anyhow::Resul
 }
 
 async fn restart(args: EntriesArgs) -> anyhow::Result<ExitCode> {
-    let mut client = Client::connect(&args.server.path()).await?;
+    let mut client = Client::connect(&args.server.address()?).await?;
     let mut status = ExitCode::SUCCESS;
     for id in args.ids {
         let asked = ask::Restart {
@@ -607,7 +642,7 @@ fn failed_one(command: &str, err: anyhow::Error) -> anyhow::Result<ExitCode> {
 }
 
 async fn send(args: SendArgs) -> anyhow::Result<ExitCode> {
-    let mut client = Client::connect(&args.server.path()).await?;
+    let mut client = Client::connect(&args.server.address()?).await?;
     let entry = client
         .ask(ask::Entry {
             key: args.id.clone(),
@@ -642,7 +677,7 @@ const KILL_SERVER_WAIT: Duration = Duration::from_secs(30);
 
 async fn kill_server(args: &KillServerArgs) -> anyhow::Result<ExitCode> {
     let socket = args.server.path();
-    let connected = match Client::connect(&socket).await {
+    let connected = match Client::connect(&args.server.address()?).await {
         // A server of another user, an unsafe folder: said as such (exit 2), not as no server.
         Err(err) if !crate::remote::client::nobody_listens(&err) => return Err(err),
         connected => connected,

@@ -107,8 +107,8 @@ pub struct RunConfig {
     pub detach_on: Option<regex::Regex>,
     /// After a detach, print the task's output until it ends.
     pub follow: bool,
-    /// The server's socket, or `None` to run in this process.
-    pub socket: Option<PathBuf>,
+    /// The server, or `None` to run in this process.
+    pub socket: Option<crate::remote::address::Address>,
     /// Print the result as JSON.
     pub json: bool,
 }
@@ -204,7 +204,9 @@ impl RunArgs {
             detach_after,
             detach_on,
             follow: self.follow,
-            socket: (!self.embedded).then(|| self.server.path()),
+            socket: (!self.embedded)
+                .then(|| self.server.address())
+                .transpose()?,
             json: self.json,
         })
     }
@@ -236,7 +238,7 @@ pub(crate) fn run_in_runtime(config: RunConfig) -> ExitCode {
 
 /// Runs one call, on the server or in this process; returns the exit status.
 pub async fn run(mut config: RunConfig) -> anyhow::Result<u8> {
-    let link = Link::open(config.socket.as_deref()).await?;
+    let link = Link::open(config.socket.as_ref()).await?;
     config.request.id = Some(format!("run-{}", std::process::id()));
     // The id the call got, once it started: a signal ends it wherever it runs. Once it is a
     // task being followed, the task it became: a signal then ends only the following.
@@ -274,7 +276,7 @@ async fn run_call(
         say!("oino run: {name} is left out of the call's environment: it is not UTF-8");
     }
     let max_bytes = config.request.options.max_result_bytes;
-    let (id, result) = link.run_unique(config.request.from_here()?).await?;
+    let (id, result) = link.run_unique(link.from_here(config.request)?).await?;
     let _ = started.set(id.clone());
     let detach = DetachWhen {
         after: config.detach_after,

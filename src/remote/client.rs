@@ -7,9 +7,11 @@ use std::time::Duration;
 
 use anyhow::Context;
 use serde::de::DeserializeOwned;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
-use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+
+use crate::inert::escaped;
+use crate::remote::address::{Address, Transport};
 
 use crate::remote::protocol::{
     Ask, ErrorCode, PROTOCOL_VERSION, ReplyOf, Request, Travel, requests,
@@ -20,11 +22,16 @@ const START_DEADLINE: Duration = Duration::from_secs(10);
 /// How often it looks meanwhile.
 const START_POLL: Duration = Duration::from_millis(20);
 
+/// Bytes from the server.
+type Incoming = BufReader<Box<dyn AsyncRead + Send + Unpin>>;
+
 /// A connection to a server.
 pub struct Client {
-    reader: BufReader<OwnedReadHalf>,
-    writer: OwnedWriteHalf,
-    socket: PathBuf,
+    reader: Incoming,
+    writer: Box<dyn AsyncWrite + Send + Unpin>,
+    address: Address,
+    /// The transport's process, for a server elsewhere: it ends with the connection.
+    transport: Option<tokio::process::Child>,
 }
 
 /// A request the server turned down: what kind of failure, and what to do in words.
@@ -38,8 +45,27 @@ pub(crate) struct Refused {
 
 impl Client {
     /// Connects and says hello, once it has made sure that the server is this user's own: not a
-    /// byte (the hello, a command, its environment) goes to a server of another user.
-    pub async fn connect(socket: &Path) -> anyhow::Result<Self> {
+    /// byte (the hello, a command, its environment) goes to a server of another user. A server
+    /// elsewhere is reached through its transport, whose far side (`oino proxy`) makes the
+    /// same check there.
+    pub async fn connect(address: &Address) -> anyhow::Result<Self> {
+        let mut client = match address {
+            Address::Socket(socket) => Self::connect_socket(socket).await?,
+            Address::Through(transport) => Self::connect_through(transport)?,
+        };
+        let hello = client
+            .ask(requests::Hello {
+                version: PROTOCOL_VERSION,
+                relayed: false,
+            })
+            .await;
+        match hello {
+            Ok(_) => Ok(client),
+            Err(err) => Err(client.refused_hello(err).await),
+        }
+    }
+
+    async fn connect_socket(socket: &Path) -> anyhow::Result<Self> {
         if let Some(dir) = socket.parent().filter(|dir| dir.exists()) {
             crate::remote::socket::prepare_dir(dir)?;
         }
@@ -58,22 +84,92 @@ impl Client {
         })?;
         check_peer(&stream, socket)?;
         let (read, writer) = stream.into_split();
-        let mut client = Self {
-            reader: BufReader::new(read),
-            writer,
-            socket: socket.to_owned(),
+        Ok(Self {
+            reader: BufReader::new(Box::new(read)),
+            writer: Box::new(writer),
+            address: Address::Socket(socket.to_owned()),
+            transport: None,
+        })
+    }
+
+    fn connect_through(transport: &Transport) -> anyhow::Result<Self> {
+        let mut child = transport.spawn()?;
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            anyhow::bail!(
+                "the transport {} has no standard input or output",
+                transport.described()
+            );
         };
-        client
-            .ask(requests::Hello {
-                version: PROTOCOL_VERSION,
-            })
-            .await?;
-        Ok(client)
+        Ok(Self {
+            reader: BufReader::new(Box::new(stdout)),
+            writer: Box::new(stdin),
+            address: Address::Through(transport.clone()),
+            transport: Some(child),
+        })
+    }
+
+    /// Why the hello failed, in words: another version on the far side, something else than
+    /// oino answering, or the transport's own error (ssh's "Could not resolve hostname", no
+    /// `oino` there) when it ended.
+    async fn refused_hello(mut self, err: anyhow::Error) -> anyhow::Error {
+        let Address::Through(transport) = &self.address else {
+            return err;
+        };
+        let this = format!(
+            "this is oino {} (protocol {PROTOCOL_VERSION}): install the same version on both",
+            env!("CARGO_PKG_VERSION")
+        );
+        if let Some(refused) = err.downcast_ref::<Refused>() {
+            return match (refused.code, &refused.data.runs) {
+                (ErrorCode::Version, Some(runs)) => {
+                    anyhow::anyhow!("{} {}; {this}", transport.name(), escaped(runs))
+                }
+                // A server from before versions were said in data: its own words.
+                (ErrorCode::Version, None) => anyhow::anyhow!(
+                    "{} runs another version of oino ({}); {this}",
+                    transport.name(),
+                    escaped(&refused.message)
+                ),
+                _ => err,
+            };
+        }
+        if err
+            .chain()
+            .any(<dyn std::error::Error>::is::<serde_json::Error>)
+        {
+            return anyhow::anyhow!(
+                "{} answered in something other than oino's protocol: is `oino proxy` what runs \
+                 there, and does the login print nothing before it? ({this})",
+                transport.name()
+            );
+        }
+        let Some(mut child) = self.transport.take() else {
+            return err;
+        };
+        let said = read_stderr(&mut child).await;
+        let status = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
+        let ended = match status {
+            Ok(Ok(status)) => format!(" ({status})"),
+            _ => String::new(),
+        };
+        anyhow::anyhow!(
+            "cannot reach the oino server {}{ended}: {}",
+            transport.described(),
+            if said.is_empty() {
+                "it said nothing; is oino installed there (`oino proxy` on its PATH)?".to_owned()
+            } else {
+                escaped(&said).into_owned()
+            }
+        )
     }
 
     /// Connects, starting a server in the background when none answers.
-    pub(crate) async fn connect_or_start(socket: &Path) -> anyhow::Result<Self> {
-        match Self::connect(socket).await {
+    pub(crate) async fn connect_or_start(address: &Address) -> anyhow::Result<Self> {
+        // The far side's `oino proxy` starts its own server.
+        let Address::Socket(socket) = address else {
+            return Self::connect(address).await;
+        };
+        match Self::connect(address).await {
             Ok(client) => return Ok(client),
             // Nothing listens there: start a server. Anything else (a refusal) is an answer.
             Err(err) if !nobody_listens(&err) => return Err(err),
@@ -88,7 +184,7 @@ impl Client {
             if started.is_none() && crate::remote::socket::lock_holder(socket).is_none() {
                 started = Some(start_server(socket)?);
             }
-            match Self::connect(socket).await {
+            match Self::connect(address).await {
                 Ok(client) => return Ok(client),
                 Err(err) if !nobody_listens(&err) => return Err(err),
                 Err(err) => {
@@ -107,10 +203,10 @@ impl Client {
         }
     }
 
-    /// The socket it is connected to.
+    /// Where the server is.
     #[must_use]
-    pub fn socket(&self) -> &Path {
-        &self.socket
+    pub fn address(&self) -> &Address {
+        &self.address
     }
 
     /// Asks a request of any kind, and reads its reply.
@@ -137,10 +233,17 @@ impl Client {
     /// The connection broke: the server went away, which is a failure to tell (never a reader
     /// of this command's output leaving).
     fn went_away(&self, err: std::io::Error) -> anyhow::Error {
-        anyhow::Error::new(err).context(format!(
-            "the oino server at {} went away before it answered (it was stopped, or it died)",
-            self.socket.display()
-        ))
+        let why = match &self.address {
+            Address::Socket(socket) => format!(
+                "the oino server at {} went away before it answered (it was stopped, or it died)",
+                socket.display()
+            ),
+            Address::Through(transport) => format!(
+                "the link to {} dropped before the server there answered",
+                transport.name()
+            ),
+        };
+        anyhow::Error::new(err).context(why)
     }
 
     /// Reads the next reply (a `run` with `started` has two).
@@ -183,9 +286,19 @@ impl Client {
 
 impl Client {
     /// Turns this connection into the server's stream of events, one JSON object a line.
-    pub async fn subscribe(mut self) -> anyhow::Result<BufReader<OwnedReadHalf>> {
+    pub async fn subscribe(mut self) -> anyhow::Result<Self> {
         self.ask(requests::Subscribe {}).await?;
-        Ok(self.reader)
+        Ok(self)
+    }
+
+    /// Reads a line of what the server sends (an event, after [`Client::subscribe`]).
+    pub async fn read_line(&mut self, line: &mut String) -> std::io::Result<usize> {
+        self.reader.read_line(line).await
+    }
+
+    /// The raw connection, for `oino proxy` to carry.
+    pub(crate) fn into_parts(self) -> (Incoming, Box<dyn AsyncWrite + Send + Unpin>) {
+        (self.reader, self.writer)
     }
 }
 
@@ -309,6 +422,23 @@ fn failed_start(child: &mut std::process::Child, socket: &Path) -> Option<anyhow
         socket.display(),
         crate::inert::escaped(&last)
     ))
+}
+
+/// What a transport that ended said on its standard error: its last lines, at most 2 KiB.
+async fn read_stderr(child: &mut tokio::process::Child) -> String {
+    let Some(mut stderr) = child.stderr.take() else {
+        return String::new();
+    };
+    let mut said = Vec::new();
+    let mut limited = (&mut stderr).take(64 * 1024);
+    let _ = tokio::time::timeout(Duration::from_secs(5), limited.read_to_end(&mut said)).await;
+    let said = String::from_utf8_lossy(&said);
+    let said = said.trim();
+    let start = said.len().saturating_sub(2048);
+    let start = (start..said.len())
+        .find(|&at| said.is_char_boundary(at))
+        .unwrap_or(0);
+    said[start..].trim().to_owned()
 }
 
 /// Starts `oino server` for `socket` in the background, detached from this terminal.

@@ -60,15 +60,24 @@ pub fn hello(request: &requests::Hello) -> Reply {
         return Reply::success(crate::remote::protocol::wire::Hello {
             version: PROTOCOL_VERSION,
             server_pid: std::process::id(),
+            oino: env!("CARGO_PKG_VERSION").to_owned(),
         });
     }
-    Reply::failure(
+    let runs = format!(
+        "runs oino {} (protocol {PROTOCOL_VERSION})",
+        env!("CARGO_PKG_VERSION")
+    );
+    Reply::refusal(
         ErrorCode::Version,
-        format!(
-            "this server speaks protocol {PROTOCOL_VERSION}, not {}: use an oino of the same \
+        &format!(
+            "this server {runs}, and the client speaks protocol {}: use an oino of the same \
              version, or `oino kill-server` and start again",
             request.version
         ),
+        Some(crate::remote::protocol::wire::ErrorData {
+            runs: Some(runs),
+            ..Default::default()
+        }),
     )
 }
 

@@ -21,8 +21,8 @@ pub use wire::Travel;
 /// result `omitted_from` and `folder`, 6 since `find_line` takes a regular expression and
 /// answers with the match's rank and the count of matches, 7 since `kill` answers with the
 /// count of `processes` and `project` with the steps `done`, 8 since a cell's attributes carry
-/// `hidden` and `overline`.
-pub(crate) const PROTOCOL_VERSION: u32 = 8;
+/// `hidden` and `overline`, 9 since `hello` may say that the connection is `relayed`.
+pub(crate) const PROTOCOL_VERSION: u32 = 9;
 /// The longest request line the server reads: room for a command of the longest a program can
 /// be given and an environment of the most the kernel takes (6 MiB), as JSON escapes ordinary
 /// text (control characters, six bytes each, could still pass it).
@@ -119,7 +119,8 @@ impl Reply {
         Self::refusal(error.code(), &error.to_string(), data)
     }
 
-    fn refusal(code: ErrorCode, error: &str, data: Option<wire::ErrorData>) -> Self {
+    /// A failure with data for the client to act on.
+    pub(crate) fn refusal(code: ErrorCode, error: &str, data: Option<wire::ErrorData>) -> Self {
         /// `{"ok": false, "code": …, "error": …, "data": …}`, `data` when there is some.
         #[derive(Serialize)]
         struct Refusal<'a> {

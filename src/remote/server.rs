@@ -559,6 +559,7 @@ async fn serve_connection(
     if peer.uid() != uid {
         return refuse_another_user(&mut reader, &mut write, uid, peer.uid()).await;
     }
+    let mut relayed = false;
     loop {
         let request = match read_request(&mut reader, &mut line, &mut write).await? {
             Read::Request(request) => request,
@@ -566,7 +567,10 @@ async fn serve_connection(
             Read::End => return Ok(()),
         };
         let reply = match request {
-            Request::Hello(hello) => dispatch::hello(&hello),
+            Request::Hello(hello) => {
+                relayed |= hello.relayed;
+                dispatch::hello(&hello)
+            }
             Request::KillServer(_) => {
                 send(&mut write, &Reply::success("stopping")).await?;
                 stop.send_replace(true);
@@ -584,10 +588,12 @@ async fn serve_connection(
                 send(&mut write, &Reply::success("subscribed")).await?;
                 return stream_events(events, &client, &mut write).await;
             }
-            Request::Run(request) => match run(core, request, &reader, &mut write).await? {
-                Some(reply) => reply,
-                None => return Ok(()),
-            },
+            Request::Run(request) => {
+                match run(core, request, relayed, &reader, &mut write).await? {
+                    Some(reply) => reply,
+                    None => return Ok(()),
+                }
+            }
             request => match dispatch::answer(core, request).await {
                 Some(reply) => reply,
                 None => Reply::failure(ErrorCode::BadRequest, "not a request of the core"),
@@ -715,10 +721,12 @@ async fn answer_first_request(stream: UnixStream, reply: &Reply) -> std::io::Res
 /// Runs a call to its result for a client that waits; with `started`, says first that it exists.
 /// `None` when the client left before the result: its call was ended, since nobody would read
 /// what it did (a call detached before that lives on as a task). A client that only shut its
-/// writing half still reads, and gets the result.
+/// writing half still reads, and gets the result. A client on another machine whose link
+/// dropped (`relayed`) may still want it: its call is detached, and lives on as a task.
 async fn run(
     core: &Core,
     request: Run,
+    relayed: bool,
     reader: &BufReader<tokio::net::unix::OwnedReadHalf>,
     write: &mut tokio::net::unix::OwnedWriteHalf,
 ) -> anyhow::Result<Option<Reply>> {
@@ -755,7 +763,13 @@ async fn run(
         .entry(&id)
         .is_ok_and(|entry| entry.kind == crate::core::EntryKind::Call)
     {
-        let _ = core.kill(&id).await;
+        if relayed {
+            let _ = core
+                .detach(&id, None, "the link to its waiter dropped")
+                .await;
+        } else {
+            let _ = core.kill(&id).await;
+        }
     }
     result.await;
     Ok(None)

@@ -50,9 +50,11 @@ const PARTS: &[(&str, &[(&str, u8)])] = &[
         &[
             ("protocol", 0),
             ("socket", 0),
+            ("address", 0),
             ("dispatch", 1),
             ("client", 2),
             ("server", 2),
+            ("proxy", 3),
         ],
     ),
 ];

@@ -8,6 +8,7 @@ mod cli;
 mod detach;
 mod e2e;
 mod headless;
+mod hosts;
 mod input;
 mod layers;
 mod limits;

@@ -287,7 +287,9 @@ fn bad_requests_get_errors_and_the_server_stays_up() {
     let unknown = exchange(&mut stream, b"{\"op\":\"wait\",\"key\":\"nothing\"}\n");
     assert!(error_of(&unknown).contains("no call or task `nothing`"));
     let old = exchange(&mut stream, b"{\"op\":\"hello\",\"version\":99}\n");
-    assert!(error_of(&old).contains("speaks protocol 8"));
+    assert!(error_of(&old).contains("the client speaks protocol 99"));
+    let runs = old["data"]["runs"].as_str().unwrap_or_default();
+    assert!(runs.starts_with("runs oino "), "{old}");
     // The same connection still works.
     assert_eq!(exchange(&mut stream, b"{\"op\":\"list\"}\n")["ok"], true);
 
@@ -818,9 +820,11 @@ async fn ask_everything(link: &oino::link::Link) -> Answers {
 async fn a_request_means_the_same_in_process_and_through_a_server() {
     let server = ServerGuard::new("one-door");
     start(&server);
-    let remote = oino::link::Link::connect(&server.socket)
-        .await
-        .expect("connect");
+    let remote = oino::link::Link::connect(&oino::remote::address::Address::Socket(
+        server.socket.clone(),
+    ))
+    .await
+    .expect("connect");
     let core = oino::core::Core::new(oino::core::CoreConfig {
         log_dir: Some(server.state.join("local-logs")),
         ..oino::core::CoreConfig::default()
@@ -856,9 +860,11 @@ async fn a_request_means_the_same_in_process_and_through_a_server() {
 async fn a_question_given_up_half_way_leaves_nothing_for_the_next_request_to_misread() {
     let server = ServerGuard::new("given-up");
     start(&server);
-    let link = oino::link::Link::connect(&server.socket)
-        .await
-        .expect("connect");
+    let link = oino::link::Link::connect(&oino::remote::address::Address::Socket(
+        server.socket.clone(),
+    ))
+    .await
+    .expect("connect");
     let seen = link.entries().await.expect("entries");
     assert!(seen.is_empty());
     for _ in 0..3 {

@@ -108,6 +108,11 @@ requests! {
 pub struct Hello {
     /// The protocol version the client speaks; a server of another answers `version`.
     pub version: u32,
+    /// Said by `oino proxy`: the connection carries a client on another machine, so its
+    /// closing is a link that dropped, not a waiter that left; a call it waited for lives on as
+    /// a task. Once said, it holds for the connection.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub relayed: bool,
 }
 
 /// Runs a call; the reply is its result (with `started`, its entry comes first).

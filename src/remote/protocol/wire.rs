@@ -85,6 +85,9 @@ pub struct Hello {
     pub version: u32,
     /// The server's process id.
     pub server_pid: u32,
+    /// The server's oino version.
+    #[serde(default)]
+    pub oino: String,
 }
 
 as_is!(Hello);
@@ -809,6 +812,9 @@ pub struct ErrorData {
     /// The pid of the server that died leaving the entry running: only `kill` reaches it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub left_by_server: Option<u32>,
+    /// With a `version` refusal: what the server runs, as `runs oino 0.1.0 (protocol 9)`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs: Option<String>,
 }
 
 impl Travel for CoreErrorData {
@@ -818,6 +824,7 @@ impl Travel for CoreErrorData {
             key: self.key,
             log_path: self.log_path,
             left_by_server: self.left_by_server,
+            runs: self.runs,
         }
     }
     fn from_wire(wire: ErrorData) -> Self {
@@ -825,6 +832,7 @@ impl Travel for CoreErrorData {
             key: wire.key,
             log_path: wire.log_path,
             left_by_server: wire.left_by_server,
+            runs: wire.runs,
         }
     }
 }

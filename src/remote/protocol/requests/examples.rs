@@ -19,8 +19,15 @@ impl Example for Hello {
         let hello = wire::Hello {
             version: 3,
             server_pid: 99,
+            oino: "0.1.0".into(),
         };
-        (Self { version: 3 }, hello)
+        (
+            Self {
+                version: 3,
+                relayed: true,
+            },
+            hello,
+        )
     }
 }
 

@@ -1,0 +1,184 @@
+//! Where a server is reached: its socket on this machine, or a command whose standard input and
+//! output reach `oino proxy` on another machine or in a container (`ssh -T HOST oino proxy`,
+//! `docker exec -i dev oino proxy`). Nothing of ours listens on a network: the transport is a
+//! program the user already trusts and configures.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+
+use anyhow::Context;
+
+/// A server's address.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Address {
+    /// The socket of a server on this machine.
+    Socket(PathBuf),
+    /// A command that carries the protocol to a server elsewhere.
+    Through(Transport),
+}
+
+/// A command whose standard input and output are a connection to a server elsewhere.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Transport {
+    /// What the user calls the far side: the host's name, or the `--via` command.
+    pub label: String,
+    /// Whether `label` is a host's name (else it is the command).
+    pub is_host: bool,
+    /// The program and its arguments.
+    pub argv: Vec<String>,
+}
+
+impl Address {
+    /// `ssh -T HOST oino proxy`, with `ssh` (and options) from `ssh_command` when set; `proxy`
+    /// are the arguments the far side's `oino proxy` gets (a session, a socket).
+    pub fn ssh(host: &str, ssh_command: Option<&str>, proxy: &[String]) -> anyhow::Result<Self> {
+        if host.is_empty() || host.starts_with('-') {
+            anyhow::bail!(
+                "`{host}` is no host name: give the name ssh would take (`box`, `me@box`, an \
+                 alias from ~/.ssh/config)"
+            );
+        }
+        let mut argv = match ssh_command {
+            Some(command) => split_words(command, "ssh_command")?,
+            None => vec!["ssh".to_owned()],
+        };
+        argv.extend([
+            "-T".to_owned(),
+            host.to_owned(),
+            "oino".to_owned(),
+            "proxy".to_owned(),
+        ]);
+        argv.extend(proxy.iter().cloned());
+        Ok(Self::Through(Transport {
+            label: host.to_owned(),
+            is_host: true,
+            argv,
+        }))
+    }
+
+    /// `--via COMMAND`: the command, split into words as a shell would, run as it is; it must
+    /// end in `oino proxy` on the far side (`docker exec -i dev oino proxy`).
+    pub fn via(command: &str) -> anyhow::Result<Self> {
+        Ok(Self::Through(Transport {
+            label: command.to_owned(),
+            is_host: false,
+            argv: split_words(command, "--via")?,
+        }))
+    }
+
+    /// The transport, for an address elsewhere.
+    #[must_use]
+    pub fn transport(&self) -> Option<&Transport> {
+        match self {
+            Self::Socket(_) => None,
+            Self::Through(transport) => Some(transport),
+        }
+    }
+}
+
+impl std::fmt::Display for Address {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Socket(socket) => write!(f, "{}", socket.display()),
+            Self::Through(transport) => write!(f, "{}", transport.label),
+        }
+    }
+}
+
+impl Transport {
+    /// The far side as a sentence's subject: `box`, or `the far side of --via`.
+    #[must_use]
+    pub fn name(&self) -> String {
+        if self.is_host {
+            crate::inert::escaped(&self.label).into_owned()
+        } else {
+            format!("the far side of `{}`", crate::inert::escaped(&self.label))
+        }
+    }
+
+    /// The flag that reaches it again: `--host box`, or `--via 'COMMAND'`.
+    #[must_use]
+    pub fn flag(&self) -> String {
+        let label = crate::inert::escaped(&self.label);
+        if self.is_host {
+            format!("--host {label}")
+        } else {
+            format!("--via '{}'", label.replace('\'', r"'\''"))
+        }
+    }
+
+    /// Where, and how it is reached: "on box (through `ssh -T box oino proxy`)", or "through
+    /// `docker exec -i dev oino proxy`".
+    #[must_use]
+    pub fn described(&self) -> String {
+        let command = crate::inert::escaped(&shell_words::join(&self.argv)).into_owned();
+        if self.is_host {
+            format!("on {} (through `{command}`)", self.name())
+        } else {
+            format!("through `{command}`")
+        }
+    }
+
+    /// Starts the transport: its standard input and output are the connection, its standard
+    /// error is kept to say why it failed; it dies with the connection.
+    pub(crate) fn spawn(&self) -> anyhow::Result<tokio::process::Child> {
+        let (program, args) = self
+            .argv
+            .split_first()
+            .context("the transport command is empty")?;
+        tokio::process::Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| format!("starting `{}` to reach {}", self.argv.join(" "), self.label))
+    }
+}
+
+/// Words as a shell splits them (quotes, backslashes), without running a shell.
+fn split_words(command: &str, what: &str) -> anyhow::Result<Vec<String>> {
+    let words = shell_words::split(command)
+        .with_context(|| format!("{what} `{command}`: a quote is not closed"))?;
+    if words.is_empty() {
+        anyhow::bail!("{what} is empty: name a command, as `ssh -p 2222`");
+    }
+    Ok(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_split_as_a_shell_splits_them() {
+        let Address::Through(via) =
+            Address::via(r#"docker exec -i 'my box' "a \"b\"" c\ d"#).expect("address")
+        else {
+            panic!("a transport");
+        };
+        assert_eq!(
+            via.argv,
+            ["docker", "exec", "-i", "my box", "a \"b\"", "c d"].map(String::from)
+        );
+        assert!(Address::via("ssh 'open").is_err());
+    }
+
+    #[test]
+    fn ssh_runs_the_proxy_with_the_far_sides_arguments() {
+        let address = Address::ssh("box", Some("ssh -p 2222"), &["-s".into(), "work".into()])
+            .expect("address");
+        let transport = address.transport().expect("transport");
+        assert_eq!(
+            transport.argv,
+            [
+                "ssh", "-p", "2222", "-T", "box", "oino", "proxy", "-s", "work"
+            ]
+            .map(String::from)
+        );
+        assert_eq!(address.to_string(), "box");
+        assert!(Address::ssh("-oProxyCommand=x", None, &[]).is_err());
+        assert!(Address::via("  ").is_err());
+    }
+}
