@@ -207,7 +207,8 @@ impl ServerChoice {
         if let Some(session) = &self.session {
             proxy.extend(["--session".to_owned(), session.clone()]);
         }
-        Address::ssh(host, None, &proxy)
+        let ssh_command = crate::core::settings::ssh_command()?;
+        Address::ssh(host, ssh_command.as_deref(), &proxy)
     }
 
     /// Whether the server is on this machine.
@@ -421,7 +422,12 @@ fn remote_command(command: remote::Command) -> ExitCode {
         client_runtime()
     };
     match runtime {
-        Ok(runtime) => runtime.block_on(remote::main(command)),
+        Ok(runtime) => {
+            let code = runtime.block_on(remote::main(command));
+            // A read of standard input (the proxy's) cannot be cancelled: no waiting for it.
+            runtime.shutdown_background();
+            code
+        }
         Err(code) => code,
     }
 }

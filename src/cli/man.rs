@@ -8,7 +8,7 @@ use std::io::Write as _;
 use clap::CommandFactory;
 
 /// The settings file's keys: an example line, and what it does.
-pub(crate) const SETTINGS: [(&str, &str); 7] = [
+pub(crate) const SETTINGS: [(&str, &str); 8] = [
     (
         "list_width = 32",
         "Columns of the list, 10 to 200 (default: a quarter of the terminal, 24 to 40).",
@@ -29,6 +29,10 @@ pub(crate) const SETTINGS: [(&str, &str); 7] = [
         "log_cap = \"4G\"",
         "One call's log on disk (bytes, or with K, M, G; at least 1M): past it, the first quarter \
          and the newest part are kept, and what was left out is said.",
+    ),
+    (
+        "ssh_command = \"ssh\"",
+        "The program and options --host runs to reach another machine, as `ssh -F FILE`.",
     ),
     (
         "[keys]",

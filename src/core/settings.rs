@@ -137,6 +137,33 @@ impl LogSettings {
     }
 }
 
+/// `ssh_command`: the program and options `--host` reaches another machine with (default
+/// `ssh`), e.g. `"ssh -F ~/.ssh/oino_config"`; `None` when the file says none.
+pub fn ssh_command() -> Result<Option<String>, FileError> {
+    #[derive(Deserialize)]
+    struct Model {
+        ssh_command: Option<Spanned<String>>,
+    }
+    let Some(file) = path().filter(|file| file.exists()) else {
+        return Ok(None);
+    };
+    let text = FileError::read_text(&file)?;
+    let model: Model = toml::from_str(&text).map_err(|err| {
+        let offset = err.span().map_or(0, |span| span.start);
+        FileError::at_offset(&file, &text, offset, err.message().trim_end().to_owned())
+    })?;
+    match model.ssh_command {
+        Some(command) if command.get_ref().trim().is_empty() => Err(FileError::at_offset(
+            &file,
+            &text,
+            command.span().start,
+            "ssh_command is empty: name the ssh program and its options, or leave the key out"
+                .into(),
+        )),
+        command => Ok(command.map(Spanned::into_inner)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -430,7 +430,7 @@ async fn project_down(link: &Link, file: &std::path::Path, name: &str) -> Outcom
 async fn project_up(link: &Link, file: &std::path::Path, name: &str) -> Outcome {
     let applied = async {
         let project = crate::core::project::Project::load(file)?;
-        let env = CallRequest::default().from_here()?.env;
+        let env = link.from_here(CallRequest::default())?.env;
         anyhow::Ok(link.apply_project(&project, env, Vec::new()).await?)
     };
     match applied.await {
@@ -458,11 +458,10 @@ async fn carry_out(link: &Link, effect: Effect, label: String) -> Option<Outcome
     match effect {
         Effect::Start { command, size } => {
             // As typed in this shell: its folder, its environment.
-            let request = CallRequest {
+            let request = link.from_here(CallRequest {
                 size: Some(size),
                 ..CallRequest::new(command.clone())
-            }
-            .from_here();
+            });
             let started = match request {
                 Ok(request) => link.start(request).await.map_err(anyhow::Error::from),
                 Err(err) => Err(err.into()),

@@ -411,18 +411,18 @@ impl Player {
         // Started at the pane's size, as the interface starts its own calls.
         let pane = crate::interface::app::Layout::new(self.size.cols, self.size.rows, false, None)
             .map(|layout| layout.pane_size());
+        let request = self
+            .link
+            .from_here(CallRequest {
+                id,
+                title,
+                size: pane,
+                ..CallRequest::new(command)
+            })
+            .map_err(|err| err.to_string())?;
         let (id, result) = self
             .link
-            .run(
-                CallRequest {
-                    id,
-                    title,
-                    size: pane,
-                    ..CallRequest::new(command)
-                }
-                .from_here()
-                .map_err(|err| err.to_string())?,
-            )
+            .run(request)
             .await
             .map_err(|err| format!("{err:#}"))?;
         self.calls.insert(id, result);

@@ -154,11 +154,10 @@ pub async fn run(
         Err(err) => app.say(format!("settings not used: {err}"), true),
     }
     // This shell's folder and environment, read once for all of them.
-    let here = CallRequest {
+    let here = link.from_here(CallRequest {
         size: app.pane_size(),
         ..CallRequest::default()
-    }
-    .from_here()?;
+    })?;
     for (title, command) in commands {
         link.start(CallRequest {
             command,

@@ -37,13 +37,47 @@ pub async fn carry(socket: &Path) -> anyhow::Result<()> {
         stdout.flush().await
     };
     tokio::pin!(up, down);
+    let gone = far_side_gone();
+    tokio::pin!(gone);
     tokio::select! {
         // The server closed: nothing more can come.
         done = &mut down => done?,
+        // Nobody reads what would come: the link dropped (ssh's connection died and sshd closed
+        // its end). Closing this connection tells the server, which keeps the call as a task.
+        () = &mut gone => {}
         up_done = &mut up => {
             up_done?;
-            down.await?;
+            tokio::select! {
+                done = &mut down => done?,
+                () = &mut gone => {}
+            }
         }
     }
     Ok(())
+}
+
+/// Resolves once standard output has no reader left. Watched by a thread of its own, left
+/// blocked in `poll` until the process ends (a runtime's blocking pool would wait for it).
+async fn far_side_gone() {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd;
+    let (gone, told) = tokio::sync::oneshot::channel::<()>();
+    let watch = std::thread::Builder::new()
+        .name("stdout-watch".into())
+        .spawn(move || {
+            let stdout = std::io::stdout();
+            // No events asked for: `poll` reports only a hang-up or an error.
+            let mut fds = [PollFd::new(stdout.as_fd(), PollFlags::empty())];
+            loop {
+                match poll(&mut fds, PollTimeout::NONE) {
+                    Ok(_) if fds[0].any().unwrap_or(true) => break,
+                    Err(nix::errno::Errno::EINTR) | Ok(_) => {}
+                    Err(_) => break,
+                }
+            }
+            let _ = gone.send(());
+        });
+    if watch.is_err() || told.await.is_err() {
+        std::future::pending::<()>().await;
+    }
 }

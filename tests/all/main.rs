@@ -18,6 +18,7 @@ mod project;
 mod project_day;
 mod readme;
 mod server;
+mod ssh;
 mod support;
 mod tasks;
 mod trust;

@@ -147,6 +147,8 @@ struct Model {
     _log_retention_days: Option<serde::de::IgnoredAny>,
     #[serde(rename = "log_cap")]
     _log_cap: Option<serde::de::IgnoredAny>,
+    #[serde(rename = "ssh_command")]
+    _ssh_command: Option<String>,
     #[serde(default)]
     keys: BTreeMap<Spanned<String>, Spanned<OneOrMore>>,
     #[serde(default)]
@@ -189,8 +191,8 @@ impl Config {
             (
                 err.span().map_or(0, |span| span.start),
                 format!(
-                    "{} (expected: list_width, mouse, notify, log_retention_days, log_cap, [keys], \
-                     [theme])",
+                    "{} (expected: list_width, mouse, notify, log_retention_days, log_cap, \
+                     ssh_command, [keys], [theme])",
                     crate::spelling::unknown_key(err.message().trim_end())
                 ),
             )
