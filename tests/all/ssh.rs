@@ -202,21 +202,21 @@ fn run_ls_logs_detach_and_kill_go_through_ssh() {
         &mut ssh.oino(&["detach", &id, "--name", "parked"]),
     );
     assert!(detached.status.success(), "{}", text(&detached.stderr));
-    let waited = waiter.wait_with_output().expect("the waiter ends");
+    let released = waiter.wait_with_output().expect("the waiter ends");
     assert!(
-        text(&waited.stdout).contains("detach me\n\n\n[Detached to background task"),
+        text(&released.stdout).contains("detach me\n\n\n[Detached to background task"),
         "{}",
-        text(&waited.stdout)
+        text(&released.stdout)
     );
     let parked = output_within("kill parked", &mut ssh.oino(&["kill", "parked"]));
     assert!(parked.status.success(), "{}", text(&parked.stderr));
     let killed = output_within("kill", &mut ssh.oino(&["kill", "ticker"]));
     assert!(killed.status.success(), "{}", text(&killed.stderr));
-    let followed = follower.wait_with_output().expect("logs -f ends");
+    let tail = follower.wait_with_output().expect("logs -f ends");
     assert!(
-        text(&followed.stdout).contains("tick-"),
+        text(&tail.stdout).contains("tick-"),
         "{}",
-        text(&followed.stdout)
+        text(&tail.stdout)
     );
 
     let far: Vec<serde_json::Value> = serde_json::from_slice(
