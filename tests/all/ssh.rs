@@ -12,7 +12,7 @@ use crate::support::{ServerGuard, output_within, temp_dir, wait_until_blocking};
 /// home of their own: the user's shell start-up files are not the test's), and the settings
 /// that make `oino --host far` use it.
 struct Sshd {
-    sshd: Child,
+    daemon: Child,
     dir: PathBuf,
     far: ServerGuard,
     near: ServerGuard,
@@ -95,7 +95,7 @@ impl Sshd {
             .expect("sshd");
         let near = ServerGuard::new(&format!("{label}-near"));
         let sshd = Self {
-            sshd,
+            daemon: sshd,
             dir,
             far,
             near,
@@ -124,8 +124,8 @@ impl Sshd {
 
 impl Drop for Sshd {
     fn drop(&mut self) {
-        let _ = self.sshd.kill();
-        let _ = self.sshd.wait();
+        let _ = self.daemon.kill();
+        let _ = self.daemon.wait();
     }
 }
 
