@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -32,6 +33,9 @@ pub struct Client {
     address: Address,
     /// The transport's process, for a server elsewhere: it ends with the connection.
     transport: Option<tokio::process::Child>,
+    /// The last of what the transport said on its standard error, drained as it comes so that
+    /// a chatty transport never blocks on a full pipe.
+    said: Arc<Mutex<Vec<u8>>>,
 }
 
 /// A request the server turned down: what kind of failure, and what to do in words.
@@ -89,6 +93,7 @@ impl Client {
             writer: Box::new(writer),
             address: Address::Socket(socket.to_owned()),
             transport: None,
+            said: Arc::default(),
         })
     }
 
@@ -100,11 +105,16 @@ impl Client {
                 transport.described()
             );
         };
+        let said = Arc::new(Mutex::new(Vec::new()));
+        if let Some(stderr) = child.stderr.take() {
+            tokio::spawn(keep_last_words(stderr, Arc::clone(&said)));
+        }
         Ok(Self {
             reader: BufReader::new(Box::new(stdout)),
             writer: Box::new(stdin),
             address: Address::Through(transport.clone()),
             transport: Some(child),
+            said,
         })
     }
 
@@ -146,8 +156,15 @@ impl Client {
         let Some(mut child) = self.transport.take() else {
             return err;
         };
-        let said = read_stderr(&mut child).await;
         let status = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
+        // What it said before it ended, its pipe read to the end.
+        let drained = async {
+            while Arc::strong_count(&self.said) > 1 {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        };
+        let _ = tokio::time::timeout(Duration::from_secs(1), drained).await;
+        let said = last_words(&self.said);
         let ended = match status {
             Ok(Ok(status)) => format!(" ({status})"),
             _ => String::new(),
@@ -424,21 +441,28 @@ fn failed_start(child: &mut std::process::Child, socket: &Path) -> Option<anyhow
     ))
 }
 
-/// What a transport that ended said on its standard error: its last lines, at most 2 KiB.
-async fn read_stderr(child: &mut tokio::process::Child) -> String {
-    let Some(mut stderr) = child.stderr.take() else {
-        return String::new();
-    };
-    let mut said = Vec::new();
-    let mut limited = (&mut stderr).take(64 * 1024);
-    let _ = tokio::time::timeout(Duration::from_secs(5), limited.read_to_end(&mut said)).await;
-    let said = String::from_utf8_lossy(&said);
-    let said = said.trim();
-    let start = said.len().saturating_sub(2048);
-    let start = (start..said.len())
-        .find(|&at| said.is_char_boundary(at))
-        .unwrap_or(0);
-    said[start..].trim().to_owned()
+/// How much of a transport's standard error is kept.
+const LAST_WORDS: usize = 2048;
+
+/// Reads a transport's standard error to its end, keeping the last [`LAST_WORDS`] bytes.
+async fn keep_last_words(mut stderr: tokio::process::ChildStderr, said: Arc<Mutex<Vec<u8>>>) {
+    let mut chunk = [0; 4096];
+    while let Ok(read @ 1..) = stderr.read(&mut chunk).await {
+        let mut kept = said
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        kept.extend_from_slice(&chunk[..read]);
+        let excess = kept.len().saturating_sub(LAST_WORDS);
+        kept.drain(..excess);
+    }
+}
+
+/// What a transport said, trimmed.
+fn last_words(said: &Mutex<Vec<u8>>) -> String {
+    let kept = said
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    String::from_utf8_lossy(&kept).trim().to_owned()
 }
 
 /// Starts `oino server` for `socket` in the background, detached from this terminal.

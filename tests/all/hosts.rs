@@ -312,3 +312,16 @@ async fn an_agent_runs_on_the_far_side_and_a_person_there_detaches_its_call() {
     let killed = output_within("kill", &mut sides.far.oino(&["kill", "t1"]));
     assert!(killed.status.success(), "{}", text(&killed.stderr));
 }
+
+#[test]
+fn a_transport_that_says_much_on_its_standard_error_still_carries() {
+    let sides = Sides::new("via-chatty");
+    // Far more than a pipe holds, before the proxy starts: a banner, ssh's warnings.
+    let chatty = format!("sh -c 'head -c 300000 /dev/zero >&2; exec {}'", sides.via());
+    let out = output_within(
+        "ls",
+        &mut sides.near.oino(&["--via", &chatty, "ls", "--json"]),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "[]");
+}
