@@ -195,6 +195,12 @@ impl ServerChoice {
     pub fn address(&self) -> anyhow::Result<crate::remote::address::Address> {
         use crate::remote::address::Address;
         if let Some(via) = &self.via {
+            if self.socket.is_some() || self.session.is_some() {
+                anyhow::bail!(
+                    "--via runs its command as given: name the far side's session or socket in \
+                     it (`--via '… oino proxy -s work'`), not with -s or --socket"
+                );
+            }
             return Address::via(via);
         }
         let Some(host) = &self.host else {
@@ -442,6 +448,11 @@ async fn interface_link(
     if !commands.is_empty() {
         return Ok((Link::open_with(socket, core_config()).await?, commands));
     }
+    // A server elsewhere is what was asked for, even with nothing on it: its failure is said,
+    // never answered with a demo here.
+    if let Some(far @ crate::remote::address::Address::Through(_)) = socket {
+        return Ok((Link::remote(far).await?, commands));
+    }
     // A server that answers (none is started for the look) and shows something.
     if let Some(Ok(link)) = match socket {
         Some(socket) => Some(Link::connect(socket).await),
@@ -507,7 +518,9 @@ fn interface(cli: Cli) -> ExitCode {
         say!("oino: --config starts a project file's processes: give it without COMMANDs");
         return ExitCode::from(EXIT_USAGE);
     }
-    let project = if commands.is_empty() {
+    // A project file is this machine's: the interface on another machine's server shows that
+    // server's entries.
+    let project = if commands.is_empty() && cli.server.is_here() {
         match load_project(cli.config.as_deref()) {
             Ok(project) => project,
             Err(err) => {

@@ -417,6 +417,7 @@ impl Link {
         project: &crate::core::project::Project,
         only: Vec<String>,
     ) -> Result<crate::core::project::ProjectStopped, LinkError> {
+        self.project_here()?;
         self.ask(ask::Down {
             project: project.clone().to_wire(),
             only,
@@ -431,6 +432,7 @@ impl Link {
         env: Vec<(String, String)>,
         only: Vec<String>,
     ) -> Result<crate::core::project::ProjectApplied, LinkError> {
+        self.project_here()?;
         self.ask(ask::Up {
             project: project.clone().to_wire(),
             env,
@@ -446,12 +448,29 @@ impl Link {
         env: Vec<(String, String)>,
         only: Option<&str>,
     ) -> Result<crate::core::project::ProjectStarted, LinkError> {
+        self.project_here()?;
         self.ask(ask::Project {
             project: project.clone().to_wire(),
             env,
             only: only.map(str::to_owned),
         })
         .await
+    }
+
+    /// Refuses a project file for a server on another machine: the file, its folders and the
+    /// environment it is started with are this machine's, and none of them is sent there.
+    fn project_here(&self) -> Result<(), LinkError> {
+        match self {
+            Self::Remote(remote) => match remote.address.transport() {
+                Some(far) => Err(LinkError::NotSent(anyhow::anyhow!(
+                    "a project file is this machine's: its folders and environment mean nothing \
+                     on {}. Start it there (`ssh HOST`, then `oino up` in its folder)",
+                    far.name()
+                ))),
+                None => Ok(()),
+            },
+            Self::Local(_) => Ok(()),
+        }
     }
 
     /// Starts `key`'s command again as a new call; the new entry.

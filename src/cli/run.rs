@@ -246,7 +246,9 @@ pub async fn run(mut config: RunConfig) -> anyhow::Result<u8> {
     let followed = std::sync::OnceLock::new();
     let stop = stop_signal()?;
     let outcome = tokio::select! {
-        outcome = run_call(&link, config, &started, &followed) => outcome,
+        // The signal first: Ctrl-C also ends a transport (ssh) in this terminal's process
+        // group, and the link it drops must not hide the kill the signal asks for.
+        biased;
         status = stop => {
             if let Some(task) = followed.get() {
                 say!(
@@ -260,6 +262,7 @@ pub async fn run(mut config: RunConfig) -> anyhow::Result<u8> {
             }
             Ok(status)
         }
+        outcome = run_call(&link, config, &started, &followed) => outcome,
     };
     // In this process, what still runs ends with it; a server keeps its tasks.
     link.close().await;

@@ -432,8 +432,9 @@ impl Player {
     /// Starts the processes of a project file, with this process's environment.
     async fn start_project(&self, file: &std::path::Path) -> Result<(), String> {
         let project = crate::core::project::Project::load(file).map_err(|err| err.to_string())?;
-        let env = CallRequest::default()
-            .from_here()
+        let env = self
+            .link
+            .from_here(CallRequest::default())
             .map_err(|err| err.to_string())?
             .env;
         self.link

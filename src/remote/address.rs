@@ -48,7 +48,12 @@ impl Address {
             "oino".to_owned(),
             "proxy".to_owned(),
         ]);
-        argv.extend(proxy.iter().cloned());
+        // ssh joins the remote command's words for the far side's shell: each is quoted.
+        argv.extend(
+            proxy
+                .iter()
+                .map(|word| shell_words::quote(word).into_owned()),
+        );
         Ok(Self::Through(Transport {
             label: host.to_owned(),
             is_host: true,
@@ -167,13 +172,13 @@ mod tests {
 
     #[test]
     fn ssh_runs_the_proxy_with_the_far_sides_arguments() {
-        let address = Address::ssh("box", Some("ssh -p 2222"), &["-s".into(), "work".into()])
+        let address = Address::ssh("box", Some("ssh -p 2222"), &["-s".into(), "a b;c".into()])
             .expect("address");
         let transport = address.transport().expect("transport");
         assert_eq!(
             transport.argv,
             [
-                "ssh", "-p", "2222", "-T", "box", "oino", "proxy", "-s", "work"
+                "ssh", "-p", "2222", "-T", "box", "oino", "proxy", "-s", "'a b;c'"
             ]
             .map(String::from)
         );

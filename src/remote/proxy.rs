@@ -27,11 +27,9 @@ pub async fn carry(socket: &Path) -> anyhow::Result<()> {
     let (mut from_server, mut to_server) = client.into_parts();
     let mut stdout = tokio::io::stdout();
     let mut stdin = BufReader::with_capacity(CARRY_BYTES, tokio::io::stdin());
-    let up = async {
-        tokio::io::copy_buf(&mut stdin, &mut to_server).await?;
-        // The client is done: the server sees the end, answers what it was asked, and closes.
-        to_server.shutdown().await
-    };
+    // The near side never closes only its writing half: the end of the input is the end of
+    // the link (a transport whose output stays open, as `docker exec` may, included).
+    let up = tokio::io::copy_buf(&mut stdin, &mut to_server);
     let down = async {
         tokio::io::copy_buf(&mut from_server, &mut stdout).await?;
         stdout.flush().await
@@ -39,18 +37,16 @@ pub async fn carry(socket: &Path) -> anyhow::Result<()> {
     tokio::pin!(up, down);
     let gone = far_side_gone();
     tokio::pin!(gone);
+    // Whichever ends first ends the connection; the server then sees its client gone (and
+    // keeps a call it waited for as a task).
     tokio::select! {
         // The server closed: nothing more can come.
         done = &mut down => done?,
         // Nobody reads what would come: the link dropped (ssh's connection died and sshd closed
-        // its end). Closing this connection tells the server, which keeps the call as a task.
+        // its end).
         () = &mut gone => {}
         up_done = &mut up => {
             up_done?;
-            tokio::select! {
-                done = &mut down => done?,
-                () = &mut gone => {}
-            }
         }
     }
     Ok(())

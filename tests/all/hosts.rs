@@ -325,3 +325,70 @@ fn a_transport_that_says_much_on_its_standard_error_still_carries() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout).trim(), "[]");
 }
+
+#[test]
+fn a_project_file_here_is_not_sent_to_a_server_elsewhere() {
+    let sides = Sides::new("via-project");
+    let folder = temp_dir("via-project-here");
+    std::fs::write(
+        folder.join("oino.toml"),
+        "[processes.web]\ncmd = \"echo $HOME\"\n",
+    )
+    .expect("oino.toml");
+    for args in [["up"].as_slice(), &["down"], &["start", "web"]] {
+        let out = output_within("project", sides.oino(args).current_dir(&folder));
+        let stderr = text(&out.stderr);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(
+            stderr.contains("a project file is this machine's"),
+            "{args:?}: {stderr}"
+        );
+    }
+    assert!(
+        sides.far_entries().is_empty(),
+        "nothing of it started there"
+    );
+    let out = output_within("via with -s", &mut sides.oino(&["-s", "work", "ls"]));
+    assert!(
+        text(&out.stderr).contains("name the far side's session"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn a_proxy_whose_input_ends_lets_go_and_its_call_lives_on() {
+    use std::io::Write as _;
+    let sides = Sides::new("proxy-input-ends");
+    let mut proxy = sides
+        .far
+        .oino(&["proxy"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("oino proxy");
+    let mut input = proxy.stdin.take().expect("stdin");
+    input
+        .write_all(
+            b"{\"op\":\"hello\",\"version\":9}\n{\"op\":\"run\",\"command\":\"sleep 600\",\
+              \"id\":\"kept\",\"started\":true}\n",
+        )
+        .expect("requests");
+    wait_until_blocking("the call runs", || {
+        sides
+            .far_entries()
+            .iter()
+            .any(|entry| entry["id"] == "kept" && entry["state"] == "running")
+    });
+    // The near side goes (its output may stay open, as some transports keep it).
+    drop(input);
+    crate::support::wait_for_exit("the proxy", &mut proxy);
+    wait_until_blocking("the call to be a task", || {
+        sides
+            .far_entries()
+            .iter()
+            .any(|entry| entry["id"] == "kept" && entry["kind"] == "task")
+    });
+    let killed = output_within("kill", &mut sides.far.oino(&["kill", "kept"]));
+    assert!(killed.status.success(), "{}", text(&killed.stderr));
+}
