@@ -85,7 +85,7 @@ async fn main() -> anyhow::Result<()> {
     oino::interface::event_loop::run_loop(
         &mut terminal,
         &mut app,
-        &link,
+        &oino::interface::fleet::Fleet::single(link),
         &mut input_rx,
         Some(&frames_tx),
     )

@@ -173,13 +173,14 @@ pub struct ServerChoice {
     #[arg(short, long, value_name = "NAME", global = true)]
     pub session: Option<String>,
     /// The server of HOST, over ssh: `ssh -T HOST oino proxy` (ssh's own configuration, keys
-    /// and agent apply). Nothing of oino listens on the network.
-    #[arg(long, value_name = "HOST", global = true, conflicts_with = "via")]
-    pub host: Option<String>,
+    /// and agent apply). Nothing of oino listens on the network. The interface takes several,
+    /// and lists this machine's calls above each host's.
+    #[arg(long, value_name = "HOST", global = true)]
+    pub host: Vec<String>,
     /// The server reached through COMMAND, whose standard input and output reach `oino proxy`
     /// on the far side: `--via 'docker exec -i dev oino proxy'`.
     #[arg(long, value_name = "COMMAND", global = true)]
-    pub via: Option<String>,
+    pub via: Vec<String>,
 }
 
 impl ServerChoice {
@@ -194,33 +195,70 @@ impl ServerChoice {
     /// (with the session or socket named for that side).
     pub fn address(&self) -> anyhow::Result<crate::remote::address::Address> {
         use crate::remote::address::Address;
-        if let Some(via) = &self.via {
-            if self.socket.is_some() || self.session.is_some() {
-                anyhow::bail!(
-                    "--via runs its command as given: name the far side's session or socket in \
-                     it (`--via '… oino proxy -s work'`), not with -s or --socket"
-                );
-            }
-            return Address::via(via);
+        let mut far = self.far_addresses(&[])?;
+        match far.len() {
+            0 => Ok(Address::Socket(self.path())),
+            1 => Ok(far.remove(0)),
+            _ => anyhow::bail!(
+                "this command talks to one server: give one --host or --via (the interface, \
+                 `oino` alone, lists several)"
+            ),
         }
-        let Some(host) = &self.host else {
-            return Ok(Address::Socket(self.path()));
-        };
+    }
+
+    /// The far servers named by `--via` and `--host` (else by `hosts` from the settings, passed
+    /// as `setting`), in that order.
+    pub fn far_addresses(
+        &self,
+        setting: &[String],
+    ) -> anyhow::Result<Vec<crate::remote::address::Address>> {
+        use crate::remote::address::Address;
+        if !self.via.is_empty() && (self.socket.is_some() || self.session.is_some()) {
+            anyhow::bail!(
+                "--via runs its command as given: name the far side's session or socket in it \
+                 (`--via '… oino proxy -s work'`), not with -s or --socket"
+            );
+        }
+        let mut far = self
+            .via
+            .iter()
+            .map(|via| Address::via(via))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        let hosts = if self.is_here() { setting } else { &self.host };
+        if hosts.is_empty() {
+            return Ok(far);
+        }
+        // -s and --socket name the far side's server when the hosts are given here; with the
+        // settings' hosts, they name this machine's.
         let mut proxy = Vec::new();
-        if let Some(socket) = &self.socket {
+        if let Some(socket) = self.socket.as_ref().filter(|_| !self.host.is_empty()) {
             proxy.extend(["--socket".to_owned(), socket.to_string_lossy().into_owned()]);
         }
-        if let Some(session) = &self.session {
+        if let Some(session) = self.session.as_ref().filter(|_| !self.host.is_empty()) {
             proxy.extend(["--session".to_owned(), session.clone()]);
         }
-        let ssh_command = crate::core::settings::ssh_command()?;
-        Address::ssh(host, ssh_command.as_deref(), &proxy)
+        let ssh_command = crate::core::settings::FarSettings::load()?.ssh_command;
+        for host in hosts {
+            far.push(Address::ssh(host, ssh_command.as_deref(), &proxy)?);
+        }
+        Ok(far)
+    }
+
+    /// This machine's socket beside far hosts: with `--host`, -s and --socket name the far
+    /// side's server, so this machine's is the one `OINO_SOCKET` (else the default) names.
+    #[must_use]
+    pub fn path_here(&self) -> PathBuf {
+        if self.host.is_empty() {
+            self.path()
+        } else {
+            crate::remote::socket::choose_socket(None, None)
+        }
     }
 
     /// Whether the server is on this machine.
     #[must_use]
     pub fn is_here(&self) -> bool {
-        self.host.is_none() && self.via.is_none()
+        self.host.is_empty() && self.via.is_empty()
     }
 }
 
@@ -441,6 +479,25 @@ fn remote_command(command: remote::Command) -> ExitCode {
 /// What the interface opens on: the server (or this process) with `commands`; given none, the
 /// server's calls, or when there are none, the demo in this process, so that it ends with the
 /// interface and leaves no server behind.
+/// Where the interface's COMMANDs run: on the one host `--host` or `--via` names (linked now:
+/// they were asked to run there), else here.
+async fn commands_host(
+    server: &ServerChoice,
+    far: &[crate::remote::address::Address],
+    commands: &[(Option<String>, String)],
+) -> anyhow::Result<Option<Link>> {
+    if commands.is_empty() || server.is_here() {
+        return Ok(None);
+    }
+    match far {
+        [one] => Ok(Some(Link::remote(one).await?)),
+        _ => anyhow::bail!(
+            "COMMANDs run on one machine: give one --host or --via with them, or start them \
+             from the interface on an entry of the host"
+        ),
+    }
+}
+
 async fn interface_link(
     socket: Option<&crate::remote::address::Address>,
     commands: Vec<(Option<String>, String)>,
@@ -536,16 +593,38 @@ fn interface(cli: Cli) -> ExitCode {
         Err(code) => return code,
     };
     let interface = async {
-        let socket = (!cli.embedded).then(|| cli.server.address()).transpose()?;
+        // The settings' hosts, when none is named here; a mistake in the file is shown by the
+        // interface, which then lists this machine alone.
+        let setting = crate::core::settings::FarSettings::load()
+            .map(|far| far.hosts)
+            .unwrap_or_default();
+        let far = cli.server.far_addresses(&setting)?;
+        let commands_on = commands_host(&cli.server, &far, &commands).await?;
+        let socket = (!cli.embedded)
+            .then(|| {
+                if far.is_empty() {
+                    cli.server.address()
+                } else {
+                    Ok(crate::remote::address::Address::Socket(
+                        cli.server.path_here(),
+                    ))
+                }
+            })
+            .transpose()?;
         let (link, commands, greeting) = if let Some(project) = project {
             let link = Link::open_with(socket.as_ref(), core_config()).await?;
             let started = link.start_project(&project, here_env(), None).await?;
             (link, Vec::new(), Some(project_greeting(&project, &started)))
-        } else {
+        } else if far.is_empty() {
             let (link, commands) = interface_link(socket.as_ref(), commands).await?;
             (link, commands, None)
+        } else {
+            // Far hosts beside it: this machine's own server, never a demo.
+            let link = Link::open_with(socket.as_ref(), core_config()).await?;
+            (link, commands, None)
         };
-        crate::interface::terminal::run(link, commands, greeting).await
+        let fleet = crate::interface::fleet::Fleet::new(link, far)?;
+        crate::interface::terminal::run(fleet, commands, commands_on, greeting).await
     };
     match runtime.block_on(interface) {
         Ok(()) => ExitCode::SUCCESS,
@@ -595,9 +674,14 @@ fn headless(args: &HeadlessArgs) -> ExitCode {
     };
     let mut stdout = std::io::stdout();
     let played = runtime.block_on(async {
-        let socket = args.server.then(|| args.choice.address()).transpose()?;
+        // Far hosts are listed beside this machine's server (or a core here without --server).
+        let far = args.choice.far_addresses(&[])?;
+        let socket = args
+            .server
+            .then(|| crate::remote::address::Address::Socket(args.choice.path_here()));
         let link = Link::open(socket.as_ref()).await?;
-        crate::interface::headless::run(args.size, script, link, &mut stdout).await
+        let fleet = crate::interface::fleet::Fleet::new(link, far)?;
+        crate::interface::headless::run(args.size, script, fleet, &mut stdout).await
     });
     match played {
         Ok(()) => ExitCode::SUCCESS,

@@ -8,7 +8,7 @@ use std::io::Write as _;
 use clap::CommandFactory;
 
 /// The settings file's keys: an example line, and what it does.
-pub(crate) const SETTINGS: [(&str, &str); 8] = [
+pub(crate) const SETTINGS: [(&str, &str); 9] = [
     (
         "list_width = 32",
         "Columns of the list, 10 to 200 (default: a quarter of the terminal, 24 to 40).",
@@ -33,6 +33,11 @@ pub(crate) const SETTINGS: [(&str, &str); 8] = [
     (
         "ssh_command = \"ssh\"",
         "The program and options --host runs to reach another machine, as `ssh -F FILE`.",
+    ),
+    (
+        "hosts = [\"box\", \"gpu\"]",
+        "Machines the interface lists below this one's calls when no --host is given, each \
+         reached as --host reaches it.",
     ),
     (
         "[keys]",

@@ -137,36 +137,92 @@ impl LogSettings {
     }
 }
 
-/// `ssh_command`: the program and options `--host` reaches another machine with (default
-/// `ssh`), e.g. `"ssh -F ~/.ssh/oino_config"`; `None` when the file says none.
-pub fn ssh_command() -> Result<Option<String>, FileError> {
-    #[derive(Deserialize)]
-    struct Model {
-        ssh_command: Option<Spanned<String>>,
+/// How oino reaches other machines, as the settings file says.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FarSettings {
+    /// `ssh_command`: the program and options `--host` reaches another machine with (default
+    /// `ssh`), e.g. `"ssh -F ~/.ssh/oino_config"`.
+    pub ssh_command: Option<String>,
+    /// `hosts`: the machines the interface lists beside this one when no `--host` is given.
+    pub hosts: Vec<String>,
+}
+
+impl FarSettings {
+    /// The settings file's `ssh_command` and `hosts`; none when there is no file.
+    pub fn load() -> Result<Self, FileError> {
+        let Some(file) = path().filter(|file| file.exists()) else {
+            return Ok(Self::default());
+        };
+        let text = FileError::read_text(&file)?;
+        Self::parse(&text).map_err(|(offset, why)| FileError::at_offset(&file, &text, offset, why))
     }
-    let Some(file) = path().filter(|file| file.exists()) else {
-        return Ok(None);
-    };
-    let text = FileError::read_text(&file)?;
-    let model: Model = toml::from_str(&text).map_err(|err| {
-        let offset = err.span().map_or(0, |span| span.start);
-        FileError::at_offset(&file, &text, offset, err.message().trim_end().to_owned())
-    })?;
-    match model.ssh_command {
-        Some(command) if command.get_ref().trim().is_empty() => Err(FileError::at_offset(
-            &file,
-            &text,
-            command.span().start,
-            "ssh_command is empty: name the ssh program and its options, or leave the key out"
-                .into(),
-        )),
-        command => Ok(command.map(Spanned::into_inner)),
+
+    fn parse(text: &str) -> Result<Self, (usize, String)> {
+        #[derive(Deserialize)]
+        struct Model {
+            ssh_command: Option<Spanned<String>>,
+            hosts: Option<Spanned<Vec<String>>>,
+        }
+        let model: Model = toml::from_str(text).map_err(|err| {
+            let offset = err.span().map_or(0, |span| span.start);
+            (offset, err.message().trim_end().to_owned())
+        })?;
+        if let Some(command) = &model.ssh_command
+            && command.get_ref().trim().is_empty()
+        {
+            return Err((
+                command.span().start,
+                "ssh_command is empty: name the ssh program and its options, or leave the key out"
+                    .into(),
+            ));
+        }
+        if let Some(hosts) = &model.hosts
+            && let Some(bad) = hosts
+                .get_ref()
+                .iter()
+                .find(|host| host.is_empty() || host.starts_with('-') || host.contains(':'))
+        {
+            return Err((
+                hosts.span().start,
+                format!(
+                    "hosts holds `{}`: name each machine as ssh knows it (a host or an alias of \
+                     ~/.ssh/config), without a leading - or a :",
+                    crate::inert::escaped(bad)
+                ),
+            ));
+        }
+        Ok(Self {
+            ssh_command: model.ssh_command.map(Spanned::into_inner),
+            hosts: model.hosts.map(Spanned::into_inner).unwrap_or_default(),
+        })
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn far_settings_name_the_ssh_program_and_the_hosts_and_refuse_what_ssh_would_misread() {
+        assert_eq!(
+            FarSettings::parse("mouse = true").unwrap(),
+            FarSettings::default()
+        );
+        let far = FarSettings::parse("ssh_command = \"ssh -F x\"\nhosts = [\"box\", \"me@gpu\"]\n")
+            .unwrap();
+        assert_eq!(far.ssh_command.as_deref(), Some("ssh -F x"));
+        assert_eq!(far.hosts, ["box", "me@gpu"]);
+        let (_, why) = FarSettings::parse("hosts = [\"box\", \"-oProxyCommand=x\"]").unwrap_err();
+        assert!(
+            why.contains("-oProxyCommand=x") && why.contains("leading -"),
+            "{why}"
+        );
+        let (_, why) = FarSettings::parse("hosts = [\"a:b\"]").unwrap_err();
+        assert!(why.contains("a:b"), "{why}");
+        let (_, why) = FarSettings::parse("ssh_command = \" \"").unwrap_err();
+        assert!(why.contains("ssh_command is empty"), "{why}");
+        assert!(FarSettings::parse("hosts = \"box\"").is_err());
+    }
 
     #[test]
     fn logs_are_kept_as_the_file_says_whatever_else_it_holds() {

@@ -40,6 +40,7 @@ pub use focus::Attached;
 pub(crate) use help::{Help, HelpLine, OTHER_KEYS};
 pub(crate) use keymap::{Binding, key_label, parse_key};
 pub(crate) use keys::encode_key;
+pub(crate) use layout::host_down_rows;
 pub use layout::{
     Layout, ListLine, MIN_COLS, MIN_ROWS, Section, list_lines, list_offset, list_row_entry,
 };
@@ -76,9 +77,11 @@ pub(crate) enum Effect {
         rows: u16,
         current: Option<u64>,
     },
+    /// Run a person's call: here, or on the far host named.
     Start {
         command: String,
         size: TermSize,
+        host: Option<String>,
     },
     Detach {
         id: String,
@@ -274,6 +277,8 @@ pub struct App {
     pub selection: Option<Selection>,
     /// The keymap, the list's width, the colors, the mouse, notices of ends.
     pub settings: settings::Config,
+    /// The far hosts listed below this machine's entries, in order (none: one machine).
+    pub hosts: Vec<crate::interface::fleet::HostView>,
 }
 
 impl App {
@@ -313,6 +318,7 @@ impl App {
             attached: None,
             selection: None,
             settings: settings::Config::default(),
+            hosts: Vec::new(),
         }
     }
 
@@ -362,6 +368,22 @@ impl App {
         self.entries.iter().find(|entry| entry.id == id)
     }
 
+    /// The far host of the selected entry; `None` for this machine's.
+    pub(crate) fn selected_host(&self) -> Option<&str> {
+        let id = self.selected.as_deref()?;
+        crate::interface::fleet::split_id(id).map(|(host, _)| host)
+    }
+
+    /// Where an entry's machine comes in the list: 0 for this one, then each far host's.
+    pub(crate) fn host_rank(&self, entry: &EntryInfo) -> usize {
+        crate::interface::fleet::split_id(&entry.id).map_or(0, |(host, _)| {
+            self.hosts
+                .iter()
+                .position(|view| view.name == host)
+                .map_or(usize::MAX, |index| index + 1)
+        })
+    }
+
     fn selected_index(&self) -> Option<usize> {
         let id = self.selected.as_deref()?;
         self.entries.iter().position(|entry| entry.id == id)
@@ -386,7 +408,7 @@ impl App {
             } else {
                 entry.started_ms
             };
-            (Section::of(entry), project, started)
+            (self.host_rank(entry), Section::of(entry), project, started)
         });
         self.tell_entries(&entries);
         // A project's process selected stays selected when a new run of it (or its first)
@@ -466,7 +488,7 @@ impl App {
             .take(height)
             .filter_map(|line| match line {
                 ListLine::Entry(index) => self.entries.get(*index).cloned(),
-                ListLine::Filter | ListLine::Title(_) | ListLine::Heading(_) => None,
+                _ => None,
             })
             .collect();
         let selected = self.selected.as_deref();

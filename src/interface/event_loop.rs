@@ -19,7 +19,9 @@ use crate::interface::app::usage::{SAMPLE_EVERY, UsageSampler};
 use crate::interface::app::{
     App, DETACH_REASON, Effect, Input, Outcome, PaneRequest, not_found_text,
 };
-use crate::link::{Link, LinkEvent};
+use crate::interface::fleet::Fleet;
+use crate::interface::fleet::split_id;
+use crate::link::LinkEvent;
 use crate::output::SearchHit;
 use crate::screen::MouseEvents;
 use crate::time::now_ms;
@@ -126,11 +128,11 @@ impl FrameScheduler {
 async fn draw<B: ResizeBackend>(
     terminal: &mut Terminal<B>,
     app: &mut App,
-    link: &Link,
+    fleet: &Fleet,
     frames: Option<&watch::Sender<ratatui::buffer::Buffer>>,
     mouse_captured: &mut crate::screen::MouseEvents,
 ) -> anyhow::Result<()> {
-    refresh(app, link).await;
+    refresh(app, fleet).await;
     let now = app.frozen_ms.unwrap_or_else(now_ms);
     let frame = terminal
         .draw(|frame| crate::interface::ui::render(app, now, frame))
@@ -151,14 +153,15 @@ async fn draw<B: ResizeBackend>(
 pub async fn run_loop<B: ResizeBackend>(
     terminal: &mut Terminal<B>,
     app: &mut App,
-    link: &Link,
+    fleet: &Fleet,
     inputs: &mut mpsc::Receiver<Input>,
     frames: Option<&watch::Sender<ratatui::buffer::Buffer>>,
 ) -> anyhow::Result<()> {
-    let mut events = link.events().await?;
-    app.set_processes_outlive(link.is_remote());
+    let mut events = fleet.events().await?;
+    app.set_processes_outlive(fleet.here().is_remote());
+    app.hosts = fleet.hosts();
     let (outcome_tx, mut outcomes) = mpsc::unbounded_channel();
-    let writes = spawn_writer(link.clone(), outcome_tx.clone());
+    let writes = spawn_writer(fleet.clone(), outcome_tx.clone());
     let mut scheduler = FrameScheduler::new(FRAME);
     let mut barriers: Vec<tokio::sync::oneshot::Sender<()>> = Vec::new();
     let mut usage = UsageSampler::default();
@@ -167,14 +170,16 @@ pub async fn run_loop<B: ResizeBackend>(
 
     loop {
         if app.frozen_ms.is_none() && app.any_running() && usage.due(Instant::now()) {
-            let in_view = app.entries_in_view();
+            // A far entry's pid is its machine's: what it costs is not read here.
+            let mut in_view = app.entries_in_view();
+            in_view.retain(|entry| split_id(&entry.id).is_none());
             app.set_usage(usage.sample(&in_view, Instant::now()));
         }
         if app.take_frame_request() {
             scheduler.schedule();
         }
         if scheduler.due(Instant::now()) {
-            draw(terminal, app, link, frames, &mut mouse_captured).await?;
+            draw(terminal, app, fleet, frames, &mut mouse_captured).await?;
             // What the refresh itself asked for is on this frame.
             app.take_frame_request();
             scheduler.drawn(Instant::now());
@@ -201,12 +206,12 @@ pub async fn run_loop<B: ResizeBackend>(
                     _ => {}
                 }
                 let effects = app.handle_input(input);
-                execute(link, app, effects, &outcome_tx, &writes);
+                execute(fleet, app, effects, &outcome_tx, &writes);
             }
             event = events.recv() => match event {
                 LinkEvent::Core(event) => {
                     let effects = app.handle_core_event(&event);
-                    execute(link, app, effects, &outcome_tx, &writes);
+                    execute(fleet, app, effects, &outcome_tx, &writes);
                 }
                 LinkEvent::Lagged => app.mark_stale(),
                 LinkEvent::Closed => {
@@ -222,7 +227,7 @@ pub async fn run_loop<B: ResizeBackend>(
         // Panes that changed (a split, a close, another entry in one) resize their PTYs.
         let resizes = app.take_resizes();
         if !resizes.is_empty() {
-            execute(link, app, resizes, &outcome_tx, &writes);
+            execute(fleet, app, resizes, &outcome_tx, &writes);
         }
     }
 }
@@ -261,16 +266,17 @@ impl Wakes {
 }
 
 /// Fetches what the next frame shows and is stale: the entries, the pane.
-async fn refresh(app: &mut App, link: &Link) {
+async fn refresh(app: &mut App, fleet: &Fleet) {
     app.expire_notice();
     if app.entries_stale() {
-        match link.entries().await {
+        app.set_hosts(fleet.hosts());
+        match fleet.entries().await {
             Ok(entries) => app.set_entries(entries),
             Err(err) => app.say(format!("cannot list the calls: {err:#}"), true),
         }
     }
     match app.pane_request() {
-        Some(PaneRequest::Live { id, size }) => match link.snapshot(&id, size).await {
+        Some(PaneRequest::Live { id, size }) => match fleet.snapshot(&id, size).await {
             Ok(snapshot) => app.set_pane(Some((id, snapshot))),
             // The entry went (a server restarted): the list will say so.
             Err(_) => app.set_pane(None),
@@ -279,7 +285,7 @@ async fn refresh(app: &mut App, link: &Link) {
             id,
             lines_back,
             size,
-        }) => match link
+        }) => match fleet
             .history_page(&id, lines_back, usize::from(size.rows))
             .await
         {
@@ -290,7 +296,7 @@ async fn refresh(app: &mut App, link: &Link) {
     }
     for (id, size) in app.split_requests() {
         // An entry that went is dropped from the split with the next list.
-        if let Ok(snapshot) = link.snapshot(&id, Some(size)).await {
+        if let Ok(snapshot) = fleet.snapshot(&id, Some(size)).await {
             app.set_split_pane(id, snapshot);
         }
     }
@@ -298,13 +304,13 @@ async fn refresh(app: &mut App, link: &Link) {
 
 /// Sends writes to the processes in order, off the loop.
 fn spawn_writer(
-    link: Link,
+    fleet: Fleet,
     outcomes: mpsc::UnboundedSender<Outcome>,
 ) -> mpsc::Sender<(String, Vec<u8>)> {
     let (writes, mut queue) = mpsc::channel::<(String, Vec<u8>)>(WRITE_BUFFER);
     tokio::spawn(async move {
         while let Some((id, bytes)) = queue.recv().await {
-            if let Err(err) = link.write(&id, bytes).await {
+            if let Err(err) = fleet.write(&id, bytes).await {
                 let _ = outcomes.send(Outcome::Failed(format!("{err:#}")));
             }
         }
@@ -316,7 +322,7 @@ fn spawn_writer(
 /// view), after it when `newer`, and the scroll that puts it in the middle of the pane (none
 /// when no match was found that way).
 async fn find_match(
-    link: &Link,
+    fleet: &Fleet,
     id: &str,
     query: &str,
     newer: bool,
@@ -324,7 +330,7 @@ async fn find_match(
     current: Option<u64>,
 ) -> anyhow::Result<(Option<usize>, SearchHit)> {
     let rows = u64::from(rows);
-    let page = link.history_page(id, scroll as u64, 0).await?;
+    let page = fleet.history_page(id, scroll as u64, 0).await?;
     let total = page.total_lines;
     // Lines in view: [bottom - rows, bottom).
     let bottom = total - page.lines_back;
@@ -335,7 +341,7 @@ async fn find_match(
         (_, _, false) => top,
         (_, _, true) => bottom.saturating_sub(1),
     };
-    let hit = link.find_line(id, from, newer, query).await?;
+    let hit = fleet.find_line(id, from, newer, query).await?;
     let Some(found) = hit.line else {
         return Ok((None, hit));
     };
@@ -373,7 +379,7 @@ fn notify(how: crate::interface::app::settings::Notify, text: &str) {
 
 /// Carries out the app's effects; slow ones report back as outcomes.
 fn execute(
-    link: &Link,
+    fleet: &Fleet,
     app: &App,
     effects: Vec<Effect>,
     outcomes: &mpsc::UnboundedSender<Outcome>,
@@ -400,9 +406,9 @@ fn execute(
                         .map_or_else(|| id.clone(), |entry| entry.label().to_owned()),
                     _ => String::new(),
                 };
-                let (link, outcomes) = (link.clone(), outcomes.clone());
+                let (fleet, outcomes) = (fleet.clone(), outcomes.clone());
                 tokio::spawn(async move {
-                    if let Some(outcome) = carry_out(&link, effect, label).await {
+                    if let Some(outcome) = carry_out(&fleet, effect, label).await {
                         let _ = outcomes.send(outcome);
                     }
                 });
@@ -412,7 +418,7 @@ fn execute(
 }
 
 /// Stops the project of `file` as its file says now: what was stopped.
-async fn project_down(link: &Link, file: &std::path::Path, name: &str) -> Outcome {
+async fn project_down(link: &crate::link::Link, file: &std::path::Path, name: &str) -> Outcome {
     let stopped = async {
         let project = crate::core::project::Project::load(file)?;
         anyhow::Ok(link.stop_project(&project, Vec::new()).await?)
@@ -427,7 +433,7 @@ async fn project_down(link: &Link, file: &std::path::Path, name: &str) -> Outcom
 }
 
 /// Starts the project of `file` again, or applies its changed file: what was done.
-async fn project_up(link: &Link, file: &std::path::Path, name: &str) -> Outcome {
+async fn project_up(link: &crate::link::Link, file: &std::path::Path, name: &str) -> Outcome {
     let applied = async {
         let project = crate::core::project::Project::load(file)?;
         let env = link.from_here(CallRequest::default())?.env;
@@ -454,18 +460,20 @@ async fn project_up(link: &Link, file: &std::path::Path, name: &str) -> Outcome 
 
 /// Carries out an effect the core must act on; what it came to, when that is worth telling.
 /// `label` names a killed entry.
-async fn carry_out(link: &Link, effect: Effect, label: String) -> Option<Outcome> {
+async fn carry_out(fleet: &Fleet, effect: Effect, label: String) -> Option<Outcome> {
+    let link = fleet.here();
     match effect {
-        Effect::Start { command, size } => {
-            // As typed in this shell: its folder, its environment.
-            let request = link.from_here(CallRequest {
+        Effect::Start {
+            command,
+            size,
+            host,
+        } => {
+            // Here, as typed in this shell: its folder, its environment.
+            let request = CallRequest {
                 size: Some(size),
                 ..CallRequest::new(command.clone())
-            });
-            let started = match request {
-                Ok(request) => link.start(request).await.map_err(anyhow::Error::from),
-                Err(err) => Err(err.into()),
             };
+            let started = fleet.start(host.as_deref(), request).await;
             // The call started is the one the person wants to see.
             Some(match started {
                 Ok(entry) => Outcome::Select {
@@ -476,7 +484,7 @@ async fn carry_out(link: &Link, effect: Effect, label: String) -> Option<Outcome
             })
         }
         Effect::Detach { id, name } => Some(
-            match link.detach(&id, name.as_deref(), DETACH_REASON).await {
+            match fleet.detach(&id, name.as_deref(), DETACH_REASON).await {
                 Ok(task) => Outcome::Done(format!(
                     "detached `{}` as task {}",
                     task.label(),
@@ -487,11 +495,11 @@ async fn carry_out(link: &Link, effect: Effect, label: String) -> Option<Outcome
         ),
         Effect::ProjectDown { file, name } => Some(project_down(link, &file, &name).await),
         Effect::ProjectUp { file, name } => Some(project_up(link, &file, &name).await),
-        Effect::Kill { id } => Some(match link.kill(&id).await {
+        Effect::Kill { id } => Some(match fleet.kill(&id).await {
             Ok(killed) => Outcome::Done(format!("killed `{label}`{}", killed.and_the_rest())),
             Err(err) => Outcome::Failed(format!("cannot kill `{label}`: {err:#}")),
         }),
-        Effect::Restart { id, label, size } => Some(match link.restart(&id, size).await {
+        Effect::Restart { id, label, size } => Some(match fleet.restart(&id, size).await {
             Ok(entry) => Outcome::Select {
                 text: Some(format!(
                     "restarted `{label}` as {}",
@@ -503,7 +511,7 @@ async fn carry_out(link: &Link, effect: Effect, label: String) -> Option<Outcome
         }),
         Effect::Resize { id, size } => {
             // An entry that has gone needs no size.
-            let _ = link.resize(&id, size).await;
+            let _ = fleet.resize(&id, size).await;
             None
         }
         Effect::Search {
@@ -514,7 +522,7 @@ async fn carry_out(link: &Link, effect: Effect, label: String) -> Option<Outcome
             rows,
             current,
         } => Some(
-            match find_match(link, &id, &query, newer, (scroll, rows), current).await {
+            match find_match(fleet, &id, &query, newer, (scroll, rows), current).await {
                 Ok((Some(scroll), hit)) => Outcome::Found { query, scroll, hit },
                 Ok((None, hit)) => Outcome::Failed(not_found_text(&query, hit, newer)),
                 Err(err) => Outcome::Failed(format!("cannot search: {err:#}")),

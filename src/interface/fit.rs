@@ -36,9 +36,42 @@ pub(crate) fn cut(text: &str, width: usize) -> String {
     kept
 }
 
+/// `text` in rows of at most `width` columns, at most `rows` of them (the last one cut when
+/// more would follow); one empty row for empty text.
+#[must_use]
+pub(crate) fn wrap(text: &str, width: usize, rows: usize) -> Vec<String> {
+    let mut wrapped = vec![String::new()];
+    let mut used = 0;
+    for (index, c) in text.char_indices() {
+        let wide = c.width().unwrap_or(0);
+        if used + wide > width && used > 0 {
+            if wrapped.len() == rows {
+                let last = wrapped.pop().unwrap_or_default() + &text[index..];
+                wrapped.push(cut(&last, width));
+                return wrapped;
+            }
+            wrapped.push(String::new());
+            used = 0;
+        }
+        if let Some(row) = wrapped.last_mut() {
+            row.push(c);
+        }
+        used += wide;
+    }
+    wrapped
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_wrap_fills_rows_and_cuts_the_last_it_may_have() {
+        assert_eq!(wrap("", 4, 2), [""]);
+        assert_eq!(wrap("abcdefgh", 4, 3), ["abcd", "efgh"]);
+        assert_eq!(wrap("abcdefghij", 4, 2), ["abcd", "efg…"]);
+        assert_eq!(wrap("日本語", 4, 2), ["日本", "語"]);
+    }
 
     #[test]
     fn a_cut_keeps_the_start_and_ends_with_an_ellipsis() {

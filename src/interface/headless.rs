@@ -19,6 +19,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::core::CallRequest;
 use crate::interface::app::{App, Input, parse_key};
+use crate::interface::fleet::Fleet;
 use crate::interface::ui::buffer_text;
 use crate::link::Link;
 use crate::pty::TermSize;
@@ -245,7 +246,7 @@ pub(crate) fn parse_line(line: &str) -> Result<Option<Command>, String> {
 pub async fn run(
     size: TermSize,
     script: String,
-    link: Link,
+    fleet: Fleet,
     out: &mut (dyn Write + Send),
 ) -> anyhow::Result<()> {
     // Every line is checked before anything runs.
@@ -275,7 +276,7 @@ pub async fn run(
 
     let (printed_tx, mut printed) = mpsc::unbounded_channel::<String>();
     let player = tokio::spawn(play(
-        link.clone(),
+        fleet.here().clone(),
         size,
         commands,
         input_tx,
@@ -285,7 +286,7 @@ pub async fn run(
     let looped = crate::interface::event_loop::run_loop(
         &mut terminal,
         &mut app,
-        &link,
+        &fleet,
         &mut inputs,
         Some(&frames_tx),
     )
@@ -295,7 +296,7 @@ pub async fn run(
         out.write_all(text.as_bytes())?;
     }
     out.flush()?;
-    link.close().await;
+    fleet.close().await;
     looped?;
     script_outcome.map_err(Into::into)
 }

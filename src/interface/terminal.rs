@@ -22,6 +22,7 @@ use tokio::sync::mpsc;
 use crate::core::CallRequest;
 use crate::interface::app::{App, Input, Running};
 use crate::interface::event_loop::run_loop;
+use crate::interface::fleet::Fleet;
 use crate::interface::ui::no_color;
 use crate::link::Link;
 
@@ -128,11 +129,12 @@ fn forward_stop_signals(inputs: mpsc::Sender<Input>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The full-screen interface on this terminal, on `link`, with `commands` (title, command)
-/// started as calls, and `greeting` said first.
+/// The full-screen interface on this terminal, on `fleet`, with `commands` (title, command)
+/// started as calls on `commands_on` (else on this machine), and `greeting` said first.
 pub async fn run(
-    link: Link,
+    fleet: Fleet,
     commands: Vec<(Option<String>, String)>,
+    commands_on: Option<Link>,
     greeting: Option<String>,
 ) -> anyhow::Result<()> {
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
@@ -154,6 +156,7 @@ pub async fn run(
         Err(err) => app.say(format!("settings not used: {err}"), true),
     }
     // This shell's folder and environment, read once for all of them.
+    let link = commands_on.as_ref().unwrap_or(fleet.here());
     let here = link.from_here(CallRequest {
         size: app.pane_size(),
         ..CallRequest::default()
@@ -167,7 +170,7 @@ pub async fn run(
         .await?;
     }
 
-    run_app(link, &mut app).await?;
+    run_app(&fleet, &mut app).await?;
     // Nothing ended: say what goes on, on the terminal as it is again.
     if app.processes_outlive {
         if let Some(line) = Running::of(&app.entries).left_running_line() {
@@ -185,7 +188,7 @@ pub fn size() -> Option<crate::pty::TermSize> {
 }
 
 /// Draws `app` on this terminal until it quits; then the terminal is as it was.
-async fn run_app(link: Link, app: &mut App) -> anyhow::Result<()> {
+async fn run_app(fleet: &Fleet, app: &mut App) -> anyhow::Result<()> {
     let guard = TerminalGuard::enter(app.wants_mouse() != crate::screen::MouseEvents::None)?;
     let outcome = async {
         let mut terminal: Terminal<CrosstermBackend<Stdout>> =
@@ -195,14 +198,14 @@ async fn run_app(link: Link, app: &mut App) -> anyhow::Result<()> {
         let stop = Arc::new(AtomicBool::new(false));
         spawn_input_thread(input_tx.clone(), Arc::clone(&stop))?;
         forward_stop_signals(input_tx)?;
-        let result = run_loop(&mut terminal, app, &link, &mut inputs, None).await;
+        let result = run_loop(&mut terminal, app, fleet, &mut inputs, None).await;
         stop.store(true, Ordering::Relaxed);
         result
     }
     .await;
     drop(guard);
     // An interface of its own ends its processes; a server keeps them.
-    link.close().await;
+    fleet.close().await;
     outcome
 }
 
@@ -232,7 +235,7 @@ pub async fn attach(
         app.configure(config);
     }
     app.attach(entry.id.clone(), detach_key, detach_label.to_owned());
-    run_app(link, &mut app).await?;
+    run_app(&Fleet::single(link), &mut app).await?;
     let label = entry.task_id.as_deref().unwrap_or(&entry.id);
     let said = match app.attached.and_then(|attached| attached.ended) {
         Some(state) => format!("`{}` {state}", entry.label()),

@@ -101,6 +101,31 @@ impl Transport {
         }
     }
 
+    /// A short name for a list's heading and its ids (`dev:c3`): the host's name; for a
+    /// command, the word before `oino` that names where it runs (`docker exec -i dev oino
+    /// proxy` is `dev`; options and `VAR=value` are passed over), else its program's name.
+    #[must_use]
+    pub fn short_name(&self) -> String {
+        if self.is_host {
+            return self.label.clone();
+        }
+        let base = |word: &str| {
+            std::path::Path::new(word).file_name().map_or_else(
+                || word.to_owned(),
+                |name| name.to_string_lossy().into_owned(),
+            )
+        };
+        let oino = self.argv.iter().position(|word| base(word) == "oino");
+        let before = &self.argv[..oino.unwrap_or(0)];
+        before
+            .iter()
+            .rev()
+            .find(|word| !word.starts_with('-') && !word.contains('='))
+            .or(self.argv.first())
+            .map(|word| base(word))
+            .unwrap_or_default()
+    }
+
     /// The flag that reaches it again: `--host box`, or `--via 'COMMAND'`.
     #[must_use]
     pub fn flag(&self) -> String {
@@ -155,6 +180,22 @@ fn split_words(command: &str, what: &str) -> anyhow::Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_far_side_is_named_by_its_host_or_where_its_command_runs_oino() {
+        let name = |command: &str| match Address::via(command).unwrap() {
+            Address::Through(via) => via.short_name(),
+            Address::Socket(_) => unreachable!(),
+        };
+        assert_eq!(name("docker exec -i dev oino proxy"), "dev");
+        assert_eq!(name("kubectl exec -i pod-7 -- oino proxy -s work"), "pod-7");
+        assert_eq!(name("env OINO_SOCKET=/x/s.sock /opt/bin/oino proxy"), "env");
+        assert_eq!(name("/usr/local/bin/my-door"), "my-door");
+        let Address::Through(ssh) = Address::ssh("me@box", None, &[]).unwrap() else {
+            unreachable!()
+        };
+        assert_eq!(ssh.short_name(), "me@box");
+    }
 
     #[test]
     fn words_split_as_a_shell_splits_them() {

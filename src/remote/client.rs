@@ -169,15 +169,16 @@ impl Client {
             Ok(Ok(status)) => format!(" ({status})"),
             _ => String::new(),
         };
-        anyhow::anyhow!(
-            "cannot reach the oino server {}{ended}: {}",
-            transport.described(),
-            if said.is_empty() {
-                "it said nothing; is oino installed there (`oino proxy` on its PATH)?".to_owned()
-            } else {
-                escaped(&said).into_owned()
-            }
-        )
+        // Its own words are the cause (a host's heading shows them alone).
+        let words = if said.is_empty() {
+            "it said nothing; is oino installed there (`oino proxy` on its PATH)?".to_owned()
+        } else {
+            escaped(&said).into_owned()
+        };
+        anyhow::anyhow!(words).context(format!(
+            "cannot reach the oino server {}{ended}",
+            transport.described()
+        ))
     }
 
     /// Connects, starting a server in the background when none answers.

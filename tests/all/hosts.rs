@@ -7,13 +7,13 @@ use std::path::Path;
 use crate::support::{ServerGuard, output_within, temp_dir, wait_until_blocking};
 
 /// A near side whose own server must stay untouched, and a far side reached through `--via`.
-struct Sides {
-    near: ServerGuard,
-    far: ServerGuard,
+pub(crate) struct Sides {
+    pub near: ServerGuard,
+    pub far: ServerGuard,
 }
 
 impl Sides {
-    fn new(label: &str) -> Self {
+    pub fn new(label: &str) -> Self {
         Self {
             near: ServerGuard::new(&format!("{label}-near")),
             far: ServerGuard::new(&format!("{label}-far")),
@@ -21,7 +21,7 @@ impl Sides {
     }
 
     /// The transport: a plain command that runs `oino proxy` for the far side's server.
-    fn via(&self) -> String {
+    pub fn via(&self) -> String {
         format!(
             "env OINO_SOCKET={} XDG_STATE_HOME={} {} proxy",
             self.far.socket.display(),
@@ -38,13 +38,13 @@ impl Sides {
         command
     }
 
-    fn far_entries(&self) -> Vec<serde_json::Value> {
+    pub fn far_entries(&self) -> Vec<serde_json::Value> {
         let listed = output_within("far ls", &mut self.far.oino(&["ls", "--json"]));
         serde_json::from_slice(&listed.stdout).expect("a JSON list")
     }
 }
 
-fn text(bytes: &[u8]) -> String {
+pub(crate) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
 

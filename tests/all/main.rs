@@ -7,6 +7,7 @@ mod calls;
 mod cli;
 mod detach;
 mod e2e;
+mod fleet;
 mod headless;
 mod hosts;
 mod input;

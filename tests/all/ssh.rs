@@ -289,3 +289,75 @@ fn a_call_whose_ssh_dies_goes_on_and_is_found_again() {
     let killed = output_within("kill", &mut ssh.oino(&["kill", &id]));
     assert!(killed.status.success(), "{}", text(&killed.stderr));
 }
+
+#[test]
+fn one_interface_shows_this_machine_and_the_host_and_links_it_again_when_ssh_dies() {
+    use std::io::Write as _;
+    let ssh = Sshd::start("ssh-fleet");
+    let started = output_within(
+        "a far task",
+        &mut ssh.oino(&[
+            "run",
+            "--detach-after",
+            "0.01",
+            "--name",
+            "far-ticker",
+            "--",
+            "for i in $(seq 1 3000); do echo tick-$i; sleep 0.1; done",
+        ]),
+    );
+    assert!(started.status.success(), "{}", text(&started.stderr));
+    // Every ssh of this test's configuration is killed outright (the shell that runs pkill
+    // does not start with `ssh`).
+    let script = format!(
+        "run --title near-job sleep 600\n\
+         wait-for far-ticker --timeout 20\n\
+         key G\n\
+         wait-for tick-\n\
+         snapshot\n\
+         run --id cut pkill -KILL -f '^ssh -F {}/ssh_config'\n\
+         wait-exit cut\n\
+         wait-for far is linked again --timeout 30\n\
+         key G\n\
+         wait-for tick-\n\
+         key x\n\
+         key y\n\
+         wait-for killed `far-ticker`\n",
+        ssh.dir.display()
+    );
+    let mut child = ssh
+        .near
+        .oino(&["headless", "--server", "--size", "110x24", "--host", "far"])
+        .env("OINO_CONFIG", ssh.dir.join("config.toml"))
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("oino headless");
+    let mut input = child.stdin.take().expect("stdin");
+    input.write_all(script.as_bytes()).expect("the script");
+    drop(input);
+    let status = crate::support::wait_for_exit("headless", &mut child);
+    let out = child.wait_with_output().expect("headless output");
+    let stdout = text(&out.stdout);
+    assert!(status.success(), "{}\n{stdout}", text(&out.stderr));
+    let (here, far) = stdout.split_once("■ far").expect("the host's heading");
+    assert!(
+        here.contains("■ this machine") && here.contains("near-job"),
+        "{stdout}"
+    );
+    assert!(far.contains("far-ticker"), "{stdout}");
+    // The kill after the link came back reached the far server.
+    let listed = output_within("far ls", &mut ssh.far.oino(&["ls", "--json"]));
+    let entries: Vec<serde_json::Value> = serde_json::from_slice(&listed.stdout).expect("json");
+    let ticker = entries
+        .iter()
+        .find(|entry| entry["name"] == "far-ticker")
+        .expect("the task");
+    assert_eq!(ticker["state"], "killed", "{ticker}");
+    assert!(
+        entries.iter().all(|entry| entry["title"] != "near-job"),
+        "{entries:?}"
+    );
+}

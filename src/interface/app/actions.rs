@@ -181,7 +181,9 @@ fn prompt(app: &mut App, purpose: PromptPurpose) -> Vec<Effect> {
 }
 
 fn new_call(app: &mut App) -> Vec<Effect> {
-    prompt(app, PromptPurpose::NewCommand)
+    // On the selected entry's machine, as every other key acts.
+    let host = app.selected_host().map(str::to_owned);
+    prompt(app, PromptPurpose::NewCommand { host })
 }
 
 fn kill(app: &mut App) -> Vec<Effect> {
@@ -212,7 +214,26 @@ fn restart(app: &mut App) -> Vec<Effect> {
     Vec::new()
 }
 
+/// Says why a far host's project is not stopped or applied from here; whether it did.
+fn refuse_far_project(app: &mut App) -> bool {
+    let Some(host) = app.selected_host().map(str::to_owned) else {
+        return false;
+    };
+    app.say(
+        format!(
+            "a project on {} is run from its file there: `ssh {0}`, then `oino up` or `oino down` \
+             in its folder",
+            crate::inert::escaped(&host)
+        ),
+        true,
+    );
+    true
+}
+
 fn project_down(app: &mut App) -> Vec<Effect> {
+    if refuse_far_project(app) {
+        return Vec::new();
+    }
     match app.selected_entry().and_then(|entry| entry.project.clone()) {
         Some(mark) => {
             app.mode = Mode::Confirm(Confirm::ProjectDown {
@@ -226,6 +247,9 @@ fn project_down(app: &mut App) -> Vec<Effect> {
 }
 
 fn project_up(app: &mut App) -> Vec<Effect> {
+    if refuse_far_project(app) {
+        return Vec::new();
+    }
     if let Some(mark) = app.selected_entry().and_then(|entry| entry.project.clone()) {
         return vec![Effect::ProjectUp {
             file: mark.file,

@@ -103,6 +103,12 @@ impl Section {
 pub enum ListLine {
     /// The filter the list is narrowed by, on top.
     Filter,
+    /// A machine's heading, when there are far hosts: this one (`None`), or a far host's (its
+    /// index in `app.hosts`).
+    Host(Option<usize>),
+    /// Why a far host is not reached (its index in `app.hosts`), under its heading: a row of
+    /// [`host_down_rows`].
+    HostDown(usize, usize),
     /// A section's title.
     Title(Section),
     /// A project's name, over its processes: the index of its first in `app.entries`.
@@ -112,31 +118,74 @@ pub enum ListLine {
 }
 
 /// The list's lines in order: the filter when there is one, then the entries it lets through,
-/// a section's title before its first entry.
+/// a section's title before its first entry; with far hosts, each machine's under its heading
+/// (a host's even when none of its entries is listed).
 #[must_use]
 pub fn list_lines(app: &App) -> Vec<ListLine> {
-    let mut lines = Vec::with_capacity(app.entries.len() + 4);
+    let mut lines = Vec::with_capacity(app.entries.len() + 4 + 2 * app.hosts.len());
     if app.filter.is_some() {
         lines.push(ListLine::Filter);
     }
-    let mut section = None;
-    let mut project = None;
-    for index in app.listed() {
-        let entry = &app.entries[index];
-        let this = Section::of(entry);
-        let this_project = entry.project.as_ref().map(|mark| &mark.project);
-        if this == Section::Project {
-            if project != this_project {
-                lines.push(ListLine::Heading(index));
-                project = this_project;
+    let mut listed = app.listed().into_iter().peekable();
+    let machines = if app.hosts.is_empty() {
+        1
+    } else {
+        app.hosts.len() + 1
+    };
+    for rank in 0..machines {
+        if !app.hosts.is_empty() {
+            let far = rank.checked_sub(1);
+            lines.push(ListLine::Host(far));
+            if let Some(far) = far {
+                let rows = host_down_rows(app, far).len();
+                lines.extend((0..rows).map(|row| ListLine::HostDown(far, row)));
             }
-        } else if section != Some(this) {
-            lines.push(ListLine::Title(this));
         }
-        section = Some(this);
-        lines.push(ListLine::Entry(index));
+        let mut section = None;
+        let mut project = None;
+        while let Some(index) = listed.next_if(|&index| {
+            // Entries of a host no longer listed come last, under the last machine.
+            let entry_rank = app.host_rank(&app.entries[index]);
+            entry_rank == rank || (rank + 1 == machines && entry_rank > rank)
+        }) {
+            let entry = &app.entries[index];
+            let this = Section::of(entry);
+            let this_project = entry.project.as_ref().map(|mark| &mark.project);
+            if this == Section::Project {
+                if project != this_project {
+                    lines.push(ListLine::Heading(index));
+                    project = this_project;
+                }
+            } else if section != Some(this) {
+                lines.push(ListLine::Title(this));
+            }
+            section = Some(this);
+            lines.push(ListLine::Entry(index));
+        }
     }
     lines
+}
+
+/// Why far host `far` is not reached and when it is tried again, in rows of the list's width
+/// (at most three); none while it is reached.
+#[must_use]
+pub(crate) fn host_down_rows(app: &App, far: usize) -> Vec<String> {
+    /// The most rows the words of one host's failure take.
+    const MAX_ROWS: usize = 3;
+    let Some(crate::interface::fleet::HostState::Down {
+        error, again_secs, ..
+    }) = app.hosts.get(far).map(|host| &host.state)
+    else {
+        return Vec::new();
+    };
+    let text = format!("{} · again in {again_secs} s", crate::inert::escaped(error));
+    // Under the heading, two columns in.
+    let width = app
+        .layout()
+        .map_or(usize::MAX, |layout| usize::from(layout.list.width))
+        .saturating_sub(2)
+        .max(1);
+    crate::interface::fit::wrap(&text, width, MAX_ROWS)
 }
 
 /// The first list line shown, so that the selected entry is in view.
@@ -163,6 +212,6 @@ pub fn list_row_entry(app: &App, layout: Layout, row: u16) -> Option<usize> {
     let index = usize::from(row.checked_sub(layout.list.y)?) + offset;
     match lines.get(index)? {
         ListLine::Entry(entry) => Some(*entry),
-        ListLine::Filter | ListLine::Title(_) | ListLine::Heading(_) => None,
+        _ => None,
     }
 }

@@ -126,3 +126,33 @@ impl App {
 fn quoted_name(entry: &EntryInfo) -> String {
     fit::cut(&crate::inert::escaped(entry.label()), MAX_NAME_COLS)
 }
+
+impl App {
+    /// Takes how the far hosts stand now; a link that dropped or came back is told.
+    pub(crate) fn set_hosts(&mut self, hosts: Vec<crate::interface::fleet::HostView>) {
+        use crate::interface::fleet::HostState::{Down, Linking, Up};
+        for host in &hosts {
+            let before = self
+                .hosts
+                .iter()
+                .find(|old| old.name == host.name)
+                .map(|old| &old.state);
+            match (before, &host.state) {
+                (Some(Up), Down { .. }) => self.say(
+                    format!(
+                        "the link to {} dropped: linking again (what runs there goes on)",
+                        host.name
+                    ),
+                    true,
+                ),
+                (Some(Down { .. }), Up) => {
+                    self.say(format!("{} is linked again", host.name), false);
+                }
+                // Its first failure in full; the list keeps the transport's words.
+                (Some(Linking), Down { whole, .. }) => self.say(whole.clone(), true),
+                (Some(Down { .. }), Down { .. }) | (_, Linking | Up) | (None, _) => {}
+            }
+        }
+        self.hosts = hosts;
+    }
+}

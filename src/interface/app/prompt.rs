@@ -25,7 +25,10 @@ pub enum PromptPurpose {
         /// its start, else after its command, made unique).
         proposed: String,
     },
-    NewCommand,
+    /// A command to run: here, or on the far host named (the selected entry's).
+    NewCommand {
+        host: Option<String>,
+    },
     Search,
     /// The list's filter, applied as it is typed.
     Filter,
@@ -84,11 +87,12 @@ impl App {
                 id,
                 name: (!text.is_empty() && text != proposed).then_some(text),
             }],
-            PromptPurpose::NewCommand if text.is_empty() => Vec::new(),
-            PromptPurpose::NewCommand => match self.pane_size() {
+            PromptPurpose::NewCommand { .. } if text.is_empty() => Vec::new(),
+            PromptPurpose::NewCommand { host } => match self.pane_size() {
                 Some(size) => vec![Effect::Start {
                     command: text,
                     size,
+                    host,
                 }],
                 None => Vec::new(),
             },

@@ -149,6 +149,8 @@ struct Model {
     _log_cap: Option<serde::de::IgnoredAny>,
     #[serde(rename = "ssh_command")]
     _ssh_command: Option<String>,
+    #[serde(rename = "hosts")]
+    _hosts: Option<serde::de::IgnoredAny>,
     #[serde(default)]
     keys: BTreeMap<Spanned<String>, Spanned<OneOrMore>>,
     #[serde(default)]
@@ -192,7 +194,7 @@ impl Config {
                 err.span().map_or(0, |span| span.start),
                 format!(
                     "{} (expected: list_width, mouse, notify, log_retention_days, log_cap, \
-                     ssh_command, [keys], [theme])",
+                     ssh_command, hosts, [keys], [theme])",
                     crate::spelling::unknown_key(err.message().trim_end())
                 ),
             )

@@ -474,3 +474,85 @@ fn only_the_rows_in_view_and_the_selected_entry_are_looked_up_for_their_cost() {
     assert!(in_view.iter().any(|entry| entry.id == "c499"));
     assert!(!in_view.iter().any(|entry| entry.id == "c0"));
 }
+
+#[test]
+fn far_hosts_list_under_their_headings_and_keys_act_on_the_selected_entrys_host() {
+    use crate::interface::fleet::{HostState, HostView};
+    let mut app = App::new((100, 20), true);
+    app.hosts = vec![
+        HostView {
+            name: "box".into(),
+            state: HostState::Up,
+        },
+        HostView {
+            name: "gpu".into(),
+            state: HostState::Down {
+                error: "ssh: Could not resolve hostname gpu".into(),
+                whole: "cannot reach gpu: ssh: Could not resolve hostname gpu".into(),
+                again_secs: 4,
+            },
+        },
+    ];
+    // Listed in any order, shown by machine: this one's, then each host's in order.
+    app.set_entries(vec![
+        entry("box:c1", "make"),
+        entry("c2", "cargo watch"),
+        entry("box:c3", "tail -f log"),
+    ]);
+    let lines = list_lines(&app);
+    let ids: Vec<&str> = app.entries.iter().map(|entry| entry.id.as_str()).collect();
+    assert_eq!(ids, ["c2", "box:c1", "box:c3"]);
+    assert_eq!(
+        lines,
+        [
+            ListLine::Host(None),
+            ListLine::Title(Section::Running),
+            ListLine::Entry(0),
+            ListLine::Host(Some(0)),
+            ListLine::Title(Section::Running),
+            ListLine::Entry(1),
+            ListLine::Entry(2),
+            // A host that cannot be reached is listed, with why, in rows of the list's width.
+            ListLine::Host(Some(1)),
+            ListLine::HostDown(1, 0),
+            ListLine::HostDown(1, 1),
+            ListLine::HostDown(1, 2),
+        ]
+    );
+    let rows = host_down_rows(&app, 1);
+    let width = usize::from(app.layout().expect("a layout").list.width) - 2;
+    assert!(
+        rows.iter()
+            .all(|row| crate::interface::fit::columns(row) <= width)
+    );
+    assert_eq!(
+        rows.concat(),
+        "ssh: Could not resolve hostname gpu · again in 4 s"
+    );
+    // A new call goes where the selected entry is.
+    app.selected = Some("box:c3".into());
+    app.handle_input(Input::Key(key(KeyCode::Char('n'), KeyModifiers::NONE)));
+    assert!(matches!(
+        &app.mode,
+        Mode::Prompt(prompt)
+            if prompt.purpose == PromptPurpose::NewCommand { host: Some("box".into()) }
+    ));
+    for c in "uptime".chars() {
+        app.handle_input(Input::Key(key(KeyCode::Char(c), KeyModifiers::NONE)));
+    }
+    let effects = app.handle_input(Input::Key(key(KeyCode::Enter, KeyModifiers::NONE)));
+    assert!(
+        effects.iter().any(|effect| matches!(
+            effect,
+            Effect::Start { command, host: Some(host), .. } if command == "uptime" && host == "box"
+        )),
+        "{effects:?}"
+    );
+    // Here, it goes here.
+    app.selected = Some("c2".into());
+    app.handle_input(Input::Key(key(KeyCode::Char('n'), KeyModifiers::NONE)));
+    assert!(matches!(
+        &app.mode,
+        Mode::Prompt(prompt) if prompt.purpose == PromptPurpose::NewCommand { host: None }
+    ));
+}

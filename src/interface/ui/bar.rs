@@ -113,15 +113,20 @@ pub(super) fn hints(app: &App, theme: &Theme) -> Line<'static> {
 
 /// A line being typed, with the cursor at its end.
 fn prompt_line(prompt: &Prompt, theme: &Theme, area: Rect, frame: &mut Frame<'_>) -> Line<'static> {
-    let (label, keys) = match prompt.purpose {
-        PromptPurpose::DetachName { .. } => ("task name: ", "  Enter detach · Esc cancel"),
-        PromptPurpose::NewCommand => ("run: ", "  Enter start · Esc cancel"),
-        PromptPurpose::Search => ("search: ", "  Enter find · Esc cancel"),
+    let (label, keys) = match &prompt.purpose {
+        PromptPurpose::DetachName { .. } => ("task name: ".into(), "  Enter detach · Esc cancel"),
+        PromptPurpose::NewCommand { host: None } => ("run: ".into(), "  Enter start · Esc cancel"),
+        PromptPurpose::NewCommand { host: Some(host) } => (
+            format!("run on {}: ", crate::inert::escaped(host)),
+            "  Enter start · Esc cancel",
+        ),
+        PromptPurpose::Search => ("search: ".into(), "  Enter find · Esc cancel"),
         PromptPurpose::Filter => (
-            "filter: ",
+            "filter: ".into(),
             "  the list narrows as you type · Enter keep · Esc clear",
         ),
     };
+    let label: String = label;
     let x = area.x
         + u16::try_from(label.chars().count() + prompt.text.chars().count()).unwrap_or(u16::MAX);
     frame.set_cursor_position(Position::new(x.min(area.right().saturating_sub(1)), area.y));

@@ -5,7 +5,10 @@ use ratatui::style::{Color, Style};
 
 use crate::core::project::ProcessPhase;
 use crate::core::{EntryInfo, EntryState};
-use crate::interface::app::{App, Layout, ListLine, Section, list_lines, list_offset};
+use crate::interface::app::{
+    App, Layout, ListLine, Section, host_down_rows, list_lines, list_offset,
+};
+use crate::interface::fleet::HostState;
 use crate::time::format_elapsed;
 
 use super::elapsed_ms;
@@ -123,6 +126,19 @@ fn render_labels(
     at.saturating_sub(1)
 }
 
+/// A machine's heading: this one's, or a far host's with how its link stands.
+fn host_heading(app: &App, far: Option<usize>) -> String {
+    let Some(host) = far.map(|far| &app.hosts[far]) else {
+        return "■ this machine".to_owned();
+    };
+    let state = match host.state {
+        HostState::Linking => " · linking…",
+        HostState::Up => "",
+        HostState::Down { .. } => " · unreachable",
+    };
+    format!("■ {}{state}", crate::inert::escaped(&host.name))
+}
+
 /// One entry's row at `(x, y)`, `width` wide: its state's mark, label, time and costs.
 fn render_entry_row(
     app: &App,
@@ -189,6 +205,16 @@ pub(super) fn render_list(
                 let shown = if lines.len() > 1 { "" } else { " · none" };
                 let text = format!("filter: {}{shown}", crate::inert::escaped(filter));
                 buffer.set_stringn(area.x, y, &text, width, theme.fg(Color::Yellow));
+            }
+            ListLine::Host(far) => {
+                let heading = host_heading(app, far);
+                let heading = crate::interface::fit::cut(&heading, width);
+                buffer.set_stringn(area.x, y, &heading, width, title_style().fg(Color::Cyan));
+            }
+            ListLine::HostDown(far, row) => {
+                let rows = host_down_rows(app, far);
+                let text = format!("  {}", rows.get(row).map_or("", String::as_str));
+                buffer.set_stringn(area.x, y, &text, width, theme.fg(Color::Red));
             }
             ListLine::Title(section) => {
                 let room = render_labels(Some(section), area.x, y, width, theme, buffer);

@@ -1,0 +1,177 @@
+//! One interface, several machines: this one's server and a far one's (reached through
+//! `--via`, as `--host` runs ssh), each listed under its heading, every key reaching the
+//! selected entry's own server, and a far link that fails or drops told and linked again.
+
+use std::process::Stdio;
+
+use crate::hosts::{Sides, text};
+use crate::support::{output_within, wait_until_blocking};
+
+/// `oino headless --server` on the near side with the far side through `via`, on `script`.
+fn headless(sides: &Sides, via: &str, script: &str) -> std::process::Output {
+    use std::io::Write as _;
+    let mut child = sides
+        .near
+        .oino(&["headless", "--server", "--size", "110x24", "--via", via])
+        .env("XDG_CONFIG_HOME", crate::support::temp_dir("fleet-config"))
+        .env_remove("OINO_CONFIG")
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("oino headless");
+    let mut input = child.stdin.take().expect("stdin");
+    input.write_all(script.as_bytes()).expect("the script");
+    drop(input);
+    let deadline = std::time::Instant::now() + crate::support::DEADLINE * 2;
+    while child.try_wait().expect("wait").is_none() {
+        assert!(std::time::Instant::now() < deadline, "headless still runs");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.wait_with_output().expect("headless output")
+}
+
+fn entry_of<'a>(entries: &'a [serde_json::Value], command: &str) -> &'a serde_json::Value {
+    entries
+        .iter()
+        .find(|entry| entry["command"] == command)
+        .unwrap_or_else(|| panic!("no entry runs `{command}`: {entries:?}"))
+}
+
+#[test]
+fn one_interface_lists_both_machines_and_its_keys_act_on_the_far_entrys_server() {
+    let sides = Sides::new("fleet-keys");
+    // A call on the far side whose waiter is a client there.
+    let waiter = sides
+        .far
+        .oino(&["run", "--", "echo far-job-started; sleep 600"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("a far call");
+    wait_until_blocking("the far call runs", || {
+        sides
+            .far_entries()
+            .iter()
+            .any(|entry| entry["state"] == "running")
+    });
+    let script = "\
+        run --title near-job sleep 600\n\
+        wait-for near-job\n\
+        wait-for far-job-started --timeout 20\n\
+        snapshot\n\
+        # The far call is the last entry: detach it by the name prompt.
+        key G\n\
+        key d\n\
+        wait-for task name:\n\
+        key ctrl-u\n\
+        type far-web\n\
+        key enter\n\
+        wait-for detached `far-web` as task t1\n\
+        # A new call goes to the selected entry's machine.
+        key n\n\
+        wait-for run on env:\n\
+        type echo typed-there; sleep 600\n\
+        key enter\n\
+        wait-for typed-there\n\
+        key x\n\
+        wait-for kill\n\
+        key y\n\
+        wait-for killed `echo typed-there; sleep 600`\n\
+        snapshot\n";
+    let out = headless(&sides, &sides.via(), script);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}\n{stdout}", text(&out.stderr));
+    // Both machines under their headings, each call under its own.
+    let first = stdout.split("snapshot").nth(1).expect("a snapshot");
+    let (here, far) = first.split_once("■ env").expect("the far host's heading");
+    assert!(
+        here.contains("■ this machine") && here.contains("near-job"),
+        "{first}"
+    );
+    assert!(far.contains("far-job-started"), "{first}");
+    assert!(!far.contains("near-job"), "{first}");
+
+    // The far call's waiter got its output so far and the marker, and it lives on as a task.
+    let released = waiter.wait_with_output().expect("the far waiter");
+    let released = text(&released.stdout);
+    assert!(
+        released.contains("far-job-started") && released.contains("Detached to background task"),
+        "{released}"
+    );
+    let far = sides.far_entries();
+    let task = entry_of(&far, "echo far-job-started; sleep 600");
+    assert_eq!(task["name"], "far-web", "{task}");
+    assert_eq!(task["state"], "running", "{task}");
+    let typed = entry_of(&far, "echo typed-there; sleep 600");
+    assert_ne!(typed["state"], "running", "killed there: {typed}");
+    // Nothing of the far side's reached this machine's server, and nothing of its the far one.
+    let listed = output_within("near ls", &mut sides.near.oino(&["ls", "--json"]));
+    let near: Vec<serde_json::Value> = serde_json::from_slice(&listed.stdout).expect("json");
+    assert_eq!(near.len(), 1, "{near:?}");
+    assert_eq!(near[0]["title"], "near-job");
+    assert!(
+        far.iter().all(|entry| entry["title"] != "near-job"),
+        "{far:?}"
+    );
+}
+
+#[test]
+fn a_far_host_out_of_reach_is_listed_with_its_transports_words_and_the_rest_goes_on() {
+    let sides = Sides::new("fleet-unreachable");
+    let via = "sh -c 'echo \"ssh: connect to host gpu port 22: No route to host\" >&2; exit 255'";
+    let script = "\
+        run --title near-job echo near-done\n\
+        wait-for near-done\n\
+        wait-for unreachable --timeout 20\n\
+        wait-for No route to host\n\
+        snapshot\n";
+    let out = headless(&sides, via, script);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}\n{stdout}", text(&out.stderr));
+    assert!(stdout.contains("■ sh · unreachable"), "{stdout}");
+    assert!(stdout.contains("again in"), "{stdout}");
+}
+
+#[test]
+fn a_far_link_that_drops_is_told_and_linked_again_and_its_calls_go_on() {
+    let sides = Sides::new("fleet-drop");
+    // The proxy named by its socket, so that this test kills its own link alone.
+    let via = format!(
+        "env XDG_STATE_HOME={} {} proxy --socket {}",
+        sides.far.state.display(),
+        env!("CARGO_BIN_EXE_oino"),
+        sides.far.socket.display()
+    );
+    let started = output_within(
+        "a far task",
+        &mut sides.far.oino(&[
+            "run",
+            "--detach-after",
+            "0.01",
+            "--name",
+            "far-sleeper",
+            "--",
+            "sleep 600",
+        ]),
+    );
+    assert!(started.status.success(), "{}", text(&started.stderr));
+    // Anchored at the program: neither the interface (its --via holds the words) nor the shell
+    // that runs pkill matches.
+    let socket = sides.far.socket.display().to_string();
+    let script = format!(
+        "wait-for far-sleeper --timeout 20\n\
+         run --id cut pkill -f '^[^ ]*oino proxy --socket {socket}'\n\
+         wait-exit cut\n\
+         wait-for env is linked again --timeout 20\n\
+         wait-for far-sleeper\n\
+         snapshot\n"
+    );
+    let out = headless(&sides, &via, &script);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}\n{stdout}", text(&out.stderr));
+    let far = sides.far_entries();
+    let sleeper = entry_of(&far, "sleep 600");
+    assert_eq!(sleeper["state"], "running", "{sleeper}");
+}
