@@ -99,6 +99,23 @@ impl Events {
             Self::Remote(events) => events.recv().await.unwrap_or(LinkEvent::Closed),
         }
     }
+
+    /// The next event if one is there already.
+    pub fn try_recv(&mut self) -> Option<LinkEvent> {
+        match self {
+            Self::Local(events) => match events.try_recv() {
+                Ok(event) => Some(LinkEvent::Core(event)),
+                Err(broadcast::error::TryRecvError::Lagged(_)) => Some(LinkEvent::Lagged),
+                Err(broadcast::error::TryRecvError::Closed) => Some(LinkEvent::Closed),
+                Err(broadcast::error::TryRecvError::Empty) => None,
+            },
+            Self::Remote(events) => match events.try_recv() {
+                Ok(event) => Some(event),
+                Err(mpsc::error::TryRecvError::Disconnected) => Some(LinkEvent::Closed),
+                Err(mpsc::error::TryRecvError::Empty) => None,
+            },
+        }
+    }
 }
 
 impl ServerGone {

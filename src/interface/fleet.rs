@@ -6,6 +6,7 @@
 //! Each far host is linked in the background, and linked again with backoff when it cannot be
 //! reached or its link drops; nothing on it ends with the link.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -18,8 +19,12 @@ use crate::pty::TermSize;
 use crate::remote::address::Address;
 use crate::screen::ScreenSnapshot;
 
-/// How long a far host has to answer a link or a listing before it counts as unreachable.
+/// How long a far host has to answer a link, a listing or an action before its link counts as
+/// lost (and is made again).
 const ANSWER_WITHIN: Duration = Duration::from_secs(20);
+/// How long a frame waits for a far screen or history page: a host that does not answer holds
+/// the interface this long once, then its link is made again.
+const FRAME_WAITS: Duration = Duration::from_secs(3);
 /// The longest wait between two tries to link a host.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// Events buffered from the far hosts together.
@@ -34,11 +39,18 @@ pub struct Fleet {
     far: Vec<Arc<Far>>,
 }
 
-/// A far host: where it is and how its link stands.
+/// A far host: where it is, how its link stands, and its entries as last listed.
 struct Far {
     name: String,
     address: Address,
     state: Mutex<FarState>,
+    /// Its entries (ids qualified), listed by its keeper whenever they change: a frame never
+    /// waits on a far host for its list.
+    listed: Mutex<Vec<EntryInfo>>,
+    /// A request went unanswered for this many seconds (0: none did): the keeper drops the
+    /// link and makes it again.
+    unanswered: AtomicU64,
+    wake_keeper: tokio::sync::Notify,
 }
 
 enum FarState {
@@ -122,7 +134,9 @@ fn qualify_entry(host: &str, mut entry: EntryInfo) -> EntryInfo {
 }
 
 fn qualify_event(host: &str, event: crate::core::CoreEvent) -> crate::core::CoreEvent {
-    use crate::core::CoreEvent::{Detached, Ended, OutputChanged, Started, Waiting};
+    use crate::core::CoreEvent::{
+        Detached, Ended, OutputChanged, Project, Ready, Started, Waiting,
+    };
     match event {
         Started { id } => Started {
             id: qualified(host, &id),
@@ -143,8 +157,20 @@ fn qualify_event(host: &str, event: crate::core::CoreEvent) -> crate::core::Core
             id: qualified(host, &id),
             prompt,
         },
-        other => other,
+        Ready { id, ready } => Ready {
+            id: qualified(host, &id),
+            ready,
+        },
+        Project { file, notice } => Project { file, notice },
     }
+}
+
+/// Whether an event may change what the list shows (output alone does not).
+fn changes_the_list(event: &LinkEvent) -> bool {
+    !matches!(
+        event,
+        LinkEvent::Core(crate::core::CoreEvent::OutputChanged { .. })
+    )
 }
 
 /// The wait before try `tries + 1`: 1 s, doubled each time, at most [`MAX_BACKOFF`].
@@ -196,55 +222,132 @@ impl Far {
         }
     }
 
-    /// Links the host, and again whenever its link drops or fails, with backoff; its events
-    /// (ids qualified) go to `events`. Ends when no one takes them.
+    /// Lists the host's entries into `listed`; why it could not.
+    async fn list(&self, link: &Link) -> anyhow::Result<()> {
+        let listed = tokio::time::timeout(ANSWER_WITHIN, link.entries())
+            .await
+            .map_err(|_| anyhow::anyhow!("no answer within {} s", ANSWER_WITHIN.as_secs()))??;
+        let listed = listed
+            .into_iter()
+            .map(|entry| qualify_entry(&self.name, entry))
+            .collect();
+        *self.listed.lock().unwrap_or_else(PoisonError::into_inner) = listed;
+        Ok(())
+    }
+
+    /// A request to it went unanswered: it is down until its keeper links it again.
+    fn unanswered(&self, waited: Duration) {
+        self.set(FarState::Down {
+            error: format!("no answer within {} s", waited.as_secs()),
+            whole: format!(
+                "{} gave no answer within {} s: linking again",
+                self.name,
+                waited.as_secs()
+            ),
+            again: Duration::ZERO,
+        });
+        self.unanswered
+            .store(waited.as_secs().max(1), Ordering::SeqCst);
+        self.wake_keeper.notify_waiters();
+    }
+
+    /// Links the host and lists its entries: the link and its events.
+    async fn make_link(&self) -> anyhow::Result<(Link, crate::link::Events)> {
+        let linked = tokio::time::timeout(ANSWER_WITHIN, async {
+            let link = Link::remote(&self.address).await?;
+            let stream = link.events().await?;
+            anyhow::Ok((link, stream))
+        })
+        .await
+        .unwrap_or_else(|_| {
+            Err(anyhow::anyhow!(
+                "no answer within {} s",
+                ANSWER_WITHIN.as_secs()
+            ))
+        })?;
+        self.list(&linked.0).await?;
+        Ok(linked)
+    }
+
+    /// Passes the host's events on (ids qualified), listing its entries again before those
+    /// that change them, until its link drops or a request goes unanswered: why it ended.
+    async fn carry_events(
+        &self,
+        link: &Link,
+        stream: &mut crate::link::Events,
+        events: &mpsc::Sender<LinkEvent>,
+    ) -> Option<anyhow::Error> {
+        loop {
+            let woken = self.wake_keeper.notified();
+            tokio::pin!(woken);
+            woken.as_mut().enable();
+            let waited = self.unanswered.load(Ordering::SeqCst);
+            if waited > 0 {
+                return Some(anyhow::anyhow!("no answer within {waited} s"));
+            }
+            let first = tokio::select! {
+                event = stream.recv() => event,
+                () = woken => continue,
+            };
+            // What came together is listed once (a closed stream says so for ever: it ends the
+            // batch).
+            let mut batch = vec![first];
+            while batch.last() != Some(&LinkEvent::Closed)
+                && let Some(event) = stream.try_recv()
+            {
+                batch.push(event);
+            }
+            if batch.last() == Some(&LinkEvent::Closed) {
+                return Some(anyhow::anyhow!(
+                    "the link dropped (what runs there goes on)"
+                ));
+            }
+            if batch.iter().any(changes_the_list)
+                && let Err(err) = self.list(link).await
+            {
+                return Some(err);
+            }
+            for event in batch {
+                let event = match event {
+                    LinkEvent::Core(event) => LinkEvent::Core(qualify_event(&self.name, event)),
+                    other => other,
+                };
+                if events.send(event).await.is_err() {
+                    return None;
+                }
+            }
+        }
+    }
+
+    /// Links the host, and again whenever its link drops, fails or stops answering, with
+    /// backoff; its events go to `events`. Ends when no one takes them.
     async fn keep_linked(self: Arc<Self>, events: mpsc::Sender<LinkEvent>) {
         let mut tries = 0;
         loop {
-            let linked = tokio::time::timeout(ANSWER_WITHIN, async {
-                let link = Link::remote(&self.address).await?;
-                let stream = link.events().await?;
-                anyhow::Ok((link, stream))
-            })
-            .await
-            .unwrap_or_else(|_| {
-                Err(anyhow::anyhow!(
-                    "no answer within {} s",
-                    ANSWER_WITHIN.as_secs()
-                ))
-            });
-            let (error, whole) = match linked {
+            let ended = match self.make_link().await {
                 Ok((link, mut stream)) => {
                     tries = 0;
-                    self.set(FarState::Up(link));
+                    self.unanswered.store(0, Ordering::SeqCst);
+                    self.set(FarState::Up(link.clone()));
                     if events.send(LinkEvent::Lagged).await.is_err() {
                         return;
                     }
-                    loop {
-                        let event = match stream.recv().await {
-                            LinkEvent::Core(event) => {
-                                LinkEvent::Core(qualify_event(&self.name, event))
-                            }
-                            LinkEvent::Lagged => LinkEvent::Lagged,
-                            LinkEvent::Closed => break,
-                        };
-                        if events.send(event).await.is_err() {
-                            return;
-                        }
+                    match self.carry_events(&link, &mut stream, &events).await {
+                        Some(why) => why,
+                        None => return,
                     }
-                    let dropped = "the link dropped (what runs there goes on)";
-                    (dropped.to_owned(), dropped.to_owned())
                 }
-                Err(err) => (
-                    one_line(&anyhow::anyhow!("{}", err.root_cause())),
-                    one_line(&err),
-                ),
+                Err(err) => err,
             };
+            self.listed
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clear();
             tries += 1;
             let again = backoff(tries);
             self.set(FarState::Down {
-                error,
-                whole,
+                error: one_line(&anyhow::anyhow!("{}", ended.root_cause())),
+                whole: one_line(&ended),
                 again,
             });
             if events.send(LinkEvent::Lagged).await.is_err() {
@@ -289,6 +392,9 @@ impl Fleet {
                 name,
                 address,
                 state: Mutex::new(FarState::Linking),
+                listed: Mutex::new(Vec::new()),
+                unanswered: AtomicU64::new(0),
+                wake_keeper: tokio::sync::Notify::new(),
             }));
         }
         Ok(Self { here, far: hosts })
@@ -318,38 +424,47 @@ impl Fleet {
         Ok(FleetEvents { here, far, linkers })
     }
 
-    /// The link an interface id's entry is reached by, and its id there.
-    fn route<'a>(&self, id: &'a str) -> Result<(Link, &'a str), LinkError> {
+    /// Asks the server of an interface id's entry, by its id there: this machine's as it is;
+    /// a far one within `within`, past which its link is made again.
+    async fn ask<T, F>(
+        &self,
+        id: &str,
+        within: Duration,
+        ask: impl FnOnce(Link, String) -> F,
+    ) -> Result<T, LinkError>
+    where
+        F: std::future::Future<Output = Result<T, LinkError>>,
+    {
         let Some((host, bare)) = split_id(id) else {
-            return Ok((self.here.clone(), id));
+            return ask(self.here.clone(), id.to_owned()).await;
         };
         let far = self.far.iter().find(|far| far.name == host);
-        match far.and_then(|far| far.link()) {
-            Some(link) => Ok((link, bare)),
-            None => Err(LinkError::NotSent(anyhow::anyhow!(
+        let Some((far, link)) = far.and_then(|far| Some((far, far.link()?))) else {
+            return Err(LinkError::NotSent(anyhow::anyhow!(
                 "{host} cannot be reached now: its entries come back with its link"
-            ))),
-        }
+            )));
+        };
+        let answer = tokio::time::timeout(within, ask(link, bare.to_owned())).await;
+        answer.unwrap_or_else(|_| {
+            far.unanswered(within);
+            Err(LinkError::Lost(anyhow::anyhow!(
+                "{host} gave no answer within {} s: its link is made again",
+                within.as_secs()
+            )))
+        })
     }
 
-    /// Every entry: this machine's, then each linked host's (ids qualified). A far host that
-    /// does not answer is left out; its link's keeper marks it down.
+    /// Every entry: this machine's, then each linked host's as last listed (ids qualified).
     pub async fn entries(&self) -> Result<Vec<EntryInfo>, LinkError> {
-        let mut asked = tokio::task::JoinSet::new();
-        for far in &self.far {
-            if let Some(link) = far.link() {
-                let name = far.name.clone();
-                asked.spawn(async move {
-                    let listed = tokio::time::timeout(ANSWER_WITHIN, link.entries()).await;
-                    (name, listed)
-                });
-            }
-        }
         let mut entries = self.here.entries().await?;
-        while let Some(Ok((name, listed))) = asked.join_next().await {
-            if let Ok(Ok(listed)) = listed {
-                entries.extend(listed.into_iter().map(|entry| qualify_entry(&name, entry)));
-            }
+        for far in self.far.iter().filter(|far| far.link().is_some()) {
+            entries.extend(
+                far.listed
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .iter()
+                    .cloned(),
+            );
         }
         Ok(entries)
     }
@@ -361,11 +476,12 @@ impl Fleet {
         host: Option<&str>,
         request: CallRequest,
     ) -> Result<EntryInfo, LinkError> {
-        let link = match host {
-            Some(host) => self.route(&qualified(host, ""))?.0,
-            None => self.here.clone(),
-        };
-        let entry = link.start(link.from_here(request)?).await?;
+        let key = host.map_or_else(String::new, |host| qualified(host, ""));
+        let entry = self
+            .ask(&key, ANSWER_WITHIN, |link, _| async move {
+                link.start(link.from_here(request)?).await
+            })
+            .await?;
         Ok(match host {
             Some(host) => qualify_entry(host, entry),
             None => entry,
@@ -378,8 +494,10 @@ impl Fleet {
         id: &str,
         size: Option<TermSize>,
     ) -> Result<ScreenSnapshot, LinkError> {
-        let (link, id) = self.route(id)?;
-        link.snapshot(id, size).await
+        self.ask(id, FRAME_WAITS, |link, id| async move {
+            link.snapshot(&id, size).await
+        })
+        .await
     }
 
     /// See [`Link::history_page`].
@@ -389,8 +507,10 @@ impl Fleet {
         lines_back: u64,
         rows: usize,
     ) -> Result<HistoryPage, LinkError> {
-        let (link, id) = self.route(id)?;
-        link.history_page(id, lines_back, rows).await
+        self.ask(id, FRAME_WAITS, |link, id| async move {
+            link.history_page(&id, lines_back, rows).await
+        })
+        .await
     }
 
     /// See [`Link::find_line`].
@@ -401,20 +521,27 @@ impl Fleet {
         newer: bool,
         query: &str,
     ) -> Result<SearchHit, LinkError> {
-        let (link, id) = self.route(id)?;
-        link.find_line(id, from, newer, query).await
+        let query = query.to_owned();
+        self.ask(id, ANSWER_WITHIN, |link, id| async move {
+            link.find_line(&id, from, newer, &query).await
+        })
+        .await
     }
 
     /// See [`Link::write`].
     pub async fn write(&self, id: &str, bytes: Vec<u8>) -> Result<(), LinkError> {
-        let (link, id) = self.route(id)?;
-        link.write(id, bytes).await
+        self.ask(id, ANSWER_WITHIN, |link, id| async move {
+            link.write(&id, bytes).await
+        })
+        .await
     }
 
     /// See [`Link::resize`].
     pub async fn resize(&self, id: &str, size: TermSize) -> Result<(), LinkError> {
-        let (link, id) = self.route(id)?;
-        link.resize(id, size).await
+        self.ask(id, ANSWER_WITHIN, |link, id| async move {
+            link.resize(&id, size).await
+        })
+        .await
     }
 
     /// See [`Link::detach`].
@@ -424,20 +551,30 @@ impl Fleet {
         name: Option<&str>,
         reason: &str,
     ) -> Result<EntryInfo, LinkError> {
-        let (link, bare) = self.route(id)?;
-        link.detach(bare, name, reason).await
+        let (name, reason) = (name.map(str::to_owned), reason.to_owned());
+        self.ask(id, ANSWER_WITHIN, |link, id| async move {
+            link.detach(&id, name.as_deref(), &reason).await
+        })
+        .await
     }
 
     /// See [`Link::kill`].
     pub async fn kill(&self, id: &str) -> Result<Killed, LinkError> {
-        let (link, id) = self.route(id)?;
-        link.kill(id).await
+        self.ask(
+            id,
+            ANSWER_WITHIN,
+            |link, id| async move { link.kill(&id).await },
+        )
+        .await
     }
 
     /// See [`Link::restart`]; the new entry's id qualified as `id` is.
     pub async fn restart(&self, id: &str, size: Option<TermSize>) -> Result<EntryInfo, LinkError> {
-        let (link, bare) = self.route(id)?;
-        let entry = link.restart(bare, size).await?;
+        let entry = self
+            .ask(id, ANSWER_WITHIN, |link, id| async move {
+                link.restart(&id, size).await
+            })
+            .await?;
         Ok(match split_id(id) {
             Some((host, _)) => qualify_entry(host, entry),
             None => entry,

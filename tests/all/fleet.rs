@@ -175,3 +175,48 @@ fn a_far_link_that_drops_is_told_and_linked_again_and_its_calls_go_on() {
     let sleeper = entry_of(&far, "sleep 600");
     assert_eq!(sleeper["state"], "running", "{sleeper}");
 }
+
+#[test]
+fn a_far_server_that_stops_answering_holds_a_frame_once_and_is_linked_again_when_it_answers() {
+    let sides = Sides::new("fleet-stopped");
+    let started = output_within(
+        "a far task",
+        &mut sides.far.oino(&[
+            "run",
+            "--detach-after",
+            "0.01",
+            "--name",
+            "far-sleeper",
+            "--",
+            "seq 1 500; sleep 600",
+        ]),
+    );
+    assert!(started.status.success(), "{}", text(&started.stderr));
+    let server = crate::support::server_pid(&sides.far.socket).expect("the far server's pid");
+    // Stopped, the far server takes connections and answers none; going back a page in the
+    // far task's history asks it for one.
+    let script = format!(
+        "wait-for far-sleeper --timeout 20\n\
+         key G\n\
+         wait-for 500\n\
+         run --id stop kill -STOP {server}\n\
+         wait-exit stop\n\
+         key pgup\n\
+         wait-for no answer within 3 s --timeout 20\n\
+         run --title near-alive echo here\n\
+         wait-for near-alive\n\
+         run --id cont kill -CONT {server}\n\
+         wait-exit cont\n\
+         wait-for env is linked again --timeout 40\n"
+    );
+    let out = headless(&sides, &sides.via(), &script);
+    // Whatever the script came to, the far server answers again.
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(server),
+        nix::sys::signal::Signal::SIGCONT,
+    );
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}\n{stdout}", text(&out.stderr));
+    let far = sides.far_entries();
+    assert_eq!(entry_of(&far, "seq 1 500; sleep 600")["state"], "running");
+}
