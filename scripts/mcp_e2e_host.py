@@ -34,10 +34,10 @@ def person(*args):
 
 async def wait_until(what, condition):
     deadline = time.monotonic() + DEADLINE_S
-    while not condition():
+    while not await asyncio.to_thread(condition):
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.2)
 
 
 async def main():

@@ -476,9 +476,6 @@ fn remote_command(command: remote::Command) -> ExitCode {
     }
 }
 
-/// What the interface opens on: the server (or this process) with `commands`; given none, the
-/// server's calls, or when there are none, the demo in this process, so that it ends with the
-/// interface and leaves no server behind.
 /// Where the interface's COMMANDs run: on the one host `--host` or `--via` names (linked now:
 /// they were asked to run there), else here.
 async fn commands_host(
@@ -498,6 +495,9 @@ async fn commands_host(
     }
 }
 
+/// What the interface opens on: the server (or this process) with `commands`; given none, the
+/// server's calls, or when there are none, the demo in this process, so that it ends with the
+/// interface and leaves no server behind.
 async fn interface_link(
     socket: Option<&crate::remote::address::Address>,
     commands: Vec<(Option<String>, String)>,

@@ -802,7 +802,13 @@ impl Remote {
             let mut line = String::new();
             loop {
                 line.clear();
-                let event = match lines.read_line(&mut line).await {
+                // Nobody takes them any more: the connection (and its transport) goes now,
+                // not at the next event.
+                let read = tokio::select! {
+                    read = lines.read_line(&mut line) => read,
+                    () = events.closed() => return,
+                };
+                let event = match read {
                     Ok(0) | Err(_) => LinkEvent::Closed,
                     Ok(_) => serde_json::from_str(&line).map_or(LinkEvent::Lagged, |event| {
                         LinkEvent::Core(CoreEvent::from_wire(event))

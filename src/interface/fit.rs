@@ -36,29 +36,51 @@ pub(crate) fn cut(text: &str, width: usize) -> String {
     kept
 }
 
-/// `text` in rows of at most `width` columns, at most `rows` of them (the last one cut when
-/// more would follow); one empty row for empty text.
+/// `text` in rows of at most `width` columns, broken at spaces (a word wider than a row is
+/// broken where the row ends), at most `rows` of them (the last one cut when more would follow);
+/// one empty row for empty text.
 #[must_use]
 pub(crate) fn wrap(text: &str, width: usize, rows: usize) -> Vec<String> {
-    let mut wrapped = vec![String::new()];
+    let width = width.max(1);
+    // Each row's start in `text`, and its text.
+    let mut wrapped: Vec<(usize, String)> = vec![(0, String::new())];
     let mut used = 0;
-    for (index, c) in text.char_indices() {
-        let wide = c.width().unwrap_or(0);
-        if used + wide > width && used > 0 {
-            if wrapped.len() == rows {
-                let last = wrapped.pop().unwrap_or_default() + &text[index..];
-                wrapped.push(cut(&last, width));
-                return wrapped;
+    let mut offset = 0;
+    for word in text.split(' ') {
+        let fits = used + usize::from(used > 0) + columns(word) <= width;
+        if fits || used == 0 {
+            if used > 0 {
+                if let Some((_, row)) = wrapped.last_mut() {
+                    row.push(' ');
+                }
+                used += 1;
             }
-            wrapped.push(String::new());
+        } else {
+            wrapped.push((offset, String::new()));
             used = 0;
         }
-        if let Some(row) = wrapped.last_mut() {
-            row.push(c);
+        let mut at = offset;
+        for c in word.chars() {
+            let wide = c.width().unwrap_or(0);
+            if used + wide > width && used > 0 {
+                wrapped.push((at, String::new()));
+                used = 0;
+            }
+            if let Some((_, row)) = wrapped.last_mut() {
+                row.push(c);
+            }
+            used += wide;
+            at += c.len_utf8();
         }
-        used += wide;
+        offset += word.len() + 1;
     }
-    wrapped
+    if wrapped.len() > rows {
+        let last = rows.max(1) - 1;
+        let start = wrapped[last].0;
+        wrapped.truncate(last);
+        wrapped.push((start, cut(&text[start..], width)));
+    }
+    wrapped.into_iter().map(|(_, row)| row).collect()
 }
 
 #[cfg(test)]
@@ -71,6 +93,12 @@ mod tests {
         assert_eq!(wrap("abcdefgh", 4, 3), ["abcd", "efgh"]);
         assert_eq!(wrap("abcdefghij", 4, 2), ["abcd", "efg…"]);
         assert_eq!(wrap("日本語", 4, 2), ["日本", "語"]);
+        // Broken at spaces.
+        assert_eq!(
+            wrap("no route to gpu · retried after 1 s", 12, 4),
+            ["no route to", "gpu ·", "retried", "after 1 s"]
+        );
+        assert_eq!(wrap("no route to gpu", 12, 1), ["no route to…"]);
     }
 
     #[test]

@@ -25,6 +25,9 @@ const ANSWER_WITHIN: Duration = Duration::from_secs(20);
 /// How long a frame waits for a far screen or history page: a host that does not answer holds
 /// the interface this long once, then its link is made again.
 const FRAME_WAITS: Duration = Duration::from_secs(3);
+/// A link that stayed up this long starts the backoff over when it drops; one that drops sooner
+/// (a far side that takes the link and lets go) keeps backing off.
+const STAYED_UP: Duration = Duration::from_secs(10);
 /// The longest wait between two tries to link a host.
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// Events buffered from the far hosts together.
@@ -161,7 +164,10 @@ fn qualify_event(host: &str, event: crate::core::CoreEvent) -> crate::core::Core
             id: qualified(host, &id),
             ready,
         },
-        Project { file, notice } => Project { file, notice },
+        Project { file, notice } => Project {
+            file,
+            notice: notice.map(|notice| format!("{host}: {notice}")),
+        },
     }
 }
 
@@ -326,16 +332,19 @@ impl Far {
         loop {
             let ended = match self.make_link().await {
                 Ok((link, mut stream)) => {
-                    tries = 0;
+                    let up = std::time::Instant::now();
                     self.unanswered.store(0, Ordering::SeqCst);
                     self.set(FarState::Up(link.clone()));
                     if events.send(LinkEvent::Lagged).await.is_err() {
                         return;
                     }
-                    match self.carry_events(&link, &mut stream, &events).await {
-                        Some(why) => why,
-                        None => return,
+                    let Some(why) = self.carry_events(&link, &mut stream, &events).await else {
+                        return;
+                    };
+                    if up.elapsed() >= STAYED_UP {
+                        tries = 0;
                     }
+                    why
                 }
                 Err(err) => err,
             };
@@ -388,9 +397,10 @@ impl Fleet {
                 number += 1;
                 name = format!("{first}-{number}");
             }
+            // The interface owns the terminal: ssh may not prompt on it.
             hosts.push(Arc::new(Far {
                 name,
-                address,
+                address: address.without_terminal(),
                 state: Mutex::new(FarState::Linking),
                 listed: Mutex::new(Vec::new()),
                 unanswered: AtomicU64::new(0),

@@ -169,6 +169,8 @@ pub async fn run(
         })
         .await?;
     }
+    // A far host's link of their own is let go: the fleet has its own.
+    drop(commands_on);
 
     run_app(&fleet, &mut app).await?;
     // Nothing ended: say what goes on, on the terminal as it is again.

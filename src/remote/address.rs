@@ -26,6 +26,9 @@ pub struct Transport {
     pub is_host: bool,
     /// The program and its arguments.
     pub argv: Vec<String>,
+    /// Started without the terminal (a session of its own): nothing it asks can reach a
+    /// full-screen interface's terminal (ssh fails instead of prompting for a passphrase).
+    pub without_terminal: bool,
 }
 
 impl Address {
@@ -58,6 +61,7 @@ impl Address {
             label: host.to_owned(),
             is_host: true,
             argv,
+            without_terminal: false,
         }))
     }
 
@@ -68,7 +72,18 @@ impl Address {
             label: command.to_owned(),
             is_host: false,
             argv: split_words(command, "--via")?,
+            without_terminal: false,
         }))
+    }
+
+    /// The same address, its transport started without the terminal (see
+    /// [`Transport::without_terminal`]).
+    #[must_use]
+    pub fn without_terminal(mut self) -> Self {
+        if let Self::Through(transport) = &mut self {
+            transport.without_terminal = true;
+        }
+        self
     }
 
     /// The transport, for an address elsewhere.
@@ -152,11 +167,20 @@ impl Transport {
     /// Starts the transport: its standard input and output are the connection, its standard
     /// error is kept to say why it failed; it dies with the connection.
     pub(crate) fn spawn(&self) -> anyhow::Result<tokio::process::Child> {
+        /// Runs a program in a session of its own (util-linux); it execs it in place.
+        const SETSID: &str = "/usr/bin/setsid";
         let (program, args) = self
             .argv
             .split_first()
             .context("the transport command is empty")?;
-        tokio::process::Command::new(program)
+        let mut command = if self.without_terminal && std::path::Path::new(SETSID).exists() {
+            let mut command = tokio::process::Command::new(SETSID);
+            command.arg(program);
+            command
+        } else {
+            tokio::process::Command::new(program)
+        };
+        command
             .args(args)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -195,6 +219,24 @@ mod tests {
             unreachable!()
         };
         assert_eq!(ssh.short_name(), "me@box");
+    }
+
+    #[tokio::test]
+    async fn a_transport_without_the_terminal_runs_in_a_session_of_its_own() {
+        let session_of = |address: Address| async move {
+            let Address::Through(transport) = address else {
+                unreachable!()
+            };
+            let child = transport.spawn().expect("spawn");
+            let out = child.wait_with_output().await.expect("output");
+            String::from_utf8_lossy(&out.stdout).trim().to_owned()
+        };
+        // The sixth field of /proc/PID/stat is its session.
+        let via = || Address::via("sh -c 'cut -d\" \" -f6 /proc/$$/stat'").unwrap();
+        let ours = nix::unistd::getsid(None).expect("getsid").to_string();
+        assert_eq!(session_of(via()).await, ours);
+        let apart = session_of(via().without_terminal()).await;
+        assert!(!apart.is_empty() && apart != ours, "{apart} vs {ours}");
     }
 
     #[test]

@@ -221,8 +221,8 @@ fn refuse_far_project(app: &mut App) -> bool {
     };
     app.say(
         format!(
-            "a project on {} is run from its file there: `ssh {0}`, then `oino up` or `oino down` \
-             in its folder",
+            "a project on {} is run from its file there: `oino up` or `oino down` in its folder \
+             on that machine",
             crate::inert::escaped(&host)
         ),
         true,

@@ -20,7 +20,13 @@ impl Running {
     #[must_use]
     pub fn of(entries: &[EntryInfo]) -> Self {
         let mut running = Self::default();
-        for entry in entries.iter().filter(|entry| entry.state.is_running()) {
+        // A far host's entries are its server's: quitting here ends none of them.
+        let here = |entry: &&EntryInfo| crate::interface::fleet::split_id(&entry.id).is_none();
+        for entry in entries
+            .iter()
+            .filter(here)
+            .filter(|entry| entry.state.is_running())
+        {
             match entry.kind {
                 EntryKind::Call => running.calls += 1,
                 EntryKind::Task => running.tasks += 1,

@@ -5,7 +5,7 @@
 
 use crate::core::EntryInfo;
 
-use super::App;
+use super::{App, Mode};
 
 /// Whether `entry` holds `filter` in its name, task id, description or command (smart case).
 #[must_use]
@@ -61,6 +61,15 @@ impl App {
             .is_some_and(|entry| self.is_listed(entry))
         {
             return;
+        }
+        // Keys typed into a process never go on to another one: one that left the list (its
+        // host's link dropped) takes the keys back.
+        if self.mode == Mode::Focus && self.attached.is_none() {
+            self.mode = Mode::Normal;
+            self.say(
+                "the process you typed into left the list: keys are oino's again",
+                true,
+            );
         }
         let first = self
             .listed()

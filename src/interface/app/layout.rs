@@ -178,7 +178,10 @@ pub(crate) fn host_down_rows(app: &App, far: usize) -> Vec<String> {
     else {
         return Vec::new();
     };
-    let text = format!("{} · again in {again_secs} s", crate::inert::escaped(error));
+    let text = format!(
+        "{} · retried after {again_secs} s",
+        crate::inert::escaped(error)
+    );
     // Under the heading, two columns in.
     let width = app
         .layout()

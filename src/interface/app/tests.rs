@@ -526,8 +526,8 @@ fn far_hosts_list_under_their_headings_and_keys_act_on_the_selected_entrys_host(
             .all(|row| crate::interface::fit::columns(row) <= width)
     );
     assert_eq!(
-        rows.concat(),
-        "ssh: Could not resolve hostname gpu · again in 4 s"
+        rows.join(" "),
+        "ssh: Could not resolve hostname gpu · retried after 4 s"
     );
     // A new call goes where the selected entry is.
     app.selected = Some("box:c3".into());
@@ -555,4 +555,23 @@ fn far_hosts_list_under_their_headings_and_keys_act_on_the_selected_entrys_host(
         &app.mode,
         Mode::Prompt(prompt) if prompt.purpose == PromptPurpose::NewCommand { host: None }
     ));
+}
+
+#[test]
+fn keys_typed_into_a_process_that_leaves_the_list_never_go_to_another() {
+    let mut app = App::new((100, 20), true);
+    app.set_entries(vec![entry("c2", "bash"), entry("box:c1", "bash")]);
+    app.selected = Some("box:c1".into());
+    app.handle_input(Input::Key(key(KeyCode::Enter, KeyModifiers::NONE)));
+    assert_eq!(app.mode, Mode::Focus);
+    // Its host's link dropped: the far shell is no longer listed.
+    app.set_entries(vec![entry("c2", "bash")]);
+    assert_eq!(app.mode, Mode::Normal);
+    let effects = app.handle_input(Input::Key(key(KeyCode::Char('r'), KeyModifiers::NONE)));
+    assert!(
+        !effects
+            .iter()
+            .any(|effect| matches!(effect, Effect::Write { .. })),
+        "{effects:?}"
+    );
 }

@@ -261,7 +261,11 @@ fn entry_marks(
                 theme.dim(),
                 Weight::Age,
             ),
-            Part::whole(format!(" · {}", entry.id), theme.dim(), Weight::Id),
+            Part::whole(
+                format!(" · {}", crate::inert::escaped(&entry.id)),
+                theme.dim(),
+                Weight::Id,
+            ),
         ]);
     }
     parts
