@@ -157,7 +157,8 @@ impl FarSettings {
         Self::parse(&text).map_err(|(offset, why)| FileError::at_offset(&file, &text, offset, why))
     }
 
-    fn parse(text: &str) -> Result<Self, (usize, String)> {
+    /// The far settings in a settings file's text; where it is wrong (an offset) and why.
+    pub(crate) fn parse(text: &str) -> Result<Self, (usize, String)> {
         #[derive(Deserialize)]
         struct Model {
             ssh_command: Option<Spanned<String>>,

@@ -210,6 +210,7 @@ impl Config {
         config.notify = model.notify.unwrap_or_default();
         // The keys the core reads are checked as it reads them.
         crate::core::settings::LogSettings::parse(text)?;
+        crate::core::settings::FarSettings::parse(text)?;
         for (name, keys) in &model.keys {
             config.bind(name, keys)?;
         }
@@ -330,6 +331,8 @@ mod tests {
             ("log_cap = \"lots\"\n", 10, "is no size"),
             ("log_cap = \"5 parsecs\"\n", 10, "is no size"),
             ("log_cap = 1000\n", 10, "1M or more"),
+            ("hosts = [\"-oProxyCommand=x\"]\n", 8, "leading -"),
+            ("ssh_command = \"\"\n", 14, "ssh_command is empty"),
         ] {
             let (at, said) = Config::parse(text).unwrap_err();
             assert_eq!(at, offset, "{text:?}: {said}");
