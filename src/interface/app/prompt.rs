@@ -50,6 +50,12 @@ impl ModeKeys for Prompt {
                 self.text.pop();
             }
             (KeyCode::Char('u'), KeyModifiers::CONTROL) => self.text.clear(),
+            // A new call's machine: Tab goes through this one and each far host.
+            (KeyCode::Tab, _) => {
+                if let PromptPurpose::NewCommand { host } = &mut self.purpose {
+                    *host = next_machine(app, host.as_deref());
+                }
+            }
             (KeyCode::Char(c), KeyModifiers::NONE | KeyModifiers::SHIFT) => {
                 if self.proposal {
                     self.text.clear();
@@ -67,6 +73,20 @@ impl ModeKeys for Prompt {
         app.mode = Mode::Prompt(self);
         Vec::new()
     }
+}
+
+/// The machine after `host` (`None`: this one) among this one and the far hosts, in the
+/// list's order.
+fn next_machine(app: &App, host: Option<&str>) -> Option<String> {
+    let names: Vec<&str> = app.hosts.iter().map(|view| view.name.as_str()).collect();
+    let next = match host {
+        None => 0,
+        Some(host) => names
+            .iter()
+            .position(|name| *name == host)
+            .map_or(0, |at| at + 1),
+    };
+    names.get(next).map(|name| (*name).to_owned())
 }
 
 impl Prompt {

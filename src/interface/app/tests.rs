@@ -548,13 +548,24 @@ fn far_hosts_list_under_their_headings_and_keys_act_on_the_selected_entrys_host(
         )),
         "{effects:?}"
     );
-    // Here, it goes here.
+    // Here, it goes here; Tab goes through the machines, a host with no entries too.
     app.selected = Some("c2".into());
     app.handle_input(Input::Key(key(KeyCode::Char('n'), KeyModifiers::NONE)));
-    assert!(matches!(
-        &app.mode,
-        Mode::Prompt(prompt) if prompt.purpose == PromptPurpose::NewCommand { host: None }
-    ));
+    let mut machines = Vec::new();
+    for _ in 0..4 {
+        let Mode::Prompt(prompt) = &app.mode else {
+            panic!("the prompt closed: {:?}", app.mode);
+        };
+        let PromptPurpose::NewCommand { host } = &prompt.purpose else {
+            panic!("{:?}", prompt.purpose);
+        };
+        machines.push(host.clone());
+        app.handle_input(Input::Key(key(KeyCode::Tab, KeyModifiers::NONE)));
+    }
+    assert_eq!(
+        machines,
+        [None, Some("box".to_owned()), Some("gpu".to_owned()), None]
+    );
 }
 
 #[test]

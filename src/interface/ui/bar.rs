@@ -26,7 +26,7 @@ pub(super) fn render_bar(app: &App, theme: &Theme, area: Rect, frame: &mut Frame
     }
     let width = usize::from(area.width);
     let line = match &app.mode {
-        Mode::Prompt(prompt) => prompt_line(prompt, theme, area, frame),
+        Mode::Prompt(prompt) => prompt_line(app, prompt, theme, area, frame),
         Mode::Confirm(confirm) => cut_line(confirm_line(confirm, theme), width),
         Mode::Focus => cut_line(focus_line(app, theme), width),
         Mode::Normal | Mode::Help(_) => match &app.notice {
@@ -112,13 +112,25 @@ pub(super) fn hints(app: &App, theme: &Theme) -> Line<'static> {
 }
 
 /// A line being typed, with the cursor at its end.
-fn prompt_line(prompt: &Prompt, theme: &Theme, area: Rect, frame: &mut Frame<'_>) -> Line<'static> {
+fn prompt_line(
+    app: &App,
+    prompt: &Prompt,
+    theme: &Theme,
+    area: Rect,
+    frame: &mut Frame<'_>,
+) -> Line<'static> {
     let (label, keys) = match &prompt.purpose {
         PromptPurpose::DetachName { .. } => ("task name: ".into(), "  Enter detach · Esc cancel"),
-        PromptPurpose::NewCommand { host: None } => ("run: ".into(), "  Enter start · Esc cancel"),
+        PromptPurpose::NewCommand { host: None } if app.hosts.is_empty() => {
+            ("run: ".into(), "  Enter start · Esc cancel")
+        }
+        PromptPurpose::NewCommand { host: None } => (
+            "run on this machine: ".into(),
+            "  Enter start · Tab another machine · Esc cancel",
+        ),
         PromptPurpose::NewCommand { host: Some(host) } => (
             format!("run on {}: ", crate::inert::escaped(host)),
-            "  Enter start · Esc cancel",
+            "  Enter start · Tab another machine · Esc cancel",
         ),
         PromptPurpose::Search => ("search: ".into(), "  Enter find · Esc cancel"),
         PromptPurpose::Filter => (
