@@ -199,10 +199,12 @@ impl ServerChoice {
         match far.len() {
             0 => Ok(Address::Socket(self.path())),
             1 => Ok(far.remove(0)),
-            _ => anyhow::bail!(
+            _ => Err(BadFlag(
                 "this command talks to one server: give one --host or --via (the interface, \
                  `oino` alone, lists several)"
-            ),
+                    .into(),
+            )
+            .into()),
         }
     }
 
@@ -214,10 +216,12 @@ impl ServerChoice {
     ) -> anyhow::Result<Vec<crate::remote::address::Address>> {
         use crate::remote::address::Address;
         if !self.via.is_empty() && (self.socket.is_some() || self.session.is_some()) {
-            anyhow::bail!(
+            return Err(BadFlag(
                 "--via runs its command as given: name the far side's session or socket in it \
                  (`--via '… oino proxy -s work'`), not with -s or --socket"
-            );
+                    .into(),
+            )
+            .into());
         }
         let mut far = self
             .via

@@ -116,7 +116,7 @@ pub struct RunConfig {
 /// A flag's value that cannot be used: what to change, exit status 2.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
-pub(crate) struct BadFlag(String);
+pub(crate) struct BadFlag(pub(crate) String);
 
 pub(crate) fn seconds(flag: &str, value: f64) -> anyhow::Result<Duration> {
     if !value.is_finite() || value <= 0.0 {

@@ -354,6 +354,19 @@ fn a_project_file_here_is_not_sent_to_a_server_elsewhere() {
         "{}",
         text(&out.stderr)
     );
+    assert_eq!(out.status.code(), Some(2), "a usage mistake");
+    // A command that talks to one server refuses two.
+    let out = output_within(
+        "two hosts",
+        &mut sides.oino(&["--host", "box", "--host", "gpu", "ls"]),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("this command talks to one server"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!sides.near.socket.exists(), "nothing started here");
 }
 
 #[test]
