@@ -603,6 +603,12 @@ fn interface(cli: Cli) -> ExitCode {
             .map(|far| far.hosts)
             .unwrap_or_default();
         let far = cli.server.far_addresses(&setting)?;
+        if cli.embedded && !commands.is_empty() && !cli.server.is_here() {
+            anyhow::bail!(
+                "--embedded runs COMMANDs in this process, here: give them without --host or \
+                 --via, or without --embedded to run them there"
+            );
+        }
         let commands_on = commands_host(&cli.server, &far, &commands).await?;
         let socket = (!cli.embedded)
             .then(|| {

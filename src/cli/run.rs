@@ -204,9 +204,20 @@ impl RunArgs {
             detach_after,
             detach_on,
             follow: self.follow,
-            socket: (!self.embedded)
-                .then(|| self.server.address())
-                .transpose()?,
+            socket: if self.embedded {
+                // In this process: a far server would silently not be the one that runs it.
+                if !self.server.is_here() {
+                    return Err(BadFlag(
+                        "--embedded runs the call in this process, here: not with --host or \
+                         --via"
+                            .into(),
+                    )
+                    .into());
+                }
+                None
+            } else {
+                Some(self.server.address()?)
+            },
             json: self.json,
         })
     }

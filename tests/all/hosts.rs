@@ -366,6 +366,17 @@ fn a_project_file_here_is_not_sent_to_a_server_elsewhere() {
         "{}",
         text(&out.stderr)
     );
+    // In this process is here: not with a far server.
+    let out = output_within(
+        "run --embedded",
+        &mut sides.oino(&["run", "--embedded", "--", "echo where"]),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("--embedded runs the call in this process"),
+        "{}",
+        text(&out.stderr)
+    );
     assert!(!sides.near.socket.exists(), "nothing started here");
 }
 
