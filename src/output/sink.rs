@@ -357,6 +357,41 @@ mod tests {
     use super::*;
 
     #[test]
+    fn reads_on_from_each_next_offset_give_what_one_whole_read_gives() {
+        let dir = std::env::temp_dir().join(format!("oino-sink-read-on-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let size = TermSize::new(/*cols*/ 80, /*rows*/ 24);
+        let sink = OutputSink::new(
+            RawLog::create(&dir, "read-on"),
+            Screen::new(size, 100),
+            || {},
+        );
+        // Characters and sequences that small reads cut through, past several checkpoints.
+        let line = "héllo \x1b[1;31mwörld\x1b[0m ✓ progress 50%\r progress 100%\r\n";
+        for _ in 0..20_000 {
+            sink.record(line.as_bytes());
+        }
+        let whole = sink.read(0, usize::MAX).unwrap();
+        assert_eq!(whole.text.lines().count(), 20_000);
+        let mut read = String::new();
+        let mut from = 0;
+        loop {
+            let slice = sink.read(from, 1000).unwrap();
+            read.push_str(&slice.text);
+            if slice.next_offset == from {
+                break;
+            }
+            from = slice.next_offset;
+        }
+        assert_eq!(read, whole.text);
+        // An offset within a character moves on to the next boundary.
+        let inside = u64::try_from(line.find('é').unwrap() + 1).unwrap();
+        let moved = sink.read(inside, 1000).unwrap();
+        assert!(moved.from > inside, "{}", moved.from);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
     fn a_search_again_is_counted_from_what_it_kept_until_more_is_written() {
         let dir = std::env::temp_dir().join(format!("oino-sink-search-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
