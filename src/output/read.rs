@@ -192,6 +192,15 @@ pub(crate) fn boundary_at_or_after(
     Ok(end)
 }
 
+/// How many bytes at the start of `bytes` are plain: ASCII but ESC, each of which a decoder at a
+/// boundary takes and stays at one.
+fn plain_run(bytes: &[u8]) -> usize {
+    bytes
+        .iter()
+        .position(|&byte| byte >= 0x80 || byte == 0x1b)
+        .unwrap_or(bytes.len())
+}
+
 /// Where a slice from the boundary `from` of at most about `max_bytes` raw bytes ends: at `end`
 /// if it is that near, else at the last line's end within `max_bytes`, else at the last boundary
 /// within, else at the first boundary after (a long sequence is never cut).
@@ -210,12 +219,45 @@ fn slice_end(view: &LogView, from: u64, end: u64, max_bytes: usize) -> io::Resul
             .min(READ_BLOCK_BYTES);
         match view.read_at(offset, &mut buffer[..room])? {
             Piece::Bytes(count) => {
-                for &byte in &buffer[..count] {
+                let bytes = &buffer[..count];
+                let mut index = 0;
+                while index < bytes.len() {
+                    // A run of plain bytes (ASCII but ESC) leaves a decoder at a boundary after
+                    // each: the run is taken whole, not byte by byte through the decoder.
+                    let run = if decoder.at_boundary() {
+                        plain_run(&bytes[index..])
+                    } else {
+                        0
+                    };
+                    if run > 0 {
+                        let plain = &bytes[index..index + run];
+                        let start = offset;
+                        // The run's boundaries are start+1 ..= start+run: those up to the
+                        // window's end count, and the first past it ends the slice.
+                        let within = usize::try_from(window_end.saturating_sub(start))
+                            .unwrap_or(usize::MAX)
+                            .min(run);
+                        if within > 0 {
+                            boundary = Some(start + within as u64);
+                            if let Some(newline) = plain[..within].iter().rposition(|&b| b == b'\n')
+                            {
+                                line_end = Some(start + newline as u64 + 1);
+                            }
+                        }
+                        if within < run {
+                            let past = start + within as u64 + 1;
+                            return Ok(line_end.or(boundary).unwrap_or(past));
+                        }
+                        offset += run as u64;
+                        index += run;
+                        continue;
+                    }
                     let mut newline = false;
-                    decoder.advance(byte, &mut |step| {
+                    decoder.advance(bytes[index], &mut |step| {
                         newline |= step == crate::screen::decode::Step::Execute(b'\n');
                     });
                     offset += 1;
+                    index += 1;
                     if decoder.at_boundary() {
                         if offset > window_end {
                             return Ok(line_end.or(boundary).unwrap_or(offset));

@@ -538,3 +538,59 @@ fn a_search_counts_every_matching_line_and_ranks_the_one_found_newest_first() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+mod properties {
+    use proptest::prelude::*;
+
+    use super::*;
+    use crate::screen::decode::{Step, hostile};
+
+    /// Where a slice of `stream` from `from` ends, each byte through a decoder: what
+    /// `slice_end` must say, however it gets there.
+    fn byte_by_byte(stream: &[u8], from: usize, max_bytes: usize) -> u64 {
+        let window_end = from + max_bytes.max(1);
+        if window_end >= stream.len() {
+            return stream.len() as u64;
+        }
+        let mut decoder = Decoder::new();
+        let (mut line_end, mut boundary) = (None, None);
+        for (at, &byte) in (from + 1..).zip(&stream[from..]) {
+            let mut newline = false;
+            decoder.advance(byte, &mut |step| newline |= step == Step::Execute(b'\n'));
+            if decoder.at_boundary() {
+                if at > window_end {
+                    return line_end.or(boundary).unwrap_or(at) as u64;
+                }
+                boundary = Some(at);
+                if newline {
+                    line_end = Some(at);
+                }
+            }
+        }
+        stream.len() as u64
+    }
+
+    proptest! {
+        #![proptest_config(hostile::config())]
+
+        #[test]
+        fn a_slice_ends_where_a_decoder_fed_byte_by_byte_says(
+            stream in hostile::stream(),
+            max_bytes in 1usize..300,
+        ) {
+            let (log, index, dir) = logged("slice-end", &stream);
+            let view = log.view();
+            let end = index.boundary();
+            let boundaries = &stream[..usize::try_from(end).unwrap_or(usize::MAX)];
+            let mut from = 0;
+            while from < end {
+                let ends = slice_end(&view, from, end, max_bytes).unwrap();
+                let at = usize::try_from(from).unwrap_or(usize::MAX);
+                prop_assert_eq!(ends, byte_by_byte(boundaries, at, max_bytes), "from {}", from);
+                prop_assert!(ends > from);
+                from = ends;
+            }
+            std::fs::remove_dir_all(dir).unwrap();
+        }
+    }
+}
