@@ -43,6 +43,8 @@ const EXIT_USAGE: u8 = 2;
 const EXIT_INTERRUPTED: u8 = 130;
 /// Raw bytes read per step while following a task.
 const FOLLOW_READ_BYTES: usize = 256 * 1024;
+/// The same through a transport (ssh), where each step's round trip costs more.
+const FAR_READ_BYTES: usize = 1024 * 1024;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -778,11 +780,14 @@ pub async fn follow(
         None => link.entry(key).await?.detach_offset,
     };
     let mut follower = link.follow(key, from);
+    let step = if link.is_elsewhere() {
+        FAR_READ_BYTES
+    } else {
+        FOLLOW_READ_BYTES
+    };
     // Without `until_end`, what is there now.
     let until = (!until_end).then(tokio::time::Instant::now);
-    while let crate::output::Followed::Output(slice) =
-        follower.next(FOLLOW_READ_BYTES, until).await?
-    {
+    while let crate::output::Followed::Output(slice) = follower.next(step, until).await? {
         if json {
             let wire = crate::remote::protocol::Travel::to_wire(slice);
             print_text(&crate::inert::json(serde_json::to_string(&wire)?))?;

@@ -329,6 +329,12 @@ impl Link {
         .await
     }
 
+    /// Whether the server is on another machine (reached through a transport).
+    #[must_use]
+    pub(crate) fn is_elsewhere(&self) -> bool {
+        matches!(self, Self::Remote(remote) if remote.address.transport().is_some())
+    }
+
     /// Where the processes live, for the interface to say.
     #[must_use]
     pub(crate) fn is_remote(&self) -> bool {
