@@ -53,14 +53,18 @@ fn entry_candidates() -> Vec<CompletionCandidate> {
     else {
         return Vec::new();
     };
-    // The socket of the environment: what the line being completed says is not parsed yet.
-    let socket = crate::remote::socket::choose_socket(None, None);
+    // The far server the line names, else the socket of the environment (the rest of the line
+    // is not parsed yet).
+    let address = match far_in_line(std::env::args()) {
+        Some(Ok(far)) => far,
+        Some(Err(_)) => return Vec::new(),
+        None => crate::remote::address::Address::Socket(crate::remote::socket::choose_socket(
+            None, None,
+        )),
+    };
     let listed = runtime.block_on(async {
         tokio::time::timeout(SERVER_WAIT, async {
-            let mut client = crate::remote::client::Client::connect(
-                &crate::remote::address::Address::Socket(socket),
-            )
-            .await?;
+            let mut client = crate::remote::client::Client::connect(&address).await?;
             client.ask(crate::remote::protocol::requests::List {}).await
         })
         .await
@@ -80,6 +84,33 @@ fn entry_candidates() -> Vec<CompletionCandidate> {
         }
     }
     candidates
+}
+
+/// The far server the words being completed name with `--host` or `--via` (its ssh never
+/// prompts: a Tab answers or gives nothing); `None` when they name none.
+fn far_in_line(
+    words: impl Iterator<Item = String>,
+) -> Option<anyhow::Result<crate::remote::address::Address>> {
+    use crate::remote::address::Address;
+    let words: Vec<String> = words.collect();
+    let value = |flag: &str| {
+        words.iter().enumerate().find_map(|(at, word)| {
+            if word == flag {
+                words.get(at + 1).cloned()
+            } else {
+                word.strip_prefix(&format!("{flag}=")).map(str::to_owned)
+            }
+        })
+    };
+    let far = if let Some(via) = value("--via") {
+        Address::via(&via)
+    } else {
+        let host = value("--host")?;
+        crate::core::settings::FarSettings::load()
+            .map_err(anyhow::Error::from)
+            .and_then(|far| Address::ssh(&host, far.ssh_command.as_deref(), &[]))
+    };
+    Some(far.map(Address::without_terminal))
 }
 
 /// The processes of the project file here, each with its command as help.

@@ -441,3 +441,37 @@ fn bash_completes_ids_and_names_from_the_server_and_processes_from_the_project()
         );
     }
 }
+
+#[test]
+fn completion_after_via_or_host_offers_the_far_servers_entries_or_none() {
+    let near = ServerGuard::new("words-complete-near");
+    let far = ServerGuard::new("words-complete-far");
+    task(&near, "near-web", "sleep 600");
+    task(&far, "far-web", "sleep 600");
+    let script = temp_dir("words-complete-far-script").join("oino.bash");
+    let generated = near
+        .oino(&["completions", "bash"])
+        .output()
+        .expect("completions");
+    std::fs::write(&script, &generated.stdout).expect("script");
+    let folder = temp_dir("words-complete-far-folder");
+    let via = format!(
+        "env OINO_SOCKET={} XDG_STATE_HOME={} {} proxy",
+        far.socket.display(),
+        far.state.display(),
+        env!("CARGO_BIN_EXE_oino")
+    );
+    let offered = bash_offers(
+        &near,
+        &script,
+        &folder,
+        &format!("oino --via '{via}' logs "),
+    );
+    assert!(
+        offered.contains(&"far-web".to_owned()) && !offered.contains(&"near-web".to_owned()),
+        "{offered:?}"
+    );
+    // A host that cannot be reached offers nothing, never this machine's entries.
+    let offered = bash_offers(&near, &script, &folder, "oino --host nosuch.invalid logs ");
+    assert!(!offered.contains(&"near-web".to_owned()), "{offered:?}");
+}
