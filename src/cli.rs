@@ -197,7 +197,7 @@ impl ServerChoice {
     /// (with the session or socket named for that side).
     pub fn address(&self) -> anyhow::Result<crate::remote::address::Address> {
         use crate::remote::address::Address;
-        let mut far = self.far_addresses(&[])?;
+        let mut far = self.flag_addresses()?;
         match far.len() {
             0 => Ok(Address::Socket(self.path())),
             1 => Ok(far.remove(0)),
@@ -210,11 +210,25 @@ impl ServerChoice {
         }
     }
 
-    /// The far servers named by `--via` and `--host` (else by `hosts` from the settings, passed
-    /// as `setting`), in that order.
+    /// The far servers named by `--via` and `--host`, in that order (the settings read for
+    /// `ssh_command` only when a host is named).
+    pub fn flag_addresses(&self) -> anyhow::Result<Vec<crate::remote::address::Address>> {
+        let settings = if self.host.is_empty() {
+            crate::core::settings::FarSettings::default()
+        } else {
+            crate::core::settings::FarSettings {
+                hosts: Vec::new(),
+                ..crate::core::settings::FarSettings::load()?
+            }
+        };
+        self.far_addresses(&settings)
+    }
+
+    /// The far servers named by `--via` and `--host` (else by the `settings`' `hosts`), in that
+    /// order, reached with the `settings`' `ssh_command`.
     pub fn far_addresses(
         &self,
-        setting: &[String],
+        settings: &crate::core::settings::FarSettings,
     ) -> anyhow::Result<Vec<crate::remote::address::Address>> {
         use crate::remote::address::Address;
         if !self.via.is_empty() && (self.socket.is_some() || self.session.is_some()) {
@@ -230,7 +244,11 @@ impl ServerChoice {
             .iter()
             .map(|via| Address::via(via))
             .collect::<anyhow::Result<Vec<_>>>()?;
-        let hosts = if self.is_here() { setting } else { &self.host };
+        let hosts = if self.is_here() {
+            &settings.hosts
+        } else {
+            &self.host
+        };
         if hosts.is_empty() {
             return Ok(far);
         }
@@ -243,9 +261,8 @@ impl ServerChoice {
         if let Some(session) = self.session.as_ref().filter(|_| !self.host.is_empty()) {
             proxy.extend(["--session".to_owned(), session.clone()]);
         }
-        let ssh_command = crate::core::settings::FarSettings::load()?.ssh_command;
         for host in hosts {
-            far.push(Address::ssh(host, ssh_command.as_deref(), &proxy)?);
+            far.push(Address::ssh(host, settings.ssh_command.as_deref(), &proxy)?);
         }
         Ok(far)
     }
@@ -600,11 +617,9 @@ fn interface(cli: Cli) -> ExitCode {
     };
     let interface = async {
         // The settings' hosts, when none is named here; a mistake in the file is shown by the
-        // interface, which then lists this machine alone.
-        let setting = crate::core::settings::FarSettings::load()
-            .map(|far| far.hosts)
-            .unwrap_or_default();
-        let far = cli.server.far_addresses(&setting)?;
+        // interface, which then lists this machine alone (and reaches a --host with plain ssh).
+        let settings = crate::core::settings::FarSettings::load().unwrap_or_default();
+        let far = cli.server.far_addresses(&settings)?;
         if cli.embedded && !commands.is_empty() && !cli.server.is_here() {
             anyhow::bail!(
                 "--embedded runs COMMANDs in this process, here: give them without --host or \
@@ -687,7 +702,7 @@ fn headless(args: &HeadlessArgs) -> ExitCode {
     let mut stdout = std::io::stdout();
     let played = runtime.block_on(async {
         // Far hosts are listed beside this machine's server (or a core here without --server).
-        let far = args.choice.far_addresses(&[])?;
+        let far = args.choice.flag_addresses()?;
         let socket = args
             .server
             .then(|| crate::remote::address::Address::Socket(args.choice.path_here()));

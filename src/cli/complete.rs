@@ -91,7 +91,6 @@ fn entry_candidates() -> Vec<CompletionCandidate> {
 fn far_in_line(
     words: impl Iterator<Item = String>,
 ) -> Option<anyhow::Result<crate::remote::address::Address>> {
-    use crate::remote::address::Address;
     let words: Vec<String> = words.collect();
     let value = |flag: &str| {
         words.iter().enumerate().find_map(|(at, word)| {
@@ -102,15 +101,19 @@ fn far_in_line(
             }
         })
     };
-    let far = if let Some(via) = value("--via") {
-        Address::via(&via)
-    } else {
-        let host = value("--host")?;
-        crate::core::settings::FarSettings::load()
-            .map_err(anyhow::Error::from)
-            .and_then(|far| Address::ssh(&host, far.ssh_command.as_deref(), &[]))
+    let choice = super::ServerChoice {
+        via: value("--via").into_iter().collect(),
+        host: value("--host").into_iter().collect(),
+        ..super::ServerChoice::default()
     };
-    Some(far.map(Address::without_terminal))
+    if choice.is_here() {
+        return None;
+    }
+    Some(
+        choice
+            .address()
+            .map(crate::remote::address::Address::without_terminal),
+    )
 }
 
 /// The processes of the project file here, each with its command as help.

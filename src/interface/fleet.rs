@@ -179,6 +179,20 @@ fn changes_the_list(event: &LinkEvent) -> bool {
     )
 }
 
+/// `answer`, unless it takes longer than `limit`.
+async fn within<T>(
+    limit: Duration,
+    answer: impl std::future::Future<Output = anyhow::Result<T>>,
+) -> anyhow::Result<T> {
+    tokio::time::timeout(limit, answer)
+        .await
+        .unwrap_or_else(|_| Err(no_answer(limit)))
+}
+
+fn no_answer(waited: Duration) -> anyhow::Error {
+    anyhow::anyhow!("no answer within {} s", waited.as_secs())
+}
+
 /// The wait before try `tries + 1`: 1 s, doubled each time, at most [`MAX_BACKOFF`].
 fn backoff(tries: u32) -> Duration {
     Duration::from_secs(1 << tries.saturating_sub(1).min(5)).min(MAX_BACKOFF)
@@ -230,9 +244,7 @@ impl Far {
 
     /// Lists the host's entries into `listed`; why it could not.
     async fn list(&self, link: &Link) -> anyhow::Result<()> {
-        let listed = tokio::time::timeout(ANSWER_WITHIN, link.entries())
-            .await
-            .map_err(|_| anyhow::anyhow!("no answer within {} s", ANSWER_WITHIN.as_secs()))??;
+        let listed = within(ANSWER_WITHIN, async { Ok(link.entries().await?) }).await?;
         let listed = listed
             .into_iter()
             .map(|entry| qualify_entry(&self.name, entry))
@@ -244,7 +256,7 @@ impl Far {
     /// A request to it went unanswered: it is down until its keeper links it again.
     fn unanswered(&self, waited: Duration) {
         self.set(FarState::Down {
-            error: format!("no answer within {} s", waited.as_secs()),
+            error: no_answer(waited).to_string(),
             whole: format!(
                 "{} gave no answer within {} s: linking again",
                 self.name,
@@ -259,18 +271,12 @@ impl Far {
 
     /// Links the host and lists its entries: the link and its events.
     async fn make_link(&self) -> anyhow::Result<(Link, crate::link::Events)> {
-        let linked = tokio::time::timeout(ANSWER_WITHIN, async {
+        let linked = within(ANSWER_WITHIN, async {
             let link = Link::remote(&self.address).await?;
             let stream = link.events().await?;
-            anyhow::Ok((link, stream))
+            Ok((link, stream))
         })
-        .await
-        .unwrap_or_else(|_| {
-            Err(anyhow::anyhow!(
-                "no answer within {} s",
-                ANSWER_WITHIN.as_secs()
-            ))
-        })?;
+        .await?;
         self.list(&linked.0).await?;
         Ok(linked)
     }
@@ -289,7 +295,7 @@ impl Far {
             woken.as_mut().enable();
             let waited = self.unanswered.load(Ordering::SeqCst);
             if waited > 0 {
-                return Some(anyhow::anyhow!("no answer within {waited} s"));
+                return Some(no_answer(Duration::from_secs(waited)));
             }
             let first = tokio::select! {
                 event = stream.recv() => event,

@@ -7,29 +7,45 @@ use std::process::Stdio;
 use crate::hosts::{Sides, text};
 use crate::support::{output_within, wait_until_blocking};
 
+/// Plays `script` in `headless` (an `oino headless` command) without colours: its output once
+/// it ended (a script waits on deadlines of its own, so the run has two).
+pub(crate) fn play(headless: &mut std::process::Command, script: &str) -> std::process::Output {
+    let file = crate::support::temp_dir("fleet-script").join("script.oino");
+    std::fs::write(&file, script).expect("the script");
+    crate::support::output_before(
+        "oino headless",
+        headless.arg("--script").arg(&file).env("NO_COLOR", "1"),
+        crate::support::DEADLINE * 2,
+    )
+}
+
 /// `oino headless --server` on the near side with the far side through `via`, on `script`.
 fn headless(sides: &Sides, via: &str, script: &str) -> std::process::Output {
-    use std::io::Write as _;
-    let mut child = sides
-        .near
-        .oino(&["headless", "--server", "--size", "110x24", "--via", via])
-        .env("XDG_CONFIG_HOME", crate::support::temp_dir("fleet-config"))
-        .env_remove("OINO_CONFIG")
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("oino headless");
-    let mut input = child.stdin.take().expect("stdin");
-    input.write_all(script.as_bytes()).expect("the script");
-    drop(input);
-    let deadline = std::time::Instant::now() + crate::support::DEADLINE * 2;
-    while child.try_wait().expect("wait").is_none() {
-        assert!(std::time::Instant::now() < deadline, "headless still runs");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    child.wait_with_output().expect("headless output")
+    play(
+        sides
+            .near
+            .oino(&["headless", "--server", "--size", "110x24", "--via", via])
+            .env("XDG_CONFIG_HOME", crate::support::temp_dir("fleet-config"))
+            .env_remove("OINO_CONFIG"),
+        script,
+    )
+}
+
+/// A task named `name` running `command` on the far side.
+fn far_task(sides: &Sides, name: &str, command: &str) {
+    let started = output_within(
+        "a far task",
+        &mut sides.far.oino(&[
+            "run",
+            "--detach-after",
+            "0.01",
+            "--name",
+            name,
+            "--",
+            command,
+        ]),
+    );
+    assert!(started.status.success(), "{}", text(&started.stderr));
 }
 
 fn entry_of<'a>(entries: &'a [serde_json::Value], command: &str) -> &'a serde_json::Value {
@@ -145,19 +161,7 @@ fn a_far_link_that_drops_is_told_and_linked_again_and_its_calls_go_on() {
         env!("CARGO_BIN_EXE_oino"),
         sides.far.socket.display()
     );
-    let started = output_within(
-        "a far task",
-        &mut sides.far.oino(&[
-            "run",
-            "--detach-after",
-            "0.01",
-            "--name",
-            "far-sleeper",
-            "--",
-            "sleep 600",
-        ]),
-    );
-    assert!(started.status.success(), "{}", text(&started.stderr));
+    far_task(&sides, "far-sleeper", "sleep 600");
     // Anchored at the program: neither the interface (its --via holds the words) nor the shell
     // that runs pkill matches.
     let socket = sides.far.socket.display().to_string();
@@ -180,19 +184,7 @@ fn a_far_link_that_drops_is_told_and_linked_again_and_its_calls_go_on() {
 #[test]
 fn a_far_server_that_stops_answering_holds_a_frame_once_and_is_linked_again_when_it_answers() {
     let sides = Sides::new("fleet-stopped");
-    let started = output_within(
-        "a far task",
-        &mut sides.far.oino(&[
-            "run",
-            "--detach-after",
-            "0.01",
-            "--name",
-            "far-sleeper",
-            "--",
-            "seq 1 500; sleep 600",
-        ]),
-    );
-    assert!(started.status.success(), "{}", text(&started.stderr));
+    far_task(&sides, "far-sleeper", "seq 1 500; sleep 600");
     let server = crate::support::server_pid(&sides.far.socket).expect("the far server's pid");
     // Stopped, the far server takes connections and answers none; going back a page in the
     // far task's history asks it for one.

@@ -6,6 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
+use crate::hosts::text;
 use crate::support::{ServerGuard, output_within, temp_dir, wait_until_blocking};
 
 /// An sshd on 127.0.0.1 whose sessions reach the far server (`OINO_SOCKET` set for them, and a
@@ -127,10 +128,6 @@ impl Drop for Sshd {
         let _ = self.daemon.kill();
         let _ = self.daemon.wait();
     }
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 #[test]
@@ -292,7 +289,6 @@ fn a_call_whose_ssh_dies_goes_on_and_is_found_again() {
 
 #[test]
 fn one_interface_shows_this_machine_and_the_host_and_links_it_again_when_ssh_dies() {
-    use std::io::Write as _;
     let ssh = Sshd::start("ssh-fleet");
     let started = output_within(
         "a far task",
@@ -325,23 +321,14 @@ fn one_interface_shows_this_machine_and_the_host_and_links_it_again_when_ssh_die
          wait-for killed `far-ticker`\n",
         ssh.dir.display()
     );
-    let mut child = ssh
-        .near
-        .oino(&["headless", "--server", "--size", "110x24", "--host", "far"])
-        .env("OINO_CONFIG", ssh.dir.join("config.toml"))
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("oino headless");
-    let mut input = child.stdin.take().expect("stdin");
-    input.write_all(script.as_bytes()).expect("the script");
-    drop(input);
-    let status = crate::support::wait_for_exit("headless", &mut child);
-    let out = child.wait_with_output().expect("headless output");
+    let out = crate::fleet::play(
+        ssh.near
+            .oino(&["headless", "--server", "--size", "110x24", "--host", "far"])
+            .env("OINO_CONFIG", ssh.dir.join("config.toml")),
+        &script,
+    );
     let stdout = text(&out.stdout);
-    assert!(status.success(), "{}\n{stdout}", text(&out.stderr));
+    assert!(out.status.success(), "{}\n{stdout}", text(&out.stderr));
     let (here, far) = stdout.split_once("■ far").expect("the host's heading");
     assert!(
         here.contains("■ this machine") && here.contains("near-job"),

@@ -243,19 +243,29 @@ pub fn wait_for_exit(what: &str, child: &mut std::process::Child) -> std::proces
 /// Runs `command` to its end, as `Command::output` does, but kills it and fails the test when
 /// it has not ended within the deadline.
 pub fn output_within(what: &str, command: &mut std::process::Command) -> std::process::Output {
+    output_before(what, command, DEADLINE)
+}
+
+/// [`output_within`] with a deadline of `limit`, for a run that waits on several deadlines of
+/// its own.
+pub fn output_before(
+    what: &str,
+    command: &mut std::process::Command,
+    limit: Duration,
+) -> std::process::Output {
     let mut child = command
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap_or_else(|err| panic!("{what}: cannot start: {err}"));
-    let deadline = std::time::Instant::now() + DEADLINE;
+    let deadline = std::time::Instant::now() + limit;
     while child.try_wait().expect("wait").is_none() {
         if std::time::Instant::now() >= deadline {
             let _ = child.kill();
             let output = child.wait_with_output().expect("output");
             panic!(
                 "{what} did not end within {} s; its standard error: {}",
-                DEADLINE.as_secs(),
+                limit.as_secs(),
                 String::from_utf8_lossy(&output.stderr)
             );
         }
