@@ -819,9 +819,11 @@ pub async fn follow(
 #[error("writing the output: {0}")]
 pub(crate) struct StdoutFailed(#[source] pub std::io::Error);
 
+/// Prints `text` as lines: a newline ends it if it has none. No text prints nothing (a call
+/// that wrote nothing leaves no empty line).
 pub(crate) fn print_text(text: &str) -> Result<(), StdoutFailed> {
     print_raw(text)?;
-    if !text.ends_with('\n') {
+    if !text.is_empty() && !text.ends_with('\n') {
         print_raw("\n")?;
     }
     Ok(())

@@ -23,6 +23,10 @@ const START_DEADLINE: Duration = Duration::from_secs(10);
 /// How often it looks meanwhile.
 const START_POLL: Duration = Duration::from_millis(20);
 
+/// Bytes read from the server at a time: a page of output (a mebibyte of JSON) comes in 16
+/// reads, not 128.
+const READ_BYTES: usize = 64 * 1024;
+
 /// Bytes from the server.
 type Incoming = BufReader<Box<dyn AsyncRead + Send + Unpin>>;
 
@@ -89,7 +93,7 @@ impl Client {
         check_peer(&stream, socket)?;
         let (read, writer) = stream.into_split();
         Ok(Self {
-            reader: BufReader::new(Box::new(read)),
+            reader: BufReader::with_capacity(READ_BYTES, Box::new(read)),
             writer: Box::new(writer),
             address: Address::Socket(socket.to_owned()),
             transport: None,
@@ -110,7 +114,7 @@ impl Client {
             tokio::spawn(keep_last_words(stderr, Arc::clone(&said)));
         }
         Ok(Self {
-            reader: BufReader::new(Box::new(stdout)),
+            reader: BufReader::with_capacity(READ_BYTES, Box::new(stdout)),
             writer: Box::new(stdin),
             address: Address::Through(transport.clone()),
             transport: Some(child),

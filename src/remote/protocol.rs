@@ -87,6 +87,8 @@ pub async fn read_line<R: AsyncRead + Unpin>(
 /// serialized once, straight from the result.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Reply {
+    /// The line, its newline included: a reply goes out in one write (over a transport, one
+    /// packet rather than two).
     line: Vec<u8>,
 }
 
@@ -96,7 +98,7 @@ impl Reply {
         let mut line = br#"{"ok":true,"result":"#.to_vec();
         match serde_json::to_writer(&mut line, &result) {
             Ok(()) => {
-                line.push(b'}');
+                line.extend_from_slice(b"}\n");
                 Self { line }
             }
             Err(err) => Self::failure(
@@ -137,19 +139,26 @@ impl Reply {
             data,
         };
         // Nothing in it can fail to serialize; were it to, the words alone still go.
-        let line = serde_json::to_vec(&refusal).unwrap_or_else(|_| {
+        let mut line = serde_json::to_vec(&refusal).unwrap_or_else(|_| {
             format!(
                 r#"{{"ok":false,"code":"failed","error":{}}}"#,
                 serde_json::Value::from(error)
             )
             .into_bytes()
         });
+        line.push(b'\n');
         Self { line }
     }
 
     /// The reply's line, without its newline.
     #[must_use]
     pub fn as_bytes(&self) -> &[u8] {
+        self.line.strip_suffix(b"\n").unwrap_or(&self.line)
+    }
+
+    /// The reply's line with its newline, as it is written.
+    #[must_use]
+    pub fn as_line(&self) -> &[u8] {
         &self.line
     }
 }

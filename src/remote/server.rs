@@ -687,22 +687,25 @@ async fn stream_events(
             () = client.gone() => return Ok(()),
         };
         let line = match event {
-            Ok(event) => serde_json::to_vec(&event.to_wire())?,
+            Ok(event) => {
+                let mut line = serde_json::to_vec(&event.to_wire())?;
+                line.push(b'\n');
+                line
+            }
             Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                br#"{"event":"lagged"}"#.to_vec()
+                b"{\"event\":\"lagged\"}\n".to_vec()
             }
             Err(tokio::sync::broadcast::error::RecvError::Closed) => return Ok(()),
         };
         // A subscriber that went away is not an error.
-        if write.write_all(&line).await.is_err() || write.write_all(b"\n").await.is_err() {
+        if write.write_all(&line).await.is_err() {
             return Ok(());
         }
     }
 }
 
 async fn send(write: &mut tokio::net::unix::OwnedWriteHalf, reply: &Reply) -> anyhow::Result<()> {
-    write.write_all(reply.as_bytes()).await?;
-    write.write_all(b"\n").await?;
+    write.write_all(reply.as_line()).await?;
     Ok(())
 }
 
@@ -714,8 +717,7 @@ async fn answer_first_request(stream: UnixStream, reply: &Reply) -> std::io::Res
         .take(MAX_REQUEST_BYTES as u64)
         .read_until(b'\n', &mut line)
         .await?;
-    write.write_all(reply.as_bytes()).await?;
-    write.write_all(b"\n").await
+    write.write_all(reply.as_line()).await
 }
 
 /// Runs a call to its result for a client that waits; with `started`, says first that it exists.

@@ -23,6 +23,11 @@ fn run_prints_the_result_and_exits_with_the_command_status() {
     let failed = oino_run(&["--", "echo oops; exit 5"]);
     assert_eq!(stdout(&failed), "oops\n[exit code 5]\n");
     assert_eq!(failed.status.code(), Some(5));
+
+    // A command that writes nothing leaves no empty line, as it would without oino.
+    let quiet = oino_run(&["--", "true"]);
+    assert_eq!(stdout(&quiet), "");
+    assert_eq!(quiet.status.code(), Some(0));
 }
 
 #[test]
