@@ -66,6 +66,10 @@ pub struct Remote {
     /// The connection for quick questions; `None` once a call took it to wait on (see
     /// [`Remote::connection_apart`]), until the next question connects again.
     queries: Mutex<Option<Client>>,
+    /// A connection kept for actions that may take a while (kill, detach, restart) once one
+    /// ended: the next one goes over it rather than a new connection, which through a
+    /// transport is an ssh connection each.
+    spare: std::sync::Mutex<Option<Client>>,
 }
 
 /// What an event source yields.
@@ -279,6 +283,7 @@ impl Link {
         Self::Remote(Arc::new(Remote {
             address: client.address().clone(),
             queries: Mutex::new(Some(client)),
+            spare: std::sync::Mutex::default(),
         }))
     }
 
@@ -777,7 +782,26 @@ impl Remote {
     /// its own.
     async fn ask<A: Ask>(&self, request: A) -> anyhow::Result<A::Reply> {
         if A::APART {
-            Client::connect(&self.address).await?.ask(request).await
+            // On the spare connection (out of its place while it waits: one given up half way
+            // goes with its unread reply), never the one questions share, which it would hold
+            // up: an action over ssh then costs a round trip, not an ssh connection.
+            let spare = self
+                .spare
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .take();
+            let mut client = match spare {
+                Some(client) => client,
+                None => Client::connect(&self.address).await?,
+            };
+            let reply = client.ask(request).await;
+            if answered_whole(&reply) {
+                self.spare
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .get_or_insert(client);
+            }
+            reply
         } else {
             let mut queries = self.queries.lock().await;
             // Out of its place while it asks: an ask given up half way (a timeout) drops the
@@ -787,13 +811,7 @@ impl Remote {
                 None => Client::connect(&self.address).await?,
             };
             let reply = client.ask(request).await;
-            let usable = match &reply {
-                Ok(_) => true,
-                Err(err) => err
-                    .downcast_ref::<crate::remote::client::Refused>()
-                    .is_some(),
-            };
-            if usable {
+            if answered_whole(&reply) {
                 *queries = Some(client);
             }
             reply
@@ -827,6 +845,17 @@ impl Remote {
             }
         });
         Ok(Events::Remote(receiver))
+    }
+}
+
+/// Whether a connection is fit for the next request after `reply`: it was answered (a refusal
+/// included) and nothing of the reply is left to read.
+fn answered_whole<T>(reply: &anyhow::Result<T>) -> bool {
+    match reply {
+        Ok(_) => true,
+        Err(err) => err
+            .downcast_ref::<crate::remote::client::Refused>()
+            .is_some(),
     }
 }
 

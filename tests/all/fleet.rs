@@ -213,3 +213,40 @@ fn a_far_server_that_stops_answering_holds_a_frame_once_and_is_linked_again_when
     let far = sides.far_entries();
     assert_eq!(entry_of(&far, "seq 1 500; sleep 600")["state"], "running");
 }
+
+#[test]
+fn actions_on_far_entries_go_over_the_links_they_have_not_a_transport_each() {
+    let sides = Sides::new("fleet-reuse");
+    for name in ["one", "two", "three"] {
+        far_task(&sides, name, &format!("echo {name}-up; sleep 600"));
+    }
+    // Each start of the transport (an ssh connection, where `--host` is given) leaves a line.
+    let starts = crate::support::temp_dir("fleet-reuse-starts").join("starts");
+    let via = format!(
+        "sh -c 'echo start >> {}; exec {}'",
+        starts.display(),
+        sides.via()
+    );
+    let mut script = String::from("wait-for three --timeout 20\nkey G\nwait-for three-up\n");
+    for name in ["three", "two", "one"] {
+        script.push_str(&format!(
+            "key x\nwait-for and all its processes?\nkey y\nwait-for killed `{name}`\nkey k\n"
+        ));
+    }
+    let out = headless(&sides, &via, &script);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}\n{stdout}", text(&out.stderr));
+    let far = sides.far_entries();
+    assert!(
+        far.iter().all(|entry| entry["state"] != "running"),
+        "all three killed there: {far:?}"
+    );
+    // The events' link, one for questions and one for actions: three kills start one ssh, not
+    // three.
+    let started = std::fs::read_to_string(&starts).expect("the starts file");
+    assert!(
+        started.lines().count() <= 3,
+        "{} transports started for three kills",
+        started.lines().count()
+    );
+}
