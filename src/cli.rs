@@ -211,9 +211,9 @@ impl ServerChoice {
     }
 
     /// The far servers named by `--via` and `--host`, in that order (the settings read for
-    /// `ssh_command` only when a host is named).
+    /// `ssh_command` and `link_persist` only when one is named).
     pub fn flag_addresses(&self) -> anyhow::Result<Vec<crate::remote::address::Address>> {
-        let settings = if self.host.is_empty() {
+        let settings = if self.is_here() {
             crate::core::settings::FarSettings::default()
         } else {
             crate::core::settings::FarSettings {
@@ -242,7 +242,7 @@ impl ServerChoice {
         let mut far = self
             .via
             .iter()
-            .map(|via| Address::via(via))
+            .map(|via| Ok(Address::via(via)?.kept_ready(settings.link_persist)))
             .collect::<anyhow::Result<Vec<_>>>()?;
         let hosts = if self.is_here() {
             &settings.hosts
@@ -262,7 +262,8 @@ impl ServerChoice {
             proxy.extend(["--session".to_owned(), session.clone()]);
         }
         for host in hosts {
-            far.push(Address::ssh(host, settings.ssh_command.as_deref(), &proxy)?);
+            let address = Address::ssh(host, settings.ssh_command.as_deref(), &proxy)?;
+            far.push(address.kept_ready(settings.link_persist));
         }
         Ok(far)
     }
@@ -477,11 +478,13 @@ fn mcp(args: &McpArgs) -> ExitCode {
 
 /// The subcommands that reach a server: `oino server`, `oino ls`, …
 fn remote_command(command: remote::Command) -> ExitCode {
-    if let remote::Command::Server(args) = &command {
-        if args.foreground {
-            // Before the runtime opens any: a server holds none of its starter's.
+    match &command {
+        // Before the runtime opens any: a server or a keeper holds none of its starter's.
+        remote::Command::Server(args) if args.foreground => {
             crate::remote::server::close_inherited_descriptors();
         }
+        remote::Command::KeepLink(_) => crate::remote::server::close_inherited_descriptors(),
+        _ => {}
     }
     let runtime = if matches!(command, remote::Command::Server(_)) {
         runtime()

@@ -6,5 +6,6 @@ pub mod client;
 pub mod dispatch;
 pub mod protocol;
 pub mod proxy;
+pub mod ready;
 pub mod server;
 pub mod socket;

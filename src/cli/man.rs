@@ -8,7 +8,7 @@ use std::io::Write as _;
 use clap::CommandFactory;
 
 /// The settings file's keys: an example line, and what it does.
-pub(crate) const SETTINGS: [(&str, &str); 9] = [
+pub(crate) const SETTINGS: [(&str, &str); 10] = [
     (
         "list_width = 32",
         "Columns of the list, 10 to 200 (default: a quarter of the terminal, 24 to 40).",
@@ -38,6 +38,10 @@ pub(crate) const SETTINGS: [(&str, &str); 9] = [
         "hosts = [\"box\", \"gpu\"]",
         "Machines the interface lists below this one's calls when no --host is given, each \
          reached as --host reaches it.",
+    ),
+    (
+        "link_persist = 0",
+        "Seconds a link to another machine is kept ready after its last use: a keeper starts          the next ssh ahead, so a command there pays no ssh connection of its own (0: none).",
     ),
     (
         "[keys]",

@@ -200,6 +200,20 @@ pub enum Command {
     /// Carry the protocol between standard input and output and this user's server (started
     /// if needed): what `--host` runs on the far side, over ssh.
     Proxy(ProxyArgs),
+    /// Keep links through a transport ready for the commands that reach its far side (started
+    /// by them when `link_persist` is set).
+    #[command(hide = true)]
+    KeepLink(KeepLinkArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct KeepLinkArgs {
+    /// Seconds to keep a link ready after the last one was taken.
+    #[arg(long, value_name = "SECS")]
+    pub persist: u64,
+    /// The transport: a program and its arguments.
+    #[arg(last = true, required = true)]
+    pub transport: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -222,6 +236,11 @@ pub async fn main(command: Command) -> ExitCode {
         Command::Send(args) => send(args).await,
         Command::KillServer(args) => kill_server(&args).await,
         Command::Proxy(args) => proxy(&args).await,
+        Command::KeepLink(args) => {
+            crate::remote::ready::keep(args.transport, Duration::from_secs(args.persist))
+                .await
+                .map(|()| ExitCode::SUCCESS)
+        }
     };
     outcome.unwrap_or_else(|err| crate::cli::report("oino", &err))
 }

@@ -145,6 +145,9 @@ pub struct FarSettings {
     pub ssh_command: Option<String>,
     /// `hosts`: the machines the interface lists beside this one when no `--host` is given.
     pub hosts: Vec<String>,
+    /// `link_persist`: seconds a link to a far side is kept ready after its last use (0, the
+    /// default: none is); see [`crate::remote::ready`].
+    pub link_persist: Duration,
 }
 
 impl FarSettings {
@@ -163,6 +166,7 @@ impl FarSettings {
         struct Model {
             ssh_command: Option<Spanned<String>>,
             hosts: Option<Spanned<Vec<String>>>,
+            link_persist: Option<u64>,
         }
         let model: Model = toml::from_str(text).map_err(|err| {
             let offset = err.span().map_or(0, |span| span.start);
@@ -195,6 +199,7 @@ impl FarSettings {
         Ok(Self {
             ssh_command: model.ssh_command.map(Spanned::into_inner),
             hosts: model.hosts.map(Spanned::into_inner).unwrap_or_default(),
+            link_persist: Duration::from_secs(model.link_persist.unwrap_or_default()),
         })
     }
 }
@@ -213,6 +218,11 @@ mod tests {
             .unwrap();
         assert_eq!(far.ssh_command.as_deref(), Some("ssh -F x"));
         assert_eq!(far.hosts, ["box", "me@gpu"]);
+        assert_eq!(far.link_persist, Duration::ZERO);
+        let kept = FarSettings::parse("link_persist = 600\n").unwrap();
+        assert_eq!(kept.link_persist, Duration::from_secs(600));
+        assert!(FarSettings::parse("link_persist = -1").is_err());
+        assert!(FarSettings::parse("link_persist = \"10m\"").is_err());
         let (_, why) = FarSettings::parse("hosts = [\"box\", \"-oProxyCommand=x\"]").unwrap_err();
         assert!(
             why.contains("-oProxyCommand=x") && why.contains("leading -"),

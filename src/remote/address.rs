@@ -29,6 +29,9 @@ pub struct Transport {
     /// Started without the terminal (a session of its own): nothing it asks can reach a
     /// full-screen interface's terminal (ssh fails instead of prompting for a passphrase).
     pub without_terminal: bool,
+    /// How long a link is kept ready after its last use (`link_persist`): a keeper starts the
+    /// transport ahead of the next command (see [`crate::remote::ready`]); `None`, never.
+    pub persist: Option<std::time::Duration>,
 }
 
 impl Address {
@@ -62,6 +65,7 @@ impl Address {
             is_host: true,
             argv,
             without_terminal: false,
+            persist: None,
         }))
     }
 
@@ -73,7 +77,18 @@ impl Address {
             is_host: false,
             argv: split_words(command, "--via")?,
             without_terminal: false,
+            persist: None,
         }))
+    }
+
+    /// The same address, its links kept ready for `persist` after their last use (see
+    /// [`Transport::persist`]); zero keeps none.
+    #[must_use]
+    pub fn kept_ready(mut self, persist: std::time::Duration) -> Self {
+        if let Self::Through(transport) = &mut self {
+            transport.persist = Some(persist).filter(|persist| !persist.is_zero());
+        }
+        self
     }
 
     /// The same address, its transport started without the terminal (see

@@ -57,20 +57,55 @@ impl Client {
     /// elsewhere is reached through its transport, whose far side (`oino proxy`) makes the
     /// same check there.
     pub async fn connect(address: &Address) -> anyhow::Result<Self> {
+        if let Address::Through(transport) = address
+            && let Some(mut ready) = Self::through_ready_link(transport).await
+        {
+            // A link kept ready that went stale meanwhile (its ssh connection dropped) is let
+            // go: a transport of this command's own says why, if it fails too.
+            if ready.hello().await.is_ok() {
+                return Ok(ready);
+            }
+        }
         let mut client = match address {
             Address::Socket(socket) => Self::connect_socket(socket).await?,
             Address::Through(transport) => Self::connect_through(transport)?,
         };
-        let hello = client
-            .ask(requests::Hello {
-                version: PROTOCOL_VERSION,
-                relayed: false,
-            })
-            .await;
-        match hello {
-            Ok(_) => Ok(client),
+        match client.hello().await {
+            Ok(()) => Ok(client),
             Err(err) => Err(client.refused_hello(err).await),
         }
+    }
+
+    async fn hello(&mut self) -> anyhow::Result<()> {
+        self.ask(requests::Hello {
+            version: PROTOCOL_VERSION,
+            relayed: false,
+        })
+        .await
+        .map(drop)
+    }
+
+    /// A link its keeper kept ready (`link_persist`), when one runs; else the keeper is started
+    /// for the next command, and this one starts its own transport.
+    async fn through_ready_link(transport: &Transport) -> Option<Self> {
+        let persist = transport.persist?;
+        let Some(ready) = crate::remote::ready::take(transport).await else {
+            crate::remote::ready::start_keeper(transport, persist);
+            return None;
+        };
+        let reader = tokio::net::unix::pipe::Receiver::from_owned_fd(ready.stdout).ok()?;
+        let writer = tokio::net::unix::pipe::Sender::from_owned_fd(ready.stdin).ok()?;
+        let said = Arc::new(Mutex::new(Vec::new()));
+        if let Ok(stderr) = tokio::net::unix::pipe::Receiver::from_owned_fd(ready.stderr) {
+            tokio::spawn(keep_last_words(stderr, Arc::clone(&said)));
+        }
+        Some(Self {
+            reader: BufReader::with_capacity(READ_BYTES, Box::new(reader)),
+            writer: Box::new(writer),
+            address: Address::Through(transport.clone()),
+            transport: None,
+            said,
+        })
     }
 
     async fn connect_socket(socket: &Path) -> anyhow::Result<Self> {
@@ -450,7 +485,7 @@ fn failed_start(child: &mut std::process::Child, socket: &Path) -> Option<anyhow
 const LAST_WORDS: usize = 2048;
 
 /// Reads a transport's standard error to its end, keeping the last [`LAST_WORDS`] bytes.
-async fn keep_last_words(mut stderr: tokio::process::ChildStderr, said: Arc<Mutex<Vec<u8>>>) {
+async fn keep_last_words(mut stderr: impl AsyncRead + Unpin, said: Arc<Mutex<Vec<u8>>>) {
     let mut chunk = [0; 4096];
     while let Ok(read @ 1..) = stderr.read(&mut chunk).await {
         let mut kept = said

@@ -227,12 +227,15 @@ fn actions_on_far_entries_go_over_the_links_they_have_not_a_transport_each() {
         starts.display(),
         sides.via()
     );
-    let mut script = String::from("wait-for three --timeout 20\nkey G\nwait-for three-up\n");
-    for name in ["three", "two", "one"] {
-        script.push_str(&format!(
-            "key x\nwait-for and all its processes?\nkey y\nwait-for killed `{name}`\nkey k\n"
-        ));
-    }
+    let kills: String = ["three", "two", "one"]
+        .iter()
+        .map(|name| {
+            format!(
+                "key x\nwait-for and all its processes?\nkey y\nwait-for killed `{name}`\nkey k\n"
+            )
+        })
+        .collect();
+    let script = format!("wait-for three --timeout 20\nkey G\nwait-for three-up\n{kills}");
     let out = headless(&sides, &via, &script);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{}\n{stdout}", text(&out.stderr));

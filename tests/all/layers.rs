@@ -53,6 +53,7 @@ const PARTS: &[(&str, &[(&str, u8)])] = &[
             ("socket", 0),
             ("address", 0),
             ("dispatch", 1),
+            ("ready", 1),
             ("client", 2),
             ("server", 2),
             ("proxy", 3),

@@ -18,6 +18,7 @@ mod panes;
 mod project;
 mod project_day;
 mod readme;
+mod ready;
 mod server;
 mod ssh;
 mod support;

@@ -151,6 +151,8 @@ struct Model {
     _ssh_command: Option<String>,
     #[serde(rename = "hosts")]
     _hosts: Option<serde::de::IgnoredAny>,
+    #[serde(rename = "link_persist")]
+    _link_persist: Option<serde::de::IgnoredAny>,
     #[serde(default)]
     keys: BTreeMap<Spanned<String>, Spanned<OneOrMore>>,
     #[serde(default)]
@@ -194,7 +196,7 @@ impl Config {
                 err.span().map_or(0, |span| span.start),
                 format!(
                     "{} (expected: list_width, mouse, notify, log_retention_days, log_cap, \
-                     ssh_command, hosts, [keys], [theme])",
+                     ssh_command, hosts, link_persist, [keys], [theme])",
                     crate::spelling::unknown_key(err.message().trim_end())
                 ),
             )

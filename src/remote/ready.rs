@@ -1,0 +1,327 @@
+//! Links kept ready (`link_persist` in the settings): a keeper on this machine starts a
+//! transport (`ssh -T HOST oino proxy`) before it is needed, and hands its standard input,
+//! output and error to the next command that reaches that far side, over a Unix socket of this
+//! user's (`SCM_RIGHTS`); then it starts the next. Such a command pays no ssh connection of its
+//! own, only its round trips. The keeper ends once no command took a link for `link_persist`
+//! seconds, or when its transports keep ending as soon as they start (commands then start
+//! their own, which can say why). Nothing listens on a network: the socket is in this user's
+//! private folder, and hands links to this user's processes alone.
+
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::fs::MetadataExt as _;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use nix::fcntl::{Flock, FlockArg};
+use nix::sys::socket::{ControlMessage, ControlMessageOwned, MsgFlags, recvmsg, sendmsg};
+use tokio::io::Interest;
+use tokio::net::{UnixListener, UnixStream};
+
+use crate::remote::address::Transport;
+
+/// How long a command waits for a keeper to hand it a link before it starts its own.
+const HAND_OVER_WITHIN: Duration = Duration::from_secs(2);
+/// How often the keeper looks at its transports and at the time since the last hand-over.
+const LOOK_EVERY: Duration = Duration::from_millis(500);
+/// How long after a hand-over the next transport starts.
+const NEXT_AFTER: Duration = Duration::from_millis(100);
+/// A transport that ends sooner than this after its start ended "at once".
+const QUICK_END: Duration = Duration::from_secs(5);
+/// Transports ending at once, one after the other, that end the keeper.
+const QUICK_ENDS: u32 = 3;
+
+/// A transport's standard input, output and error, as a keeper hands them over.
+pub(crate) struct ReadyLink {
+    pub stdin: OwnedFd,
+    pub stdout: OwnedFd,
+    pub stderr: OwnedFd,
+}
+
+/// Where the keeper of `transport`'s links listens: beside this machine's server socket (in
+/// its checked folder), named by the transport's words.
+#[must_use]
+pub(crate) fn socket_of(transport: &Transport) -> PathBuf {
+    // FNV-1a: the same name from every oino build, so that each finds the others' keeper.
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for word in &transport.argv {
+        for byte in word.bytes().chain([0]) {
+            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    let here = crate::remote::socket::choose_socket(None, None);
+    here.with_file_name(format!("link-{hash:016x}.sock"))
+}
+
+/// A link from `transport`'s keeper, if one runs and is this user's; `None` otherwise (the
+/// caller then starts a keeper with [`start_keeper`], and a transport of its own this time).
+pub(crate) async fn take(transport: &Transport) -> Option<ReadyLink> {
+    let socket = socket_of(transport);
+    let stream = UnixStream::connect(&socket).await.ok()?;
+    // Only a keeper of this user's: another's could hand over a link to a server of its own.
+    if stream.peer_cred().ok()?.uid() != nix::unistd::getuid().as_raw() {
+        return None;
+    }
+    tokio::time::timeout(HAND_OVER_WITHIN, receive(&stream))
+        .await
+        .ok()?
+}
+
+async fn receive(stream: &UnixStream) -> Option<ReadyLink> {
+    loop {
+        stream.readable().await.ok()?;
+        let received = stream.try_io(Interest::READABLE, || {
+            let mut byte = [0u8; 1];
+            let mut space = nix::cmsg_space!([RawFd; 3]);
+            let mut slices = [std::io::IoSliceMut::new(&mut byte)];
+            let message = recvmsg::<()>(
+                stream.as_raw_fd(),
+                &mut slices,
+                Some(&mut space),
+                MsgFlags::MSG_CMSG_CLOEXEC,
+            )
+            .map_err(std::io::Error::from)?;
+            let mut fds = Vec::new();
+            for control in message.cmsgs() {
+                if let ControlMessageOwned::ScmRights(rights) = control {
+                    for fd in rights {
+                        // SAFETY: the kernel made this descriptor for this process just now;
+                        // nothing else owns it.
+                        #[allow(unsafe_code)]
+                        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+                        fds.push(fd);
+                    }
+                }
+            }
+            Ok(fds)
+        });
+        match received {
+            Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => {}
+            Err(_) => return None,
+            Ok(fds) => {
+                let [stdin, stdout, stderr]: [OwnedFd; 3] = fds.try_into().ok()?;
+                return Some(ReadyLink {
+                    stdin,
+                    stdout,
+                    stderr,
+                });
+            }
+        }
+    }
+}
+
+/// Starts the keeper of `transport`'s links in the background, for `persist` after the last
+/// link it hands over. One that cannot start is no error: commands start their own transports.
+pub(crate) fn start_keeper(transport: &Transport, persist: Duration) {
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let _ = std::process::Command::new(exe)
+        // Nothing of a call's: the keeper outlives whatever command started it.
+        .env_remove(crate::pty::CALL_ID_ENV)
+        .env_remove(crate::pty::TREE_KEY_ENV)
+        .env_remove(crate::pty::OWNER_ENV)
+        .arg("keep-link")
+        .arg("--persist")
+        .arg(persist.as_secs().to_string())
+        .arg("--")
+        .args(&transport.argv)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn();
+}
+
+/// `oino keep-link`: keeps a link through `argv` ready at `socket_of(argv)` until none was
+/// taken for `persist`. Another keeper of the same links already running ends this one.
+pub async fn keep(argv: Vec<String>, persist: Duration) -> anyhow::Result<()> {
+    // Out of the starting command's session: no terminal, no signal of its.
+    let _ = nix::unistd::setsid();
+    let transport = Transport {
+        label: argv.join(" "),
+        is_host: false,
+        argv,
+        without_terminal: true,
+        persist: None,
+    };
+    let socket = socket_of(&transport);
+    crate::remote::socket::prepare_socket_dir(&socket)?;
+    let lock_path = socket.with_extension("lock");
+    let lock = crate::paths::open_own_file(&lock_path, false)?;
+    let Ok(_lock) = Flock::lock(lock, FlockArg::LockExclusiveNonblock) else {
+        return Ok(());
+    };
+    let (listener, id) = listen(&socket)?;
+    let kept = Keeper {
+        transport,
+        persist,
+        listener,
+    }
+    .run(&socket, id)
+    .await;
+    if file_id(&socket) == Some(id) {
+        let _ = std::fs::remove_file(&socket);
+    }
+    kept
+}
+
+/// Listens at `socket`, made 0600 under a name of its own before it takes its place (the
+/// server's way); the socket's file id, to tell whether it is still this keeper's.
+fn listen(socket: &Path) -> anyhow::Result<(UnixListener, (u64, u64))> {
+    let fresh = socket.with_extension(format!("sock.{}", std::process::id()));
+    if std::fs::symlink_metadata(&fresh)
+        .is_ok_and(|meta| std::os::unix::fs::FileTypeExt::is_socket(&meta.file_type()))
+    {
+        let _ = std::fs::remove_file(&fresh);
+    }
+    let listener =
+        UnixListener::bind(&fresh).with_context(|| format!("listening on {}", socket.display()))?;
+    let placed = std::os::unix::fs::PermissionsExt::from_mode(0o600);
+    let placed =
+        std::fs::set_permissions(&fresh, placed).and_then(|()| std::fs::rename(&fresh, socket));
+    if let Err(err) = placed {
+        let _ = std::fs::remove_file(&fresh);
+        return Err(anyhow::Error::new(err).context(format!("listening on {}", socket.display())));
+    }
+    let id = file_id(socket).context("the socket went as it was made")?;
+    Ok((listener, id))
+}
+
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|meta| (meta.dev(), meta.ino()))
+}
+
+struct Keeper {
+    transport: Transport,
+    persist: Duration,
+    listener: UnixListener,
+}
+
+/// A transport started ahead, and when.
+struct Spare {
+    child: std::process::Child,
+    started: Instant,
+}
+
+impl Spare {
+    fn start(transport: &Transport) -> anyhow::Result<Self> {
+        let (program, args) = transport
+            .argv
+            .split_first()
+            .context("the transport command is empty")?;
+        let child = std::process::Command::new(program)
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()?;
+        Ok(Self {
+            child,
+            started: Instant::now(),
+        })
+    }
+
+    fn has_ended(&mut self) -> bool {
+        !matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// Hands its standard input, output and error to the client at `stream`; this keeper keeps
+    /// none of them, so that the transport ends with the client's use of it.
+    fn hand_over(&mut self, stream: &std::os::unix::net::UnixStream) -> std::io::Result<()> {
+        let (Some(stdin), Some(stdout), Some(stderr)) = (
+            self.child.stdin.take(),
+            self.child.stdout.take(),
+            self.child.stderr.take(),
+        ) else {
+            return Err(std::io::ErrorKind::BrokenPipe.into());
+        };
+        let fds = [stdin.as_raw_fd(), stdout.as_raw_fd(), stderr.as_raw_fd()];
+        sendmsg::<()>(
+            stream.as_raw_fd(),
+            &[std::io::IoSlice::new(b"L")],
+            &[ControlMessage::ScmRights(&fds)],
+            MsgFlags::MSG_NOSIGNAL,
+            None,
+        )?;
+        Ok(())
+    }
+}
+
+impl Keeper {
+    async fn run(self, socket: &Path, id: (u64, u64)) -> anyhow::Result<()> {
+        let mut spare = Some(Spare::start(&self.transport)?);
+        // When the next spare starts: a moment after a hand-over, so that its ssh does not
+        // compete for the processor with the command that just took a link.
+        let mut next_start = None;
+        // Handed over, reaped as they end (the client's use of them ends them).
+        let mut handed: Vec<std::process::Child> = Vec::new();
+        let mut last_use = Instant::now();
+        let mut quick_ends = 0;
+        let mut look = tokio::time::interval(LOOK_EVERY);
+        loop {
+            let start_next = async {
+                match next_start {
+                    Some(at) => tokio::time::sleep_until(at).await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::select! {
+                accepted = self.listener.accept() => {
+                    let Ok((stream, _)) = accepted else { continue };
+                    let mine = nix::unistd::getuid().as_raw();
+                    if stream.peer_cred().map(|cred| cred.uid()).ok() != Some(mine) {
+                        continue;
+                    }
+                    let mut taken = match spare.take() {
+                        Some(mut live) => {
+                            if live.has_ended() {
+                                Spare::start(&self.transport)?
+                            } else {
+                                live
+                            }
+                        }
+                        None => Spare::start(&self.transport)?,
+                    };
+                    let stream = stream.into_std()?;
+                    stream.set_nonblocking(false)?;
+                    if taken.hand_over(&stream).is_ok() {
+                        last_use = Instant::now();
+                    }
+                    handed.push(taken.child);
+                    next_start = Some(tokio::time::Instant::now() + NEXT_AFTER);
+                }
+                () = start_next => {
+                    next_start = None;
+                    spare = Some(Spare::start(&self.transport)?);
+                }
+                _ = look.tick() => {
+                    handed.retain_mut(|child| matches!(child.try_wait(), Ok(None)));
+                    if let Some(ended) = spare.as_mut()
+                        && ended.has_ended()
+                    {
+                        quick_ends = if ended.started.elapsed() < QUICK_END {
+                            quick_ends + 1
+                        } else {
+                            0
+                        };
+                        if quick_ends >= QUICK_ENDS {
+                            break;
+                        }
+                        spare = Some(Spare::start(&self.transport)?);
+                    }
+                    if last_use.elapsed() >= self.persist || file_id(socket) != Some(id) {
+                        break;
+                    }
+                }
+            }
+        }
+        if let Some(mut spare) = spare {
+            let _ = spare.child.kill();
+            let _ = spare.child.wait();
+        }
+        Ok(())
+    }
+}
