@@ -195,10 +195,7 @@ pub(crate) fn boundary_at_or_after(
 /// How many bytes at the start of `bytes` are plain: ASCII but ESC, each of which a decoder at a
 /// boundary takes and stays at one.
 fn plain_run(bytes: &[u8]) -> usize {
-    bytes
-        .iter()
-        .position(|&byte| byte >= 0x80 || byte == 0x1b)
-        .unwrap_or(bytes.len())
+    super::clean::leading_run(bytes, |byte| byte < 0x80 && byte != 0x1b)
 }
 
 /// Where a slice from the boundary `from` of at most about `max_bytes` raw bytes ends: at `end`
