@@ -60,9 +60,11 @@ impl Client {
         if let Address::Through(transport) = address
             && let Some(mut ready) = Self::through_ready_link(transport).await
         {
-            // A link kept ready that went stale meanwhile (its ssh connection dropped) is let
-            // go: a transport of this command's own says why, if it fails too.
-            if ready.hello().await.is_ok() {
+            // A link kept ready that went stale meanwhile (its ssh connection dropped, or hangs)
+            // is let go: a transport of this command's own says why, if it fails too.
+            let answered =
+                tokio::time::timeout(crate::remote::ready::ANSWER_WITHIN, ready.hello()).await;
+            if matches!(answered, Ok(Ok(()))) {
                 return Ok(ready);
             }
         }

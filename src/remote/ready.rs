@@ -23,6 +23,9 @@ use crate::remote::address::Transport;
 
 /// How long a command waits for a keeper to hand it a link before it starts its own.
 const HAND_OVER_WITHIN: Duration = Duration::from_secs(2);
+/// How long a command waits for the far side to answer over a link handed to it: one kept
+/// for long may have gone stale without a word (its connection's peer vanished).
+pub(crate) const ANSWER_WITHIN: Duration = Duration::from_secs(5);
 /// How often the keeper looks at its transports and at the time since the last hand-over.
 const LOOK_EVERY: Duration = Duration::from_millis(500);
 /// How long after a hand-over the next transport starts.
@@ -285,9 +288,13 @@ impl Keeper {
                         }
                         None => Spare::start(&self.transport)?,
                     };
-                    let stream = stream.into_std()?;
-                    stream.set_nonblocking(false)?;
-                    if taken.hand_over(&stream).is_ok() {
+                    let handed_over = stream
+                        .into_std()
+                        .and_then(|stream| {
+                            stream.set_nonblocking(false)?;
+                            taken.hand_over(&stream)
+                        });
+                    if handed_over.is_ok() {
                         last_use = Instant::now();
                     }
                     handed.push(taken.child);

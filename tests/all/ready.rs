@@ -237,3 +237,45 @@ fn links_are_taken_from_and_handed_to_this_users_processes_alone() {
     );
     end_keeper(&socket, &far.socket.display().to_string());
 }
+
+#[test]
+fn a_link_kept_ready_that_never_answers_is_let_go_and_the_command_goes_on() {
+    let sides = Sides::new("ready-stale");
+    let dir = temp_dir("ready-stale-files");
+    let (gate, silent) = (dir.join("open"), dir.join("silent"));
+    std::fs::write(&gate, "").expect("the gate");
+    // With the gate closed, a transport takes every request and answers none, its output open
+    // (a connection whose far end vanished without a word).
+    let script = format!(
+        "if test -e {}; then exec {}; else echo silent >> {}; exec cat 3>&1 >/dev/null; fi",
+        gate.display(),
+        sides.via(),
+        silent.display()
+    );
+    let argv = ["sh", "-c", &script];
+    let via = shell_words::join(argv);
+    let config = persisting("ready-stale-config", 60);
+    let oino = |args: &[&str]| {
+        let mut command = sides.near.oino(&["--via", &via]);
+        command.args(args).env("OINO_CONFIG", &config);
+        command
+    };
+    let socket = keeper_socket(&sides.near.socket, &argv);
+    let first = output_within("the first run", &mut oino(&["run", "--", "echo one"]));
+    assert_eq!(text(&first.stdout), "one\n", "{}", text(&first.stderr));
+    wait_until_blocking("a link is kept ready", || socket.exists());
+    // The link kept ready now is a good one; the next, started once it is taken, is silent.
+    std::fs::remove_file(&gate).expect("closing the gate");
+    let second = output_within("the second run", &mut oino(&["run", "--", "echo two"]));
+    assert_eq!(text(&second.stdout), "two\n", "{}", text(&second.stderr));
+    wait_until_blocking("a silent link is kept ready", || silent.exists());
+    std::fs::write(&gate, "").expect("opening the gate");
+    let third = output_within("the third run", &mut oino(&["run", "--", "echo three"]));
+    assert_eq!(text(&third.stdout), "three\n", "{}", text(&third.stderr));
+    assert_eq!(
+        sides.far_entries().len(),
+        3,
+        "each ran once, on the far side"
+    );
+    end_keeper(&socket, &silent.display().to_string());
+}
