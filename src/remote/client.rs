@@ -57,9 +57,16 @@ impl Client {
     /// elsewhere is reached through its transport, whose far side (`oino proxy`) makes the
     /// same check there.
     pub async fn connect(address: &Address) -> anyhow::Result<Self> {
-        if let Address::Through(transport) = address
+        // Links are kept ready for a far side once a transport of a command's own reached it
+        // (never for one out of reach, whose keeper would only fail again and again).
+        let mut keep_ready = match address {
+            Address::Through(transport) => transport.persist.map(|persist| (transport, persist)),
+            Address::Socket(_) => None,
+        };
+        if let Some((transport, _)) = keep_ready
             && let Some(mut ready) = Self::through_ready_link(transport).await
         {
+            keep_ready = None;
             // A link kept ready that went stale meanwhile (its ssh connection dropped, or hangs)
             // is let go: a transport of this command's own says why, if it fails too.
             let answered =
@@ -73,7 +80,12 @@ impl Client {
             Address::Through(transport) => Self::connect_through(transport)?,
         };
         match client.hello().await {
-            Ok(()) => Ok(client),
+            Ok(()) => {
+                if let Some((transport, persist)) = keep_ready {
+                    crate::remote::ready::start_keeper(transport, persist);
+                }
+                Ok(client)
+            }
             Err(err) => Err(client.refused_hello(err).await),
         }
     }
@@ -87,14 +99,9 @@ impl Client {
         .map(drop)
     }
 
-    /// A link its keeper kept ready (`link_persist`), when one runs; else the keeper is started
-    /// for the next command, and this one starts its own transport.
+    /// A link its keeper kept ready (`link_persist`), when one runs.
     async fn through_ready_link(transport: &Transport) -> Option<Self> {
-        let persist = transport.persist?;
-        let Some(ready) = crate::remote::ready::take(transport).await else {
-            crate::remote::ready::start_keeper(transport, persist);
-            return None;
-        };
+        let ready = crate::remote::ready::take(transport).await?;
         let reader = tokio::net::unix::pipe::Receiver::from_owned_fd(ready.stdout).ok()?;
         let writer = tokio::net::unix::pipe::Sender::from_owned_fd(ready.stdin).ok()?;
         let said = Arc::new(Mutex::new(Vec::new()));

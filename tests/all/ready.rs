@@ -107,7 +107,11 @@ fn a_command_takes_the_link_kept_ready_and_needs_no_transport_of_its_own() {
     assert_eq!(sides.far_entries().len(), 2, "both ran on the far side");
     // The keeper's next transports end at once: it gives up, and the socket goes with it.
     wait_until_blocking("the keeper gives up", || !socket.exists());
-    // A command then starts its own transport, whose own words say why it failed.
+    wait_until_blocking("the keeper is gone", || {
+        !keeper_runs(&gate.display().to_string())
+    });
+    // A command then starts its own transport, whose own words say why it failed; no keeper is
+    // started for a far side out of reach.
     let third = output_within("the third run", &mut oino(&["run", "--", "echo three"]));
     assert!(!third.status.success());
     assert!(
@@ -115,7 +119,7 @@ fn a_command_takes_the_link_kept_ready_and_needs_no_transport_of_its_own() {
         "{}",
         text(&third.stderr)
     );
-    end_keeper(&socket, &gate.display().to_string());
+    assert!(!keeper_runs(&gate.display().to_string()));
 }
 
 /// Python, run as the stranger: listens at `path` and hands the first client the ends of
