@@ -41,7 +41,8 @@ pub(crate) const SETTINGS: [(&str, &str); 10] = [
     ),
     (
         "link_persist = 0",
-        "Seconds a link to another machine is kept ready after its last use: a keeper starts          the next ssh ahead, so a command there pays no ssh connection of its own (0: none).",
+        "Seconds a link to another machine is kept ready after its last use: a keeper starts \
+         the next ssh ahead, so a command there pays no ssh connection of its own (0: none).",
     ),
     (
         "[keys]",

@@ -211,6 +211,9 @@ pub struct KeepLinkArgs {
     /// Seconds to keep a link ready after the last one was taken.
     #[arg(long, value_name = "SECS")]
     pub persist: u64,
+    /// The links' identity, as the commands that take them compute it.
+    #[arg(long, value_name = "HEX")]
+    pub identity: String,
     /// The transport: a program and its arguments.
     #[arg(last = true, required = true)]
     pub transport: Vec<String>,
@@ -237,7 +240,8 @@ pub async fn main(command: Command) -> ExitCode {
         Command::KillServer(args) => kill_server(&args).await,
         Command::Proxy(args) => proxy(&args).await,
         Command::KeepLink(args) => {
-            crate::remote::ready::keep(args.transport, Duration::from_secs(args.persist))
+            let persist = Duration::from_secs(args.persist);
+            crate::remote::ready::keep(args.transport, args.identity, persist)
                 .await
                 .map(|()| ExitCode::SUCCESS)
         }

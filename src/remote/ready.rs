@@ -43,41 +43,84 @@ pub(crate) struct ReadyLink {
 }
 
 /// Where the keeper of `transport`'s links listens: beside this machine's server socket (in
-/// its checked folder), named by the transport's words.
+/// its checked folder), named by what decides where the transport leads: its words, the
+/// folder it starts in and its environment (a `--via ./door`, a `DOCKER_HOST`, an
+/// `SSH_AUTH_SOCK`), so that a command is never handed a link to another far side.
 #[must_use]
 pub(crate) fn socket_of(transport: &Transport) -> PathBuf {
-    // FNV-1a: the same name from every oino build, so that each finds the others' keeper.
-    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for word in &transport.argv {
-        for byte in word.bytes().chain([0]) {
-            hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
-        }
-    }
+    socket_named(&identity(transport))
+}
+
+fn socket_named(identity: &str) -> PathBuf {
     let here = crate::remote::socket::choose_socket(None, None);
-    here.with_file_name(format!("link-{hash:016x}.sock"))
+    here.with_file_name(format!("link-{identity}.sock"))
+}
+
+/// The transport's identity, as 16 hexadecimal digits (FNV-1a: the same from every oino build,
+/// so that each finds the others' keeper).
+fn identity(transport: &Transport) -> String {
+    use std::os::unix::ffi::OsStrExt as _;
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut add = |bytes: &[u8]| {
+        for byte in bytes.iter().chain(&[0]) {
+            hash = (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
+        }
+    };
+    for word in &transport.argv {
+        add(word.as_bytes());
+    }
+    add(b"");
+    if let Ok(folder) = std::env::current_dir() {
+        add(folder.as_os_str().as_bytes());
+    }
+    // In order; these change from one shell or command to the next, and lead nowhere (the
+    // folder is counted above).
+    let mut variables: Vec<_> = std::env::vars_os()
+        .filter(|(name, _)| !["_", "OLDPWD", "PWD", "SHLVL"].contains(&name.to_str().unwrap_or("")))
+        .collect();
+    variables.sort();
+    for (name, value) in variables {
+        add(name.as_bytes());
+        add(value.as_bytes());
+    }
+    format!("{hash:016x}")
 }
 
 /// A link from `transport`'s keeper, if one runs and is this user's; `None` otherwise (the
 /// caller then starts a keeper with [`start_keeper`], and a transport of its own this time).
 pub(crate) async fn take(transport: &Transport) -> Option<ReadyLink> {
     let socket = socket_of(transport);
-    let stream = UnixStream::connect(&socket).await.ok()?;
-    // Only a keeper of this user's: another's could hand over a link to a server of its own.
-    if stream.peer_cred().ok()?.uid() != nix::unistd::getuid().as_raw() {
+    // Only in a folder of this user's, at a socket of this user's (never through a link
+    // another user planted there, to a keeper of this user's for another far side), from a
+    // keeper of this user's that says it keeps this transport: another's could hand over a
+    // link to a server of its own.
+    let dir = socket.parent()?;
+    if !dir.exists() || crate::remote::socket::prepare_dir(dir).is_err() {
         return None;
     }
-    tokio::time::timeout(HAND_OVER_WITHIN, receive(&stream))
+    let meta = std::fs::symlink_metadata(&socket).ok()?;
+    let me = nix::unistd::getuid().as_raw();
+    if !std::os::unix::fs::FileTypeExt::is_socket(&meta.file_type()) || meta.uid() != me {
+        return None;
+    }
+    let stream = UnixStream::connect(&socket).await.ok()?;
+    if stream.peer_cred().ok()?.uid() != me {
+        return None;
+    }
+    let (said, link) = tokio::time::timeout(HAND_OVER_WITHIN, receive(&stream))
         .await
-        .ok()?
+        .ok()??;
+    (said == identity(transport).as_bytes()).then_some(link)
 }
 
-async fn receive(stream: &UnixStream) -> Option<ReadyLink> {
+/// What a keeper sends: its transport's identity, and the link.
+async fn receive(stream: &UnixStream) -> Option<(Vec<u8>, ReadyLink)> {
     loop {
         stream.readable().await.ok()?;
         let received = stream.try_io(Interest::READABLE, || {
-            let mut byte = [0u8; 1];
+            let mut said = [0u8; 16];
             let mut space = nix::cmsg_space!([RawFd; 3]);
-            let mut slices = [std::io::IoSliceMut::new(&mut byte)];
+            let mut slices = [std::io::IoSliceMut::new(&mut said)];
             let message = recvmsg::<()>(
                 stream.as_raw_fd(),
                 &mut slices,
@@ -97,18 +140,20 @@ async fn receive(stream: &UnixStream) -> Option<ReadyLink> {
                     }
                 }
             }
-            Ok(fds)
+            let length = message.bytes;
+            Ok((said[..length].to_vec(), fds))
         });
         match received {
             Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => {}
             Err(_) => return None,
-            Ok(fds) => {
+            Ok((said, fds)) => {
                 let [stdin, stdout, stderr]: [OwnedFd; 3] = fds.try_into().ok()?;
-                return Some(ReadyLink {
+                let link = ReadyLink {
                     stdin,
                     stdout,
                     stderr,
-                });
+                };
+                return Some((said, link));
             }
         }
     }
@@ -128,6 +173,9 @@ pub(crate) fn start_keeper(transport: &Transport, persist: Duration) {
         .arg("keep-link")
         .arg("--persist")
         .arg(persist.as_secs().to_string())
+        // Its identity as this command sees it: the keeper's environment is not quite this one.
+        .arg("--identity")
+        .arg(identity(transport))
         .arg("--")
         .args(&transport.argv)
         .stdin(Stdio::null())
@@ -136,9 +184,13 @@ pub(crate) fn start_keeper(transport: &Transport, persist: Duration) {
         .spawn();
 }
 
-/// `oino keep-link`: keeps a link through `argv` ready at `socket_of(argv)` until none was
-/// taken for `persist`. Another keeper of the same links already running ends this one.
-pub async fn keep(argv: Vec<String>, persist: Duration) -> anyhow::Result<()> {
+/// `oino keep-link`: keeps a link through `argv` ready at the socket of `identity` (see
+/// [`socket_of`]) until none was taken for `persist`. Another keeper of the same links already
+/// running ends this one.
+pub async fn keep(argv: Vec<String>, identity: String, persist: Duration) -> anyhow::Result<()> {
+    if identity.len() != 16 || !identity.bytes().all(|byte| byte.is_ascii_hexdigit()) {
+        anyhow::bail!("--identity takes 16 hexadecimal digits, as the commands give it");
+    }
     // Out of the starting command's session: no terminal, no signal of its.
     let _ = nix::unistd::setsid();
     let transport = Transport {
@@ -148,7 +200,7 @@ pub async fn keep(argv: Vec<String>, persist: Duration) -> anyhow::Result<()> {
         without_terminal: true,
         persist: None,
     };
-    let socket = socket_of(&transport);
+    let socket = socket_named(&identity);
     crate::remote::socket::prepare_socket_dir(&socket)?;
     let lock_path = socket.with_extension("lock");
     let lock = crate::paths::open_own_file(&lock_path, false)?;
@@ -158,6 +210,7 @@ pub async fn keep(argv: Vec<String>, persist: Duration) -> anyhow::Result<()> {
     let (listener, id) = listen(&socket)?;
     let kept = Keeper {
         transport,
+        identity,
         persist,
         listener,
     }
@@ -199,6 +252,8 @@ fn file_id(path: &Path) -> Option<(u64, u64)> {
 
 struct Keeper {
     transport: Transport,
+    /// Said with each link handed over: a client takes only a link of the transport it asked.
+    identity: String,
     persist: Duration,
     listener: UnixListener,
 }
@@ -233,7 +288,11 @@ impl Spare {
 
     /// Hands its standard input, output and error to the client at `stream`; this keeper keeps
     /// none of them, so that the transport ends with the client's use of it.
-    fn hand_over(&mut self, stream: &std::os::unix::net::UnixStream) -> std::io::Result<()> {
+    fn hand_over(
+        &mut self,
+        stream: &std::os::unix::net::UnixStream,
+        identity: &str,
+    ) -> std::io::Result<()> {
         let (Some(stdin), Some(stdout), Some(stderr)) = (
             self.child.stdin.take(),
             self.child.stdout.take(),
@@ -244,7 +303,7 @@ impl Spare {
         let fds = [stdin.as_raw_fd(), stdout.as_raw_fd(), stderr.as_raw_fd()];
         sendmsg::<()>(
             stream.as_raw_fd(),
-            &[std::io::IoSlice::new(b"L")],
+            &[std::io::IoSlice::new(identity.as_bytes())],
             &[ControlMessage::ScmRights(&fds)],
             MsgFlags::MSG_NOSIGNAL,
             None,
@@ -292,7 +351,7 @@ impl Keeper {
                         .into_std()
                         .and_then(|stream| {
                             stream.set_nonblocking(false)?;
-                            taken.hand_over(&stream)
+                            taken.hand_over(&stream, &self.identity)
                         });
                     if handed_over.is_ok() {
                         last_use = Instant::now();

@@ -10,12 +10,43 @@ use crate::hosts::{Sides, text};
 use crate::support::{output_within, temp_dir, wait_until_blocking};
 use crate::users::Stranger;
 
-/// Where the keeper of the transport `argv` listens: `link-HASH.sock` beside the near socket,
-/// HASH the FNV-1a of its words, each ended by a zero byte.
-fn keeper_socket(near_socket: &Path, argv: &[&str]) -> PathBuf {
+/// The socket of the one keeper beside `near_socket`, once it listens.
+fn keeper_socket(near_socket: &Path) -> PathBuf {
+    let dir = near_socket.parent().expect("a folder");
+    let mut found = None;
+    wait_until_blocking("a keeper listens", || {
+        found = std::fs::read_dir(dir).ok().and_then(|entries| {
+            entries.flatten().map(|entry| entry.path()).find(|path| {
+                let name = path.file_name().unwrap_or_default().to_string_lossy();
+                name.starts_with("link-") && name.ends_with(".sock")
+            })
+        });
+        found.is_some()
+    });
+    found.expect("found")
+}
+
+/// Where the keeper of the transport `argv` listens for a command started in `folder` with
+/// the environment `variables` (and no other): `link-HASH.sock` beside the near socket, HASH
+/// the FNV-1a of the words, an empty word, the folder, then each variable's name and value
+/// in order (each ended by a zero byte; `_`, `OLDPWD`, `PWD` and `SHLVL` left out).
+fn keeper_socket_for(
+    near_socket: &Path,
+    argv: &[&str],
+    folder: &Path,
+    variables: &[(&str, &str)],
+) -> PathBuf {
+    let mut words: Vec<&[u8]> = argv.iter().map(|word| word.as_bytes()).collect();
+    words.push(b"");
+    words.push(folder.as_os_str().as_encoded_bytes());
+    let mut variables = variables.to_vec();
+    variables.sort_unstable();
+    for (name, value) in &variables {
+        words.extend([name.as_bytes(), value.as_bytes()]);
+    }
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
-    for byte in argv.iter().flat_map(|word| word.bytes().chain([0])) {
-        hash = (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3);
+    for byte in words.iter().flat_map(|word| word.iter().chain(&[0])) {
+        hash = (hash ^ u64::from(*byte)).wrapping_mul(0x0100_0000_01b3);
     }
     near_socket.with_file_name(format!("link-{hash:016x}.sock"))
 }
@@ -95,10 +126,9 @@ fn a_command_takes_the_link_kept_ready_and_needs_no_transport_of_its_own() {
         matches!(std::io::Read::read(&mut held, &mut [0; 8]), Ok(0))
     });
     // The first command started its own transport, and a keeper, which starts one ahead.
-    let socket = keeper_socket(&sides.near.socket, &argv);
+    let socket = keeper_socket(&sides.near.socket);
     wait_until_blocking("a link is kept ready", || {
-        socket.exists()
-            && std::fs::read_to_string(&starts).is_ok_and(|started| started.lines().count() == 2)
+        std::fs::read_to_string(&starts).is_ok_and(|started| started.lines().count() == 2)
     });
     // No transport can start now: what reaches the far side goes over the link kept ready.
     std::fs::remove_file(&gate).expect("closing the gate");
@@ -179,12 +209,26 @@ fn links_are_taken_from_and_handed_to_this_users_processes_alone() {
         env!("CARGO_BIN_EXE_oino")
     );
     let argv: Vec<&str> = via.split(' ').collect();
-    // The near socket's folder, open to the stranger while it plants a keeper of its own.
+    // The near socket's folder, open to the stranger while it plants a keeper of its own where
+    // the victim's command looks for one.
     let dir = temp_dir("ready-peer").join("sock");
     std::fs::create_dir(&dir).expect("folder");
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).expect("chmod");
     let near_socket = dir.join("s.sock");
-    let socket = keeper_socket(&near_socket, &argv);
+    let folder = temp_dir("ready-peer-folder")
+        .canonicalize()
+        .expect("folder");
+    let config = persisting("ready-peer-config", 60);
+    let state = temp_dir("ready-peer-state");
+    let path = std::env::var("PATH").unwrap_or_default();
+    let variables = [
+        ("PATH", path.as_str()),
+        ("OINO_SOCKET", near_socket.to_str().expect("UTF-8")),
+        ("XDG_STATE_HOME", state.to_str().expect("UTF-8")),
+        ("OINO_CONFIG", config.to_str().expect("UTF-8")),
+        ("MY_API_TOKEN", "sk-secret-do-not-leak"),
+    ];
+    let socket = keeper_socket_for(&near_socket, &argv, &folder, &variables);
     let mut fake = stranger
         .command(system_python())
         .args(["-c", FAKE_KEEPER])
@@ -198,32 +242,29 @@ fn links_are_taken_from_and_handed_to_this_users_processes_alone() {
     assert_eq!(line, "listening\n");
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).expect("chmod");
 
-    let config = persisting("ready-peer-config", 60);
     let ran = output_within(
         "a run that finds another user's keeper",
         Command::new(env!("CARGO_BIN_EXE_oino"))
             .args(["--via", &via, "run", "--", "echo real"])
-            .env("OINO_SOCKET", &near_socket)
-            .env("XDG_STATE_HOME", temp_dir("ready-peer-state"))
-            .env("OINO_CONFIG", &config)
-            .env("MY_API_TOKEN", "sk-secret-do-not-leak")
+            .env_clear()
+            .envs(variables)
+            .current_dir(&folder)
             .stdin(Stdio::null()),
     );
     assert_eq!(text(&ran.stdout), "real\n", "{}", text(&ran.stderr));
-    let mut rest = String::new();
-    std::io::Read::read_to_string(&mut said, &mut rest).expect("what the fake keeper saw");
-    let _ = fake.wait();
-    assert_eq!(
-        rest, "accepted\nreceived 0 bytes\n",
-        "nothing went to its link"
-    );
-
-    // This user's own keeper now listens there; the stranger, let in, is handed nothing.
+    // This user's own keeper now listens there (the stranger's socket replaced).
     wait_until_blocking("this user's keeper listens", || {
         std::fs::symlink_metadata(&socket).is_ok_and(|meta| {
             std::os::unix::fs::MetadataExt::uid(&meta) == nix::unistd::getuid().as_raw()
         })
     });
+    let _ = fake.kill();
+    let _ = fake.wait();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut said, &mut rest).expect("what the fake keeper saw");
+    assert_eq!(rest, "", "the command never took the stranger's link");
+
+    // The stranger, let in, is handed nothing by this user's keeper.
     std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).expect("chmod");
     std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o777)).expect("chmod");
     let taken = output_within(
@@ -264,10 +305,9 @@ fn a_link_kept_ready_that_never_answers_is_let_go_and_the_command_goes_on() {
         command.args(args).env("OINO_CONFIG", &config);
         command
     };
-    let socket = keeper_socket(&sides.near.socket, &argv);
     let first = output_within("the first run", &mut oino(&["run", "--", "echo one"]));
     assert_eq!(text(&first.stdout), "one\n", "{}", text(&first.stderr));
-    wait_until_blocking("a link is kept ready", || socket.exists());
+    let socket = keeper_socket(&sides.near.socket);
     // The link kept ready now is a good one; the next, started once it is taken, is silent.
     std::fs::remove_file(&gate).expect("closing the gate");
     let second = output_within("the second run", &mut oino(&["run", "--", "echo two"]));
@@ -282,4 +322,73 @@ fn a_link_kept_ready_that_never_answers_is_let_go_and_the_command_goes_on() {
         "each ran once, on the far side"
     );
     end_keeper(&socket, &silent.display().to_string());
+}
+
+#[test]
+fn a_command_is_handed_only_a_link_to_its_own_far_side() {
+    let near = crate::support::ServerGuard::new("ready-own-near");
+    let (a, b) = (
+        crate::support::ServerGuard::new("ready-own-a"),
+        crate::support::ServerGuard::new("ready-own-b"),
+    );
+    // One command, two far sides: where it leads is in the environment (as DOCKER_HOST or
+    // KUBECONFIG say for a container's).
+    let via = format!(
+        "sh -c 'exec env OINO_SOCKET=\"$FAR_SOCKET\" XDG_STATE_HOME=\"$FAR_STATE\" {} proxy' \
+         ready-own-side",
+        env!("CARGO_BIN_EXE_oino")
+    );
+    let config = persisting("ready-own-config", 60);
+    let run_on = |far: &crate::support::ServerGuard, word: &str| {
+        let mut command = near.oino(&["--via", &via, "run", "--", &format!("echo {word}")]);
+        command
+            .env("OINO_CONFIG", &config)
+            .env("FAR_SOCKET", &far.socket)
+            .env("FAR_STATE", &far.state);
+        let ran = output_within("a run", &mut command);
+        assert_eq!(
+            text(&ran.stdout),
+            format!("{word}\n"),
+            "{}",
+            text(&ran.stderr)
+        );
+    };
+    let sockets = || -> Vec<PathBuf> {
+        let dir = near.socket.parent().expect("a folder");
+        let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+            .map(|entries| entries.flatten().map(|entry| entry.path()).collect())
+            .unwrap_or_default();
+        found.retain(|path| {
+            let name = path.file_name().unwrap_or_default().to_string_lossy();
+            name.starts_with("link-") && name.ends_with(".sock")
+        });
+        found
+    };
+    run_on(&a, "a-one");
+    let to_a = keeper_socket(&near.socket);
+    run_on(&b, "b-one");
+    wait_until_blocking("a keeper for each far side", || sockets().len() == 2);
+    let to_b = sockets()
+        .into_iter()
+        .find(|socket| *socket != to_a)
+        .expect("b's");
+    // A link planted where b's keeper listens, to a's: never followed.
+    std::fs::remove_file(&to_b).expect("b's socket");
+    std::os::unix::fs::symlink(&to_a, &to_b).expect("symlink");
+    run_on(&b, "b-two");
+    let commands = |far: &crate::support::ServerGuard| -> Vec<String> {
+        let listed = output_within("ls", &mut far.oino(&["ls", "--json"]));
+        let entries: Vec<serde_json::Value> =
+            serde_json::from_slice(&listed.stdout).expect("a JSON list");
+        entries
+            .iter()
+            .map(|entry| entry["command"].as_str().unwrap_or_default().to_owned())
+            .collect()
+    };
+    assert_eq!(commands(&a), ["echo a-one"]);
+    assert_eq!(commands(&b), ["echo b-one", "echo b-two"]);
+    for socket in sockets() {
+        let _ = std::fs::remove_file(socket);
+    }
+    wait_until_blocking("the keepers end", || !keeper_runs("ready-own-side"));
 }
