@@ -1,11 +1,12 @@
 //! `oino proxy`: this user's server on standard input and output, for a transport (ssh, `docker
-//! exec -i`) to carry the protocol to a client on another machine. It connects as any client
-//! does (the server started when none runs, refused unless it is this user's own), then carries
-//! bytes both ways, unread, until either side closes.
+//! exec -i`) to carry the protocol to a client on another machine. Once the far side asks
+//! something, it connects as any client does (the server started when none runs, refused
+//! unless it is this user's own), then carries bytes both ways, unread, until either side
+//! closes.
 
 use std::path::Path;
 
-use tokio::io::{AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use crate::remote::address::Address;
 use crate::remote::client::Client;
@@ -17,6 +18,20 @@ const CARRY_BYTES: usize = 64 * 1024;
 /// Carries standard input to the server at `socket` and its answers to standard output, until
 /// either closes.
 pub async fn carry(socket: &Path) -> anyhow::Result<()> {
+    let mut stdin = BufReader::with_capacity(CARRY_BYTES, tokio::io::stdin());
+    let gone = far_side_gone();
+    tokio::pin!(gone);
+    // Nothing is asked of the server before the far side asks something: a link kept ready
+    // (`link_persist`) neither keeps the server from stopping when idle nor starts again one
+    // that `oino kill-server` stopped.
+    tokio::select! {
+        asked = stdin.fill_buf() => {
+            if asked?.is_empty() {
+                return Ok(());
+            }
+        }
+        () = &mut gone => return Ok(()),
+    }
     let mut client = Client::connect_or_start(&Address::Socket(socket.to_owned())).await?;
     client
         .ask(requests::Hello {
@@ -26,7 +41,6 @@ pub async fn carry(socket: &Path) -> anyhow::Result<()> {
         .await?;
     let (mut from_server, mut to_server) = client.into_parts();
     let mut stdout = tokio::io::stdout();
-    let mut stdin = BufReader::with_capacity(CARRY_BYTES, tokio::io::stdin());
     // The near side never closes only its writing half: the end of the input is the end of
     // the link (a transport whose output stays open, as `docker exec` may, included).
     let up = tokio::io::copy_buf(&mut stdin, &mut to_server);
@@ -35,8 +49,6 @@ pub async fn carry(socket: &Path) -> anyhow::Result<()> {
         stdout.flush().await
     };
     tokio::pin!(up, down);
-    let gone = far_side_gone();
-    tokio::pin!(gone);
     // Whichever ends first ends the connection; the server then sees its client gone (and
     // keeps a call it waited for as a task).
     tokio::select! {

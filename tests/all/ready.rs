@@ -392,3 +392,72 @@ fn a_command_is_handed_only_a_link_to_its_own_far_side() {
     }
     wait_until_blocking("the keepers end", || !keeper_runs("ready-own-side"));
 }
+
+/// The pids of the `oino proxy` processes whose words hold `needle`, and whether each waits
+/// for a request (its thread watching standard output runs).
+fn proxies(needle: &str) -> Vec<(u32, bool)> {
+    let Ok(processes) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    processes
+        .flatten()
+        .filter_map(|process| {
+            let pid: u32 = process.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(process.path().join("cmdline")).ok()?;
+            let cmdline = String::from_utf8_lossy(&cmdline);
+            if !cmdline.contains("\0proxy\0") || !cmdline.contains(needle) {
+                return None;
+            }
+            let waits = std::fs::read_dir(process.path().join("task")).is_ok_and(|tasks| {
+                tasks.flatten().any(|task| {
+                    std::fs::read_to_string(task.path().join("comm"))
+                        .is_ok_and(|comm| comm.trim() == "stdout-watch")
+                })
+            });
+            Some((pid, waits))
+        })
+        .collect()
+}
+
+#[test]
+fn a_link_kept_ready_never_starts_again_a_far_server_that_was_stopped() {
+    let sides = Sides::new("ready-stop");
+    let far_socket = sides.far.socket.display().to_string();
+    // The proxy named by its socket: its words tell it apart from other tests'.
+    let via = format!(
+        "env XDG_STATE_HOME={} {} proxy --socket {far_socket}",
+        sides.far.state.display(),
+        env!("CARGO_BIN_EXE_oino"),
+    );
+    let config = persisting("ready-stop-config", 60);
+    let oino = |args: &[&str]| {
+        let mut command = sides.near.oino(&["--via", &via]);
+        command.args(args).env("OINO_CONFIG", &config);
+        command
+    };
+    let first = output_within("the first run", &mut oino(&["run", "--", "echo one"]));
+    assert_eq!(text(&first.stdout), "one\n", "{}", text(&first.stderr));
+    let socket = keeper_socket(&sides.near.socket);
+    wait_until_blocking("a link is kept ready", || {
+        proxies(&far_socket).iter().any(|(_, waits)| *waits)
+    });
+    let before: Vec<u32> = proxies(&far_socket).iter().map(|(pid, _)| *pid).collect();
+    // Stopped through the link kept ready.
+    let stopped = output_within("kill-server", &mut oino(&["kill-server"]));
+    assert!(stopped.status.success(), "{}", text(&stopped.stderr));
+    wait_until_blocking("the far server stopped", || {
+        crate::support::server_pid(&sides.far.socket).is_none()
+    });
+    // The next link kept ready waits for a request, connected to nothing: the server stays
+    // stopped.
+    wait_until_blocking("the next link is kept ready", || {
+        proxies(&far_socket)
+            .iter()
+            .any(|(pid, waits)| *waits && !before.contains(pid))
+    });
+    assert_eq!(crate::support::server_pid(&sides.far.socket), None);
+    // A command over it starts the far server again, as any command does.
+    let second = output_within("the second run", &mut oino(&["run", "--", "echo two"]));
+    assert_eq!(text(&second.stdout), "two\n", "{}", text(&second.stderr));
+    end_keeper(&socket, &far_socket);
+}
