@@ -790,10 +790,7 @@ impl Remote {
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .take();
-            let mut client = match spare {
-                Some(client) => client,
-                None => Client::connect(&self.address).await?,
-            };
+            let mut client = self.kept_or_new(spare).await?;
             let reply = client.ask(request).await;
             if answered_whole(&reply) {
                 self.spare
@@ -806,16 +803,24 @@ impl Remote {
             let mut queries = self.queries.lock().await;
             // Out of its place while it asks: an ask given up half way (a timeout) drops the
             // connection with it, and no later request reads the reply it left behind.
-            let mut client = match queries.take() {
-                Some(client) => client,
-                None => Client::connect(&self.address).await?,
-            };
+            let mut client = self.kept_or_new(queries.take()).await?;
             let reply = client.ask(request).await;
             if answered_whole(&reply) {
                 *queries = Some(client);
             }
             reply
         }
+    }
+
+    /// A connection kept from an earlier request, unless its other side closed meanwhile (a
+    /// transport that died, a server that stopped), else a new one.
+    async fn kept_or_new(&self, kept: Option<Client>) -> anyhow::Result<Client> {
+        if let Some(mut client) = kept
+            && !client.is_closed().await
+        {
+            return Ok(client);
+        }
+        Client::connect(&self.address).await
     }
 
     async fn events(&self) -> anyhow::Result<Events> {

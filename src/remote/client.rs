@@ -312,6 +312,15 @@ impl Client {
         anyhow::Error::new(err).context(why)
     }
 
+    /// Whether the other side closed, or said something unasked: a connection kept for later
+    /// that is no longer fit for a request.
+    pub(crate) async fn is_closed(&mut self) -> bool {
+        // Polled once: a connection that is fine has nothing to read.
+        tokio::time::timeout(Duration::ZERO, self.reader.fill_buf())
+            .await
+            .is_ok()
+    }
+
     /// Reads the next reply (a `run` with `started` has two).
     pub async fn reply<T: DeserializeOwned>(&mut self) -> anyhow::Result<T> {
         let mut reply = String::new();

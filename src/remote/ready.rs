@@ -34,6 +34,8 @@ const NEXT_AFTER: Duration = Duration::from_millis(100);
 const QUICK_END: Duration = Duration::from_secs(5);
 /// Transports ending at once, one after the other, that end the keeper.
 const QUICK_ENDS: u32 = 3;
+/// How long after a keeper gave up no other is started for the same links.
+const GIVE_UP_FOR: Duration = Duration::from_secs(600);
 
 /// A transport's standard input, output and error, as a keeper hands them over.
 pub(crate) struct ReadyLink {
@@ -165,7 +167,11 @@ pub(crate) fn start_keeper(transport: &Transport, persist: Duration) {
     let Ok(exe) = std::env::current_exe() else {
         return;
     };
-    let _ = std::process::Command::new(exe)
+    if gave_up_lately(&socket_of(transport)) {
+        return;
+    }
+    // Through the runtime, which reaps it once it ends (an interface outlives many keepers).
+    let _ = tokio::process::Command::new(exe)
         // Nothing of a call's: the keeper outlives whatever command started it.
         .env_remove(crate::pty::CALL_ID_ENV)
         .env_remove(crate::pty::TREE_KEY_ENV)
@@ -219,7 +225,24 @@ pub async fn keep(argv: Vec<String>, identity: String, persist: Duration) -> any
     if file_id(&socket) == Some(id) {
         let _ = std::fs::remove_file(&socket);
     }
-    kept
+    if kept? {
+        // Said for the commands, which start no keeper for a while: its transports could not
+        // log in without a word from a person, and each attempt may count against the user
+        // (fail2ban, MaxStartups).
+        let _ = crate::paths::open_own_file(&socket.with_extension("gave-up"), false);
+    }
+    Ok(())
+}
+
+/// Whether a keeper of the links at `socket` gave up on its transports lately.
+fn gave_up_lately(socket: &Path) -> bool {
+    std::fs::symlink_metadata(socket.with_extension("gave-up")).is_ok_and(|meta| {
+        meta.is_file()
+            && meta.uid() == nix::unistd::getuid().as_raw()
+            && meta
+                .modified()
+                .is_ok_and(|at| at.elapsed().is_ok_and(|age| age < GIVE_UP_FOR))
+    })
 }
 
 /// Listens at `socket`, made 0600 under a name of its own before it takes its place (the
@@ -313,7 +336,9 @@ impl Spare {
 }
 
 impl Keeper {
-    async fn run(self, socket: &Path, id: (u64, u64)) -> anyhow::Result<()> {
+    /// Keeps links ready until it should stop; whether it gave up on its transports.
+    async fn run(self, socket: &Path, id: (u64, u64)) -> anyhow::Result<bool> {
+        let mut gave_up = false;
         let mut spare = Some(Spare::start(&self.transport)?);
         // When the next spare starts: a moment after a hand-over, so that its ssh does not
         // compete for the processor with the command that just took a link.
@@ -332,7 +357,9 @@ impl Keeper {
             };
             tokio::select! {
                 accepted = self.listener.accept() => {
-                    let Ok((stream, _)) = accepted else { continue };
+                    // An error that lasts (out of descriptors) would come back at once: the
+                    // commands start their own transports meanwhile.
+                    let Ok((stream, _)) = accepted else { break };
                     let mine = nix::unistd::getuid().as_raw();
                     if stream.peer_cred().map(|cred| cred.uid()).ok() != Some(mine) {
                         continue;
@@ -355,6 +382,7 @@ impl Keeper {
                         });
                     if handed_over.is_ok() {
                         last_use = Instant::now();
+                        quick_ends = 0;
                     }
                     handed.push(taken.child);
                     next_start = Some(tokio::time::Instant::now() + NEXT_AFTER);
@@ -374,6 +402,7 @@ impl Keeper {
                             0
                         };
                         if quick_ends >= QUICK_ENDS {
+                            gave_up = true;
                             break;
                         }
                         spare = Some(Spare::start(&self.transport)?);
@@ -388,6 +417,6 @@ impl Keeper {
             let _ = spare.child.kill();
             let _ = spare.child.wait();
         }
-        Ok(())
+        Ok(gave_up)
     }
 }

@@ -150,6 +150,11 @@ fn a_command_takes_the_link_kept_ready_and_needs_no_transport_of_its_own() {
         text(&third.stderr)
     );
     assert!(!keeper_runs(&gate.display().to_string()));
+    // Nor, for a while, once one gave up: its transports could not log in by themselves.
+    std::fs::write(&gate, "").expect("opening the gate");
+    let fourth = output_within("the fourth run", &mut oino(&["run", "--", "echo four"]));
+    assert_eq!(text(&fourth.stdout), "four\n", "{}", text(&fourth.stderr));
+    assert!(!keeper_runs(&gate.display().to_string()));
 }
 
 /// Python, run as the stranger: listens at `path` and hands the first client the ends of
