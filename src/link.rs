@@ -768,14 +768,12 @@ impl Remote {
     /// A connection for a request that takes a while: the shared one when it is idle (a
     /// command that runs one call then needs one connection, not two), else a fresh one.
     async fn connection_apart(&self) -> Result<Client, LinkError> {
-        if let Ok(mut queries) = self.queries.try_lock() {
-            if let Some(client) = queries.take() {
-                return Ok(client);
-            }
-        }
-        Client::connect(&self.address)
-            .await
-            .map_err(LinkError::NotSent)
+        let kept = self
+            .queries
+            .try_lock()
+            .ok()
+            .and_then(|mut queries| queries.take());
+        self.kept_or_new(kept).await.map_err(LinkError::NotSent)
     }
 
     /// A quick question on the shared connection; one that may take a while, on a connection of

@@ -723,11 +723,29 @@ async fn kill_server(args: &KillServerArgs) -> anyhow::Result<ExitCode> {
             return Ok(ExitCode::FAILURE);
         }
     };
-    let server = crate::remote::socket::lock_holder(&socket);
+    let elsewhere = client.address().transport().is_some();
+    let server = crate::remote::socket::lock_holder(&socket).filter(|_| !elsewhere);
     let entries = client.ask(ask::List {}).await?;
     let stopping = client.ask(ask::KillServer {}).await?;
     if args.json {
         print_json(&stopping)?;
+    }
+    if elsewhere {
+        // Its lock is on the far side: it has ended once the link closes (the proxy goes with
+        // the server's connection). This machine's server is none of it.
+        if tokio::time::timeout(KILL_SERVER_WAIT, client.closed())
+            .await
+            .is_err()
+        {
+            say!(
+                "oino: the far server is still ending its processes after {} s: `oino ls` there \
+                 shows what is left",
+                KILL_SERVER_WAIT.as_secs()
+            );
+            return Ok(ExitCode::FAILURE);
+        }
+        say!("oino kill-server: {}", said::server_stopped(&entries));
+        return Ok(ExitCode::SUCCESS);
     }
     // The server has ended its processes and itself once it lets go of its lock.
     let deadline = tokio::time::Instant::now() + KILL_SERVER_WAIT;

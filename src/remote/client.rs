@@ -64,14 +64,16 @@ impl Client {
             Address::Socket(_) => None,
         };
         if let Some((transport, _)) = keep_ready
-            && let Some(mut ready) = Self::through_ready_link(transport).await
+            && let Some((mut ready, report)) = Self::through_ready_link(transport).await
         {
             keep_ready = None;
             // A link kept ready that went stale meanwhile (its ssh connection dropped, or hangs)
             // is let go: a transport of this command's own says why, if it fails too.
             let answered =
                 tokio::time::timeout(crate::remote::ready::ANSWER_WITHIN, ready.hello()).await;
-            if matches!(answered, Ok(Ok(()))) {
+            let answered = matches!(answered, Ok(Ok(())));
+            report.answered(answered);
+            if answered {
                 return Ok(ready);
             }
         }
@@ -100,21 +102,24 @@ impl Client {
     }
 
     /// A link its keeper kept ready (`link_persist`), when one runs.
-    async fn through_ready_link(transport: &Transport) -> Option<Self> {
-        let ready = crate::remote::ready::take(transport).await?;
+    async fn through_ready_link(
+        transport: &Transport,
+    ) -> Option<(Self, crate::remote::ready::Report)> {
+        let (ready, report) = crate::remote::ready::take(transport).await?;
         let reader = tokio::net::unix::pipe::Receiver::from_owned_fd(ready.stdout).ok()?;
         let writer = tokio::net::unix::pipe::Sender::from_owned_fd(ready.stdin).ok()?;
         let said = Arc::new(Mutex::new(Vec::new()));
         if let Ok(stderr) = tokio::net::unix::pipe::Receiver::from_owned_fd(ready.stderr) {
             tokio::spawn(keep_last_words(stderr, Arc::clone(&said)));
         }
-        Some(Self {
+        let client = Self {
             reader: BufReader::with_capacity(READ_BYTES, Box::new(reader)),
             writer: Box::new(writer),
             address: Address::Through(transport.clone()),
             transport: None,
             said,
-        })
+        };
+        Some((client, report))
     }
 
     async fn connect_socket(socket: &Path) -> anyhow::Result<Self> {
@@ -315,10 +320,22 @@ impl Client {
     /// Whether the other side closed, or said something unasked: a connection kept for later
     /// that is no longer fit for a request.
     pub(crate) async fn is_closed(&mut self) -> bool {
-        // Polled once: a connection that is fine has nothing to read.
+        // Not waited for: a connection that is fine has nothing to read (the timer's tick lets
+        // a close that just came be seen).
         tokio::time::timeout(Duration::ZERO, self.reader.fill_buf())
             .await
             .is_ok()
+    }
+
+    /// Resolves once the other side closed the connection (what it says meanwhile is dropped).
+    pub(crate) async fn closed(&mut self) {
+        loop {
+            let read = match self.reader.fill_buf().await {
+                Ok([]) | Err(_) => return,
+                Ok(bytes) => bytes.len(),
+            };
+            self.reader.consume(read);
+        }
     }
 
     /// Reads the next reply (a `run` with `started` has two).

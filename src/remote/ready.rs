@@ -28,6 +28,13 @@ const HAND_OVER_WITHIN: Duration = Duration::from_secs(2);
 pub(crate) const ANSWER_WITHIN: Duration = Duration::from_secs(5);
 /// How often the keeper looks at its transports and at the time since the last hand-over.
 const LOOK_EVERY: Duration = Duration::from_millis(500);
+/// How old a spare grows before it is started again: an idle ssh connection may be cut by a
+/// firewall without a word.
+const SPARE_AGE: Duration = Duration::from_secs(120);
+/// What a command says of a link once it asked the far side over it: it answered.
+pub(crate) const ANSWERED: u8 = b'1';
+/// ... it did not.
+pub(crate) const UNANSWERED: u8 = b'0';
 /// How long after a hand-over the next transport starts.
 const NEXT_AFTER: Duration = Duration::from_millis(100);
 /// A transport that ends sooner than this after its start ended "at once".
@@ -75,10 +82,10 @@ fn identity(transport: &Transport) -> String {
     if let Ok(folder) = std::env::current_dir() {
         add(folder.as_os_str().as_bytes());
     }
-    // In order; these change from one shell or command to the next, and lead nowhere (the
-    // folder is counted above).
+    // In order, but for those that change from one shell, terminal or command to the next and
+    // lead nowhere.
     let mut variables: Vec<_> = std::env::vars_os()
-        .filter(|(name, _)| !["_", "OLDPWD", "PWD", "SHLVL"].contains(&name.to_str().unwrap_or("")))
+        .filter(|(name, _)| !leads_nowhere(name))
         .collect();
     variables.sort();
     for (name, value) in variables {
@@ -88,9 +95,39 @@ fn identity(transport: &Transport) -> String {
     format!("{hash:016x}")
 }
 
+/// Whether the variable `name` has no say in where a transport leads: it changes from one
+/// command, shell or terminal tab to the next (the folder is counted apart), or it is oino's own
+/// of a call or of a shell's completion, which a keeper does not get.
+fn leads_nowhere(name: &std::ffi::OsStr) -> bool {
+    const NOWHERE: [&str; 14] = [
+        "_",
+        "OLDPWD",
+        "PWD",
+        "SHLVL",
+        "TMUX_PANE",
+        "WINDOWID",
+        "KITTY_WINDOW_ID",
+        "WEZTERM_PANE",
+        "ALACRITTY_WINDOW_ID",
+        "TERM_SESSION_ID",
+        "ITERM_SESSION_ID",
+        crate::pty::CALL_ID_ENV,
+        crate::pty::TREE_KEY_ENV,
+        crate::pty::OWNER_ENV,
+    ];
+    let name = name.to_string_lossy();
+    NOWHERE.contains(&name.as_ref()) || is_completions(&name)
+}
+
+/// Whether `name` is one of a shell completion's variables, which a keeper must not get (it
+/// would answer as a completion).
+fn is_completions(name: &str) -> bool {
+    name == "OINO_COMPLETE" || name.starts_with("_CLAP_")
+}
+
 /// A link from `transport`'s keeper, if one runs and is this user's; `None` otherwise (the
 /// caller then starts a keeper with [`start_keeper`], and a transport of its own this time).
-pub(crate) async fn take(transport: &Transport) -> Option<ReadyLink> {
+pub(crate) async fn take(transport: &Transport) -> Option<(ReadyLink, Report)> {
     let socket = socket_of(transport);
     // Only in a folder of this user's, at a socket of this user's (never through a link
     // another user planted there, to a keeper of this user's for another far side), from a
@@ -112,7 +149,19 @@ pub(crate) async fn take(transport: &Transport) -> Option<ReadyLink> {
     let (said, link) = tokio::time::timeout(HAND_OVER_WITHIN, receive(&stream))
         .await
         .ok()??;
-    (said == identity(transport).as_bytes()).then_some(link)
+    (said == identity(transport).as_bytes()).then_some((link, Report(stream)))
+}
+
+/// Where a command says whether the far side answered over the link it took: a keeper whose
+/// links go unanswered (a far side gone, its ssh hanging) gives up rather than hand out more.
+pub(crate) struct Report(UnixStream);
+
+impl Report {
+    pub(crate) fn answered(&self, answered: bool) {
+        let _ = self
+            .0
+            .try_write(&[if answered { ANSWERED } else { UNANSWERED }]);
+    }
 }
 
 /// What a keeper sends: its transport's identity, and the link.
@@ -171,11 +220,23 @@ pub(crate) fn start_keeper(transport: &Transport, persist: Duration) {
         return;
     }
     // Through the runtime, which reaps it once it ends (an interface outlives many keepers).
-    let _ = tokio::process::Command::new(exe)
-        // Nothing of a call's: the keeper outlives whatever command started it.
-        .env_remove(crate::pty::CALL_ID_ENV)
-        .env_remove(crate::pty::TREE_KEY_ENV)
-        .env_remove(crate::pty::OWNER_ENV)
+    let mut command = tokio::process::Command::new(exe);
+    // Nothing of a call's (the keeper outlives whatever command started it), nor of a shell's
+    // completion (the keeper would answer as one).
+    for (name, _) in std::env::vars_os() {
+        let name_text = name.to_string_lossy();
+        if is_completions(&name_text)
+            || [
+                crate::pty::CALL_ID_ENV,
+                crate::pty::TREE_KEY_ENV,
+                crate::pty::OWNER_ENV,
+            ]
+            .contains(&name_text.as_ref())
+        {
+            command.env_remove(&name);
+        }
+    }
+    let _ = command
         .arg("keep-link")
         .arg("--persist")
         .arg(persist.as_secs().to_string())
@@ -210,7 +271,7 @@ pub async fn keep(argv: Vec<String>, identity: String, persist: Duration) -> any
     crate::remote::socket::prepare_socket_dir(&socket)?;
     let lock_path = socket.with_extension("lock");
     let lock = crate::paths::open_own_file(&lock_path, false)?;
-    let Ok(_lock) = Flock::lock(lock, FlockArg::LockExclusiveNonblock) else {
+    let Ok(lock) = Flock::lock(lock, FlockArg::LockExclusiveNonblock) else {
         return Ok(());
     };
     let (listener, id) = listen(&socket)?;
@@ -226,12 +287,24 @@ pub async fn keep(argv: Vec<String>, identity: String, persist: Duration) -> any
         let _ = std::fs::remove_file(&socket);
     }
     if kept? {
-        // Said for the commands, which start no keeper for a while: its transports could not
-        // log in without a word from a person, and each attempt may count against the user
-        // (fail2ban, MaxStartups).
-        let _ = crate::paths::open_own_file(&socket.with_extension("gave-up"), false);
+        mark_gave_up(&socket);
     }
+    // Not left behind, one for each folder and environment: removed while it is held (a keeper
+    // starting meanwhile that locks the removed file makes a socket of its own, and the one
+    // whose socket is replaced ends).
+    let _ = std::fs::remove_file(&lock_path);
+    drop(lock);
     Ok(())
+}
+
+/// Says for the commands, which then start no keeper for a while, that the keeper at `socket`
+/// gave up: its transports could not log in without a word from a person, and each attempt may
+/// count against the user (fail2ban, `MaxStartups`).
+fn mark_gave_up(socket: &Path) {
+    if let Ok(mark) = crate::paths::open_own_file(&socket.with_extension("gave-up"), false) {
+        // Opening an existing file leaves its time: it is set.
+        let _ = mark.set_modified(std::time::SystemTime::now());
+    }
 }
 
 /// Whether a keeper of the links at `socket` gave up on its transports lately.
@@ -295,6 +368,9 @@ impl Spare {
             .context("the transport command is empty")?;
         let child = std::process::Command::new(program)
             .args(args)
+            // Without a terminal, ssh would ask for a password in a window of its own: never
+            // from a keeper, which nobody watches.
+            .env("SSH_ASKPASS_REQUIRE", "never")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -309,13 +385,15 @@ impl Spare {
         !matches!(self.child.try_wait(), Ok(None))
     }
 
+    /// Ends it, whatever it does.
+    fn end(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     /// Hands its standard input, output and error to the client at `stream`; this keeper keeps
     /// none of them, so that the transport ends with the client's use of it.
-    fn hand_over(
-        &mut self,
-        stream: &std::os::unix::net::UnixStream,
-        identity: &str,
-    ) -> std::io::Result<()> {
+    fn hand_over(&mut self, stream: &UnixStream, identity: &str) -> std::io::Result<()> {
         let (Some(stdin), Some(stdout), Some(stderr)) = (
             self.child.stdin.take(),
             self.child.stdout.take(),
@@ -335,20 +413,77 @@ impl Spare {
     }
 }
 
+/// What a keeper keeps: its spare, the links it handed over, and how they went.
+struct Kept {
+    spare: Option<Spare>,
+    /// When the next spare starts: a moment after a hand-over, so that its ssh does not
+    /// compete for the processor with the command that just took a link.
+    next_start: Option<tokio::time::Instant>,
+    /// Handed over, reaped as they end (the client's use of them ends them).
+    handed: Vec<std::process::Child>,
+    last_use: Instant,
+    /// Transports in a row that ended at once or that a command could not use.
+    failures: u32,
+}
+
+impl Kept {
+    /// Counts a transport that failed; whether the keeper should give up.
+    fn failed(&mut self) -> bool {
+        self.failures += 1;
+        self.failures >= QUICK_ENDS
+    }
+
+    /// What a command said of the link it took: it answered (`Some(true)`), it did not
+    /// (`Some(false)`), or nothing was said (the command left first).
+    fn reported(&mut self, answered: Option<bool>) -> bool {
+        match answered {
+            Some(true) => {
+                self.last_use = Instant::now();
+                self.failures = 0;
+                false
+            }
+            Some(false) => self.failed(),
+            None => false,
+        }
+    }
+
+    /// The spare, started again when it ended or grew old (an idle ssh connection may be cut
+    /// by a firewall without a word); whether the keeper should give up.
+    fn look(&mut self, transport: &Transport) -> anyhow::Result<bool> {
+        self.handed
+            .retain_mut(|child| matches!(child.try_wait(), Ok(None)));
+        let Some(spare) = self.spare.as_mut() else {
+            return Ok(false);
+        };
+        if spare.has_ended() {
+            if spare.started.elapsed() < QUICK_END && self.failed() {
+                return Ok(true);
+            }
+        } else if spare.started.elapsed() <= SPARE_AGE {
+            return Ok(false);
+        }
+        if let Some(old) = self.spare.take() {
+            old.end();
+        }
+        self.spare = Some(Spare::start(transport)?);
+        Ok(false)
+    }
+}
+
 impl Keeper {
     /// Keeps links ready until it should stop; whether it gave up on its transports.
     async fn run(self, socket: &Path, id: (u64, u64)) -> anyhow::Result<bool> {
-        let mut gave_up = false;
-        let mut spare = Some(Spare::start(&self.transport)?);
-        // When the next spare starts: a moment after a hand-over, so that its ssh does not
-        // compete for the processor with the command that just took a link.
-        let mut next_start = None;
-        // Handed over, reaped as they end (the client's use of them ends them).
-        let mut handed: Vec<std::process::Child> = Vec::new();
-        let mut last_use = Instant::now();
-        let mut quick_ends = 0;
+        let mut kept = Kept {
+            spare: Some(Spare::start(&self.transport)?),
+            next_start: None,
+            handed: Vec::new(),
+            last_use: Instant::now(),
+            failures: 0,
+        };
+        let (report, mut reports) = tokio::sync::mpsc::unbounded_channel();
         let mut look = tokio::time::interval(LOOK_EVERY);
-        loop {
+        let gave_up = loop {
+            let next_start = kept.next_start;
             let start_next = async {
                 match next_start {
                     Some(at) => tokio::time::sleep_until(at).await,
@@ -359,64 +494,117 @@ impl Keeper {
                 accepted = self.listener.accept() => {
                     // An error that lasts (out of descriptors) would come back at once: the
                     // commands start their own transports meanwhile.
-                    let Ok((stream, _)) = accepted else { break };
+                    let Ok((stream, _)) = accepted else { break false };
                     let mine = nix::unistd::getuid().as_raw();
-                    if stream.peer_cred().map(|cred| cred.uid()).ok() != Some(mine) {
-                        continue;
+                    if stream.peer_cred().map(|cred| cred.uid()).ok() == Some(mine) {
+                        self.hand_over(&mut kept, stream, &report)?;
                     }
-                    let mut taken = match spare.take() {
-                        Some(mut live) => {
-                            if live.has_ended() {
-                                Spare::start(&self.transport)?
-                            } else {
-                                live
-                            }
-                        }
-                        None => Spare::start(&self.transport)?,
-                    };
-                    let handed_over = stream
-                        .into_std()
-                        .and_then(|stream| {
-                            stream.set_nonblocking(false)?;
-                            taken.hand_over(&stream, &self.identity)
-                        });
-                    if handed_over.is_ok() {
-                        last_use = Instant::now();
-                        quick_ends = 0;
-                    }
-                    handed.push(taken.child);
-                    next_start = Some(tokio::time::Instant::now() + NEXT_AFTER);
                 }
                 () = start_next => {
-                    next_start = None;
-                    spare = Some(Spare::start(&self.transport)?);
+                    kept.next_start = None;
+                    kept.spare = Some(Spare::start(&self.transport)?);
+                }
+                Some(answered) = reports.recv() => {
+                    if kept.reported(answered) {
+                        break true;
+                    }
                 }
                 _ = look.tick() => {
-                    handed.retain_mut(|child| matches!(child.try_wait(), Ok(None)));
-                    if let Some(ended) = spare.as_mut()
-                        && ended.has_ended()
-                    {
-                        quick_ends = if ended.started.elapsed() < QUICK_END {
-                            quick_ends + 1
-                        } else {
-                            0
-                        };
-                        if quick_ends >= QUICK_ENDS {
-                            gave_up = true;
-                            break;
-                        }
-                        spare = Some(Spare::start(&self.transport)?);
+                    if kept.look(&self.transport)? {
+                        break true;
                     }
-                    if last_use.elapsed() >= self.persist || file_id(socket) != Some(id) {
-                        break;
+                    if kept.last_use.elapsed() >= self.persist || file_id(socket) != Some(id) {
+                        break false;
                     }
                 }
             }
-        }
-        if let Some(mut spare) = spare {
-            let _ = spare.child.kill();
-            let _ = spare.child.wait();
+        };
+        if let Some(spare) = kept.spare {
+            spare.end();
         }
         Ok(gave_up)
+    }
+
+    /// Hands the spare (or one started now) to the command at `stream`, and listens for what
+    /// it says of it once it asked the far side.
+    fn hand_over(
+        &self,
+        kept: &mut Kept,
+        stream: UnixStream,
+        report: &tokio::sync::mpsc::UnboundedSender<Option<bool>>,
+    ) -> anyhow::Result<()> {
+        let mut taken = match kept.spare.take() {
+            Some(mut live) => {
+                if live.started.elapsed() < SPARE_AGE && !live.has_ended() {
+                    live
+                } else {
+                    live.end();
+                    Spare::start(&self.transport)?
+                }
+            }
+            None => Spare::start(&self.transport)?,
+        };
+        if taken.hand_over(&stream, &self.identity).is_ok() {
+            let report = report.clone();
+            tokio::spawn(async move {
+                let mut stream = stream;
+                let mut said = [0u8; 1];
+                let read = tokio::time::timeout(
+                    ANSWER_WITHIN + LOOK_EVERY,
+                    tokio::io::AsyncReadExt::read(&mut stream, &mut said),
+                )
+                .await;
+                let _ = report.send(match read {
+                    Ok(Ok(1)) => Some(said[0] == ANSWERED),
+                    Ok(_) => None,
+                    Err(_) => Some(false),
+                });
+            });
+        }
+        kept.handed.push(taken.child);
+        kept.next_start = Some(tokio::time::Instant::now() + NEXT_AFTER);
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_keeper_that_gives_up_again_says_so_anew() {
+        let dir = std::env::temp_dir().join(format!("oino-gave-up-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("folder");
+        let socket = dir.join("link-0123456789abcdef.sock");
+        assert!(!gave_up_lately(&socket));
+        mark_gave_up(&socket);
+        assert!(gave_up_lately(&socket));
+        // A mark from long ago is no longer heeded, and a new give-up renews it.
+        let mark = std::fs::File::options()
+            .write(true)
+            .open(socket.with_extension("gave-up"))
+            .expect("the mark");
+        let long_ago = std::time::SystemTime::now() - GIVE_UP_FOR * 2;
+        mark.set_modified(long_ago).expect("set its time");
+        assert!(!gave_up_lately(&socket));
+        mark_gave_up(&socket);
+        assert!(gave_up_lately(&socket));
+        std::fs::remove_dir_all(dir).expect("cleaned");
+    }
+
+    #[test]
+    fn variables_of_a_terminal_a_call_or_a_completion_lead_nowhere() {
+        for name in [
+            "_",
+            "PWD",
+            "TMUX_PANE",
+            crate::pty::CALL_ID_ENV,
+            "_CLAP_COMPLETE_INDEX",
+        ] {
+            assert!(leads_nowhere(std::ffi::OsStr::new(name)), "{name}");
+        }
+        for name in ["DOCKER_HOST", "KUBECONFIG", "SSH_AUTH_SOCK", "HOME", "PATH"] {
+            assert!(!leads_nowhere(std::ffi::OsStr::new(name)), "{name}");
+        }
     }
 }

@@ -292,13 +292,15 @@ fn links_are_taken_from_and_handed_to_this_users_processes_alone() {
 fn a_link_kept_ready_that_never_answers_is_let_go_and_the_command_goes_on() {
     let sides = Sides::new("ready-stale");
     let dir = temp_dir("ready-stale-files");
-    let (gate, silent) = (dir.join("open"), dir.join("silent"));
+    let (gate, good, silent) = (dir.join("open"), dir.join("good"), dir.join("silent"));
     std::fs::write(&gate, "").expect("the gate");
     // With the gate closed, a transport takes every request and answers none, its output open
     // (a connection whose far end vanished without a word).
     let script = format!(
-        "if test -e {}; then exec {}; else echo silent >> {}; exec cat 3>&1 >/dev/null; fi",
+        "if test -e {}; then echo good >> {}; exec {}; else echo silent >> {}; \
+         exec cat 3>&1 >/dev/null; fi",
         gate.display(),
+        good.display(),
         sides.via(),
         silent.display()
     );
@@ -313,6 +315,9 @@ fn a_link_kept_ready_that_never_answers_is_let_go_and_the_command_goes_on() {
     let first = output_within("the first run", &mut oino(&["run", "--", "echo one"]));
     assert_eq!(text(&first.stdout), "one\n", "{}", text(&first.stderr));
     let socket = keeper_socket(&sides.near.socket);
+    wait_until_blocking("a good link is kept ready", || {
+        std::fs::read_to_string(&good).is_ok_and(|started| started.lines().count() == 2)
+    });
     // The link kept ready now is a good one; the next, started once it is taken, is silent.
     std::fs::remove_file(&gate).expect("closing the gate");
     let second = output_within("the second run", &mut oino(&["run", "--", "echo two"]));
@@ -392,10 +397,13 @@ fn a_command_is_handed_only_a_link_to_its_own_far_side() {
     };
     assert_eq!(commands(&a), ["echo a-one"]);
     assert_eq!(commands(&b), ["echo b-one", "echo b-two"]);
-    for socket in sockets() {
-        let _ = std::fs::remove_file(socket);
-    }
-    wait_until_blocking("the keepers end", || !keeper_runs("ready-own-side"));
+    // Keepers end with their socket, one b-two started late included.
+    wait_until_blocking("the keepers end", || {
+        for socket in sockets() {
+            let _ = std::fs::remove_file(socket);
+        }
+        !keeper_runs("ready-own-side")
+    });
 }
 
 /// The pids of the `oino proxy` processes whose words hold `needle`, and whether each waits
@@ -447,9 +455,13 @@ fn a_link_kept_ready_never_starts_again_a_far_server_that_was_stopped() {
         proxies(&far_socket).iter().any(|(_, waits)| *waits)
     });
     let before: Vec<u32> = proxies(&far_socket).iter().map(|(pid, _)| *pid).collect();
+    // This machine's server runs too: kill-server through a link waits for the far one alone.
+    let here = output_within("a call here", &mut sides.near.oino(&["run", "--", "true"]));
+    assert!(here.status.success(), "{}", text(&here.stderr));
     // Stopped through the link kept ready.
     let stopped = output_within("kill-server", &mut oino(&["kill-server"]));
     assert!(stopped.status.success(), "{}", text(&stopped.stderr));
+    assert!(crate::support::server_pid(&sides.near.socket).is_some());
     wait_until_blocking("the far server stopped", || {
         crate::support::server_pid(&sides.far.socket).is_none()
     });
