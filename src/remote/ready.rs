@@ -32,9 +32,9 @@ const LOOK_EVERY: Duration = Duration::from_millis(500);
 /// firewall without a word.
 const SPARE_AGE: Duration = Duration::from_secs(120);
 /// What a command says of a link once it asked the far side over it: it answered.
-pub(crate) const ANSWERED: u8 = b'1';
+const ANSWERED: u8 = b'1';
 /// ... it did not.
-pub(crate) const UNANSWERED: u8 = b'0';
+const UNANSWERED: u8 = b'0';
 /// How long after a hand-over the next transport starts.
 const NEXT_AFTER: Duration = Duration::from_millis(100);
 /// A transport that ends sooner than this after its start ended "at once".
