@@ -814,7 +814,7 @@ impl Remote {
     /// transport that died, a server that stopped), else a new one.
     async fn kept_or_new(&self, kept: Option<Client>) -> anyhow::Result<Client> {
         if let Some(mut client) = kept
-            && !client.is_closed().await
+            && !client.is_closed()
         {
             return Ok(client);
         }

@@ -51,22 +51,18 @@ pub(crate) struct ReadyLink {
     pub stderr: OwnedFd,
 }
 
-/// Where the keeper of `transport`'s links listens: beside this machine's server socket (in
-/// its checked folder), named by what decides where the transport leads: its words, the
-/// folder it starts in and its environment (a `--via ./door`, a `DOCKER_HOST`, an
-/// `SSH_AUTH_SOCK`), so that a command is never handed a link to another far side.
-#[must_use]
-pub(crate) fn socket_of(transport: &Transport) -> PathBuf {
-    socket_named(&identity(transport))
-}
-
+/// Where the keeper of the links of `identity` listens: beside this machine's server socket
+/// (in its checked folder).
 fn socket_named(identity: &str) -> PathBuf {
     let here = crate::remote::socket::choose_socket(None, None);
     here.with_file_name(format!("link-{identity}.sock"))
 }
 
-/// The transport's identity, as 16 hexadecimal digits (FNV-1a: the same from every oino build,
-/// so that each finds the others' keeper).
+/// The transport's identity, which names its keeper: what decides where it leads, its words,
+/// the folder it starts in and its environment (a `--via ./door`, a `DOCKER_HOST`, an
+/// `SSH_AUTH_SOCK`), so that a command is never handed a link to another far side. 16
+/// hexadecimal digits (FNV-1a: the same from every oino build, so that each finds the others'
+/// keeper).
 fn identity(transport: &Transport) -> String {
     use std::os::unix::ffi::OsStrExt as _;
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
@@ -96,10 +92,10 @@ fn identity(transport: &Transport) -> String {
 }
 
 /// Whether the variable `name` has no say in where a transport leads: it changes from one
-/// command, shell or terminal tab to the next (the folder is counted apart), or it is oino's own
-/// of a call or of a shell's completion, which a keeper does not get.
+/// command, shell or terminal tab to the next (the folder is counted apart), or a keeper does
+/// not get it.
 fn leads_nowhere(name: &std::ffi::OsStr) -> bool {
-    const NOWHERE: [&str; 14] = [
+    const NOWHERE: [&str; 11] = [
         "_",
         "OLDPWD",
         "PWD",
@@ -111,24 +107,30 @@ fn leads_nowhere(name: &std::ffi::OsStr) -> bool {
         "ALACRITTY_WINDOW_ID",
         "TERM_SESSION_ID",
         "ITERM_SESSION_ID",
+    ];
+    let name = name.to_string_lossy();
+    NOWHERE.contains(&name.as_ref()) || not_for_a_keeper(&name)
+}
+
+/// Whether the variable `name` is left out of a keeper's environment: oino's own of a call
+/// (the keeper outlives whatever command started it), or of a shell's completion (the keeper
+/// would answer as one).
+fn not_for_a_keeper(name: &str) -> bool {
+    [
         crate::pty::CALL_ID_ENV,
         crate::pty::TREE_KEY_ENV,
         crate::pty::OWNER_ENV,
-    ];
-    let name = name.to_string_lossy();
-    NOWHERE.contains(&name.as_ref()) || is_completions(&name)
-}
-
-/// Whether `name` is one of a shell completion's variables, which a keeper must not get (it
-/// would answer as a completion).
-fn is_completions(name: &str) -> bool {
-    name == "OINO_COMPLETE" || name.starts_with("_CLAP_")
+        "OINO_COMPLETE",
+    ]
+    .contains(&name)
+        || name.starts_with("_CLAP_")
 }
 
 /// A link from `transport`'s keeper, if one runs and is this user's; `None` otherwise (the
 /// caller then starts a keeper with [`start_keeper`], and a transport of its own this time).
 pub(crate) async fn take(transport: &Transport) -> Option<(ReadyLink, Report)> {
-    let socket = socket_of(transport);
+    let identity = identity(transport);
+    let socket = socket_named(&identity);
     // Only in a folder of this user's, at a socket of this user's (never through a link
     // another user planted there, to a keeper of this user's for another far side), from a
     // keeper of this user's that says it keeps this transport: another's could hand over a
@@ -149,7 +151,7 @@ pub(crate) async fn take(transport: &Transport) -> Option<(ReadyLink, Report)> {
     let (said, link) = tokio::time::timeout(HAND_OVER_WITHIN, receive(&stream))
         .await
         .ok()??;
-    (said == identity(transport).as_bytes()).then_some((link, Report(stream)))
+    (said == identity.as_bytes()).then_some((link, Report(stream)))
 }
 
 /// Where a command says whether the far side answered over the link it took: a keeper whose
@@ -216,23 +218,14 @@ pub(crate) fn start_keeper(transport: &Transport, persist: Duration) {
     let Ok(exe) = std::env::current_exe() else {
         return;
     };
-    if gave_up_lately(&socket_of(transport)) {
+    let identity = identity(transport);
+    if gave_up_lately(&socket_named(&identity)) {
         return;
     }
     // Through the runtime, which reaps it once it ends (an interface outlives many keepers).
     let mut command = tokio::process::Command::new(exe);
-    // Nothing of a call's (the keeper outlives whatever command started it), nor of a shell's
-    // completion (the keeper would answer as one).
     for (name, _) in std::env::vars_os() {
-        let name_text = name.to_string_lossy();
-        if is_completions(&name_text)
-            || [
-                crate::pty::CALL_ID_ENV,
-                crate::pty::TREE_KEY_ENV,
-                crate::pty::OWNER_ENV,
-            ]
-            .contains(&name_text.as_ref())
-        {
+        if not_for_a_keeper(&name.to_string_lossy()) {
             command.env_remove(&name);
         }
     }
@@ -242,7 +235,7 @@ pub(crate) fn start_keeper(transport: &Transport, persist: Duration) {
         .arg(persist.as_secs().to_string())
         // Its identity as this command sees it: the keeper's environment is not quite this one.
         .arg("--identity")
-        .arg(identity(transport))
+        .arg(identity)
         .arg("--")
         .args(&transport.argv)
         .stdin(Stdio::null())
@@ -252,7 +245,7 @@ pub(crate) fn start_keeper(transport: &Transport, persist: Duration) {
 }
 
 /// `oino keep-link`: keeps a link through `argv` ready at the socket of `identity` (see
-/// [`socket_of`]) until none was taken for `persist`. Another keeper of the same links already
+/// [`identity`]) until none was taken for `persist`. Another keeper of the same links already
 /// running ends this one.
 pub async fn keep(argv: Vec<String>, identity: String, persist: Duration) -> anyhow::Result<()> {
     if identity.len() != 16 || !identity.bytes().all(|byte| byte.is_ascii_hexdigit()) {
@@ -260,13 +253,6 @@ pub async fn keep(argv: Vec<String>, identity: String, persist: Duration) -> any
     }
     // Out of the starting command's session: no terminal, no signal of its.
     let _ = nix::unistd::setsid();
-    let transport = Transport {
-        label: argv.join(" "),
-        is_host: false,
-        argv,
-        without_terminal: true,
-        persist: None,
-    };
     let socket = socket_named(&identity);
     crate::remote::socket::prepare_socket_dir(&socket)?;
     let lock_path = socket.with_extension("lock");
@@ -276,7 +262,7 @@ pub async fn keep(argv: Vec<String>, identity: String, persist: Duration) -> any
     };
     let (listener, id) = listen(&socket)?;
     let kept = Keeper {
-        transport,
+        argv,
         identity,
         persist,
         listener,
@@ -347,7 +333,8 @@ fn file_id(path: &Path) -> Option<(u64, u64)> {
 }
 
 struct Keeper {
-    transport: Transport,
+    /// The transport: a program and its arguments.
+    argv: Vec<String>,
     /// Said with each link handed over: a client takes only a link of the transport it asked.
     identity: String,
     persist: Duration,
@@ -361,9 +348,8 @@ struct Spare {
 }
 
 impl Spare {
-    fn start(transport: &Transport) -> anyhow::Result<Self> {
+    fn start(transport: &[String]) -> anyhow::Result<Self> {
         let (program, args) = transport
-            .argv
             .split_first()
             .context("the transport command is empty")?;
         let child = std::process::Command::new(program)
@@ -449,7 +435,7 @@ impl Kept {
 
     /// The spare, started again when it ended or grew old (an idle ssh connection may be cut
     /// by a firewall without a word); whether the keeper should give up.
-    fn look(&mut self, transport: &Transport) -> anyhow::Result<bool> {
+    fn look(&mut self, argv: &[String]) -> anyhow::Result<bool> {
         self.handed
             .retain_mut(|child| matches!(child.try_wait(), Ok(None)));
         let Some(spare) = self.spare.as_mut() else {
@@ -465,7 +451,7 @@ impl Kept {
         if let Some(old) = self.spare.take() {
             old.end();
         }
-        self.spare = Some(Spare::start(transport)?);
+        self.spare = Some(Spare::start(argv)?);
         Ok(false)
     }
 }
@@ -474,7 +460,7 @@ impl Keeper {
     /// Keeps links ready until it should stop; whether it gave up on its transports.
     async fn run(self, socket: &Path, id: (u64, u64)) -> anyhow::Result<bool> {
         let mut kept = Kept {
-            spare: Some(Spare::start(&self.transport)?),
+            spare: Some(Spare::start(&self.argv)?),
             next_start: None,
             handed: Vec::new(),
             last_use: Instant::now(),
@@ -502,7 +488,7 @@ impl Keeper {
                 }
                 () = start_next => {
                     kept.next_start = None;
-                    kept.spare = Some(Spare::start(&self.transport)?);
+                    kept.spare = Some(Spare::start(&self.argv)?);
                 }
                 Some(answered) = reports.recv() => {
                     if kept.reported(answered) {
@@ -510,7 +496,7 @@ impl Keeper {
                     }
                 }
                 _ = look.tick() => {
-                    if kept.look(&self.transport)? {
+                    if kept.look(&self.argv)? {
                         break true;
                     }
                     if kept.last_use.elapsed() >= self.persist || file_id(socket) != Some(id) {
@@ -539,10 +525,10 @@ impl Keeper {
                     live
                 } else {
                     live.end();
-                    Spare::start(&self.transport)?
+                    Spare::start(&self.argv)?
                 }
             }
-            None => Spare::start(&self.transport)?,
+            None => Spare::start(&self.argv)?,
         };
         if taken.hand_over(&stream, &self.identity).is_ok() {
             let report = report.clone();

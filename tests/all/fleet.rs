@@ -31,23 +31,6 @@ fn headless(sides: &Sides, via: &str, script: &str) -> std::process::Output {
     )
 }
 
-/// A task named `name` running `command` on the far side.
-fn far_task(sides: &Sides, name: &str, command: &str) {
-    let started = output_within(
-        "a far task",
-        &mut sides.far.oino(&[
-            "run",
-            "--detach-after",
-            "0.01",
-            "--name",
-            name,
-            "--",
-            command,
-        ]),
-    );
-    assert!(started.status.success(), "{}", text(&started.stderr));
-}
-
 fn entry_of<'a>(entries: &'a [serde_json::Value], command: &str) -> &'a serde_json::Value {
     entries
         .iter()
@@ -161,7 +144,7 @@ fn a_far_link_that_drops_is_told_and_linked_again_and_its_calls_go_on() {
         env!("CARGO_BIN_EXE_oino"),
         sides.far.socket.display()
     );
-    far_task(&sides, "far-sleeper", "sleep 600");
+    sides.far.task("far-sleeper", "sleep 600");
     // Anchored at the program: neither the interface (its --via holds the words) nor the shell
     // that runs pkill matches.
     let socket = sides.far.socket.display().to_string();
@@ -184,7 +167,7 @@ fn a_far_link_that_drops_is_told_and_linked_again_and_its_calls_go_on() {
 #[test]
 fn a_far_server_that_stops_answering_holds_a_frame_once_and_is_linked_again_when_it_answers() {
     let sides = Sides::new("fleet-stopped");
-    far_task(&sides, "far-sleeper", "seq 1 500; sleep 600");
+    sides.far.task("far-sleeper", "seq 1 500; sleep 600");
     let server = crate::support::server_pid(&sides.far.socket).expect("the far server's pid");
     // Stopped, the far server takes connections and answers none; going back a page in the
     // far task's history asks it for one.
@@ -218,7 +201,7 @@ fn a_far_server_that_stops_answering_holds_a_frame_once_and_is_linked_again_when
 fn actions_on_far_entries_go_over_the_links_they_have_not_a_transport_each() {
     let sides = Sides::new("fleet-reuse");
     for name in ["one", "two", "three"] {
-        far_task(&sides, name, &format!("echo {name}-up; sleep 600"));
+        sides.far.task(name, &format!("echo {name}-up; sleep 600"));
     }
     // Each start of the transport (an ssh connection, where `--host` is given) leaves a line;
     // the proxy is named by its socket, so that the test can end one of its own.

@@ -58,6 +58,21 @@ fn persisting(label: &str, seconds: u64) -> PathBuf {
     file
 }
 
+/// `oino --via VIA ARGS` from the near side of `sides`, links kept ready for a minute.
+fn kept_ready<'a>(sides: &'a Sides, label: &str, via: String) -> impl Fn(&[&str]) -> Command + 'a {
+    let config = persisting(&format!("{label}-config"), 60);
+    move |args| {
+        let mut command = sides.near.oino(&["--via", &via]);
+        command.args(args).env("OINO_CONFIG", &config);
+        command
+    }
+}
+
+/// `--via` running `script` in `sh`.
+fn through_sh(script: &str) -> String {
+    shell_words::join(["sh", "-c", script])
+}
+
 /// Ends the keeper at `socket` by removing its socket (it looks twice a second), and waits
 /// until no keeper of a transport holding `needle` runs.
 fn end_keeper(socket: &Path, needle: &str) {
@@ -67,15 +82,23 @@ fn end_keeper(socket: &Path, needle: &str) {
 
 /// Whether a keeper of a transport whose words hold `needle` runs.
 fn keeper_runs(needle: &str) -> bool {
+    !processes(|words| words.contains("keep-link") && words.contains(needle)).is_empty()
+}
+
+/// The processes whose command lines (words ended by zero bytes) `wanted` accepts: their
+/// folders under /proc.
+fn processes(wanted: impl Fn(&str) -> bool) -> Vec<PathBuf> {
     let Ok(processes) = std::fs::read_dir("/proc") else {
-        return false;
+        return Vec::new();
     };
-    processes.flatten().any(|process| {
-        std::fs::read(process.path().join("cmdline")).is_ok_and(|cmdline| {
-            let cmdline = String::from_utf8_lossy(&cmdline);
-            cmdline.contains("keep-link") && cmdline.contains(needle)
+    processes
+        .flatten()
+        .map(|process| process.path())
+        .filter(|process| {
+            std::fs::read(process.join("cmdline"))
+                .is_ok_and(|words| wanted(&String::from_utf8_lossy(&words)))
         })
-    })
+        .collect()
 }
 
 #[test]
@@ -91,14 +114,7 @@ fn a_command_takes_the_link_kept_ready_and_needs_no_transport_of_its_own() {
         starts.display(),
         sides.via()
     );
-    let argv = ["sh", "-c", &script];
-    let via = shell_words::join(argv);
-    let config = persisting("ready-take-config", 60);
-    let oino = |args: &[&str]| {
-        let mut command = sides.near.oino(&["--via", &via]);
-        command.args(args).env("OINO_CONFIG", &config);
-        command
-    };
+    let oino = kept_ready(&sides, "ready-take", through_sh(&script));
     // The first command is handed a descriptor its starter waits on (a harness's pipe): the
     // keeper it starts, which outlives it, must hold none of it.
     let fifo = temp_dir("ready-take-fifo").join("fd3");
@@ -304,14 +320,7 @@ fn a_link_kept_ready_that_never_answers_is_let_go_and_the_command_goes_on() {
         sides.via(),
         silent.display()
     );
-    let argv = ["sh", "-c", &script];
-    let via = shell_words::join(argv);
-    let config = persisting("ready-stale-config", 60);
-    let oino = |args: &[&str]| {
-        let mut command = sides.near.oino(&["--via", &via]);
-        command.args(args).env("OINO_CONFIG", &config);
-        command
-    };
+    let oino = kept_ready(&sides, "ready-stale", through_sh(&script));
     let first = output_within("the first run", &mut oino(&["run", "--", "echo one"]));
     assert_eq!(text(&first.stdout), "one\n", "{}", text(&first.stderr));
     let socket = keeper_socket(&sides.near.socket);
@@ -409,19 +418,11 @@ fn a_command_is_handed_only_a_link_to_its_own_far_side() {
 /// The pids of the `oino proxy` processes whose words hold `needle`, and whether each waits
 /// for a request (its thread watching standard output runs).
 fn proxies(needle: &str) -> Vec<(u32, bool)> {
-    let Ok(processes) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    processes
-        .flatten()
+    processes(|words| words.contains("\0proxy\0") && words.contains(needle))
+        .into_iter()
         .filter_map(|process| {
-            let pid: u32 = process.file_name().to_str()?.parse().ok()?;
-            let cmdline = std::fs::read(process.path().join("cmdline")).ok()?;
-            let cmdline = String::from_utf8_lossy(&cmdline);
-            if !cmdline.contains("\0proxy\0") || !cmdline.contains(needle) {
-                return None;
-            }
-            let waits = std::fs::read_dir(process.path().join("task")).is_ok_and(|tasks| {
+            let pid: u32 = process.file_name()?.to_str()?.parse().ok()?;
+            let waits = std::fs::read_dir(process.join("task")).is_ok_and(|tasks| {
                 tasks.flatten().any(|task| {
                     std::fs::read_to_string(task.path().join("comm"))
                         .is_ok_and(|comm| comm.trim() == "stdout-watch")
@@ -442,12 +443,7 @@ fn a_link_kept_ready_never_starts_again_a_far_server_that_was_stopped() {
         sides.far.state.display(),
         env!("CARGO_BIN_EXE_oino"),
     );
-    let config = persisting("ready-stop-config", 60);
-    let oino = |args: &[&str]| {
-        let mut command = sides.near.oino(&["--via", &via]);
-        command.args(args).env("OINO_CONFIG", &config);
-        command
-    };
+    let oino = kept_ready(&sides, "ready-stop", via);
     let first = output_within("the first run", &mut oino(&["run", "--", "echo one"]));
     assert_eq!(text(&first.stdout), "one\n", "{}", text(&first.stderr));
     let socket = keeper_socket(&sides.near.socket);

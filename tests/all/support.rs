@@ -122,6 +122,28 @@ impl ServerGuard {
 }
 
 impl ServerGuard {
+    /// Starts a task named `name` running `command` (a call detached at once); fails the test
+    /// when it does not start.
+    pub fn task(&self, name: &str, command: &str) {
+        let started = output_within(
+            "a task",
+            &mut self.oino(&[
+                "run",
+                "--detach-after",
+                "0.01",
+                "--name",
+                name,
+                "--",
+                command,
+            ]),
+        );
+        assert!(
+            started.status.success(),
+            "{}",
+            String::from_utf8_lossy(&started.stderr)
+        );
+    }
+
     /// The id of the newest entry whose command is `command`.
     pub fn id_of(&self, command: &str) -> String {
         let listed = self.oino(&["ls", "--json"]).output().expect("oino ls");

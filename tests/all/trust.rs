@@ -933,19 +933,7 @@ fn what_a_killed_server_leaves_running_is_found_listed_and_killed() {
             "nohup sleep 601 >/dev/null 2>&1 & setsid sleep 602 & echo kids up; sleep 603",
         ),
     ] {
-        let started = server
-            .oino(&[
-                "run",
-                "--detach-after",
-                "0.01",
-                "--name",
-                name,
-                "--",
-                command,
-            ])
-            .output()
-            .expect("oino run");
-        assert!(started.status.success(), "{}", stderr(&started));
+        server.task(name, command);
     }
     let mut waiter = server
         .oino(&["run", "--", "trap '' HUP; echo waited up; sleep 604"])
