@@ -291,7 +291,8 @@ impl Link {
     /// socket (a request that may take a while on a connection of its own).
     pub async fn ask<A: Handle>(&self, request: A) -> Result<A::Reply, LinkError> {
         match self {
-            Self::Local(core) => Ok(request.handle(core).await?),
+            // The door in process, as the server's is for a connection: numbers within bounds.
+            Self::Local(core) => Ok(request.bounded()?.handle(core).await?),
             Self::Remote(remote) => remote.ask(request).await.map_err(LinkError::from_client),
         }
     }
@@ -532,7 +533,7 @@ impl Link {
         check_command(&request)?;
         match self {
             Self::Local(core) => {
-                let handle = core.start(request)?;
+                let handle = core.start(ask::Run::bound_call(request)?)?;
                 let id = handle.id.clone();
                 Ok((id, tokio::spawn(async move { Ok(handle.result().await) })))
             }

@@ -157,8 +157,13 @@ impl RunArgs {
                 "--follow follows a detached task: add --detach-after SECS or --detach-on REGEX"
             );
         }
-        if self.max_bytes < 100 {
-            anyhow::bail!("--max-bytes must be at least 100, not {}", self.max_bytes);
+        let most = crate::remote::protocol::bounds::RESULT_BYTES.0;
+        if !(100..=most).contains(&self.max_bytes) {
+            anyhow::bail!(
+                "--max-bytes must be from 100 to {most}, not {}: the whole output is in the \
+                 call's log (`oino logs ID`)",
+                self.max_bytes
+            );
         }
         if let Some(cwd) = &self.cwd {
             crate::pty::check_cwd(cwd)?;

@@ -105,6 +105,14 @@ pub enum CoreError {
         /// Why, in words.
         message: String,
     },
+    /// A request past a limit that cannot be clamped (a count that would start work).
+    #[error("{what} is past the limit of {limit}: send less at a time")]
+    PastLimit {
+        /// What was asked, in words.
+        what: String,
+        /// The limit, in words with its unit.
+        limit: String,
+    },
     /// It ended long ago and is no longer kept; its log is still on disk.
     #[error(
         "`{key}` ended and is no longer kept (only the newest {kept} ended ones are): its output \
@@ -235,6 +243,7 @@ impl CoreError {
             Self::UnsafeFolder(_) => ErrorCode::Forbidden,
             Self::DuplicateId(_) => ErrorCode::DuplicateId,
             Self::CommandTooLong(_)
+            | Self::PastLimit { .. }
             | Self::Pty(PtyError::VariableTooLong { .. } | PtyError::EnvironmentTooLarge { .. }) => {
                 ErrorCode::TooLarge
             }

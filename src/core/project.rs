@@ -26,8 +26,8 @@ pub use file::{
 };
 pub use model::{
     After, Condition, DEFAULT_ALIVE_FAILURES, DEFAULT_ALIVE_INTERVAL_MS, DEFAULT_BACKOFF_MS,
-    DEFAULT_READY_INTERVAL_MS, DEFAULT_RESTART_LIMIT, MAX_BACKOFF_MS, Probe, Probes, Project,
-    ProjectProcess, Restart,
+    DEFAULT_READY_INTERVAL_MS, DEFAULT_RESTART_LIMIT, MAX_BACKOFF_MS, MAX_PROCESSES, MAX_WAIT_MS,
+    MIN_INTERVAL_MS, Probe, Probes, Project, ProjectProcess, Restart,
 };
 pub use status::{ProcessPhase, ProjectMark};
 

@@ -5,6 +5,7 @@
 //! "code": "…", "error": "what to do"}`. A request that runs long (`run`, `wait`) holds its
 //! connection; clients open another for the rest. docs/protocol.md describes every request.
 
+pub mod bounds;
 pub mod requests;
 pub mod wire;
 
@@ -12,6 +13,7 @@ use serde::{Deserialize, Serialize};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, BufReader};
 
 pub use crate::core::ErrorCode;
+pub use bounds::Bounded;
 pub use requests::{Ask, Request};
 pub use wire::Travel;
 

@@ -28,7 +28,7 @@ use crate::core::{Core, CoreConfig, CoreEvent};
 use crate::remote::dispatch;
 use crate::remote::protocol::requests::Run;
 use crate::remote::protocol::{
-    ErrorCode, Line, MAX_REQUEST_BYTES, Reply, Request, Travel, read_line,
+    Bounded, ErrorCode, Line, MAX_REQUEST_BYTES, Reply, Request, Travel, read_line,
 };
 use crate::remote::socket::{elder_server, lock_holder, lock_path, prepare_dir};
 
@@ -594,12 +594,32 @@ async fn serve_connection(
                     None => return Ok(()),
                 }
             }
-            request => match dispatch::answer(core, request).await {
-                Some(reply) => reply,
-                None => Reply::failure(ErrorCode::BadRequest, "not a request of the core"),
-            },
+            request @ (Request::Wait(_) | Request::WaitOutput(_)) => {
+                // A wait nobody reads any more ends with its client, not at its deadline (what
+                // changes something runs to its end: a kill cut short could leave half a tree).
+                let client = match ClientEnd::watch(reader.get_ref().as_ref()) {
+                    Ok(client) => client,
+                    Err(refusal) => {
+                        send(&mut write, &refusal).await?;
+                        continue;
+                    }
+                };
+                tokio::select! {
+                    reply = answer(core, request) => reply,
+                    () = client.gone() => return Ok(()),
+                }
+            }
+            request => answer(core, request).await,
         };
         send(&mut write, &reply).await?;
+    }
+}
+
+/// The core's reply to a request it answers.
+async fn answer(core: &Core, request: Request) -> Reply {
+    match dispatch::answer(core, request).await {
+        Some(reply) => reply,
+        None => Reply::failure(ErrorCode::BadRequest, "not a request of the core"),
     }
 }
 
@@ -642,7 +662,14 @@ async fn read_request(
         }
     }
     match serde_json::from_slice::<Request>(line) {
-        Ok(request) => Ok(Read::Request(request)),
+        // The door: every number the request carries is held within its bound here, once.
+        Ok(request) => match request.bounded() {
+            Ok(request) => Ok(Read::Request(request)),
+            Err(err) => {
+                send(write, &Reply::from_error(&err)).await?;
+                Ok(Read::Answered)
+            }
+        },
         Err(err) => {
             let bad = Reply::failure(
                 ErrorCode::BadRequest,

@@ -3,6 +3,7 @@
 // Expected outputs read best as one format per line.
 #![allow(clippy::format_collect)]
 
+mod bounds;
 mod calls;
 mod cli;
 mod detach;

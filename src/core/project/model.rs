@@ -17,6 +17,13 @@ pub const DEFAULT_READY_INTERVAL_MS: u64 = 1000;
 pub const DEFAULT_ALIVE_INTERVAL_MS: u64 = 10_000;
 /// Liveness failures in a row after which a process is restarted, unless the file says.
 pub const DEFAULT_ALIVE_FAILURES: u32 = 3;
+/// The shortest interval between two tries of a probe: a shell or a connection each time, so
+/// never a flood of them.
+pub const MIN_INTERVAL_MS: u64 = 100;
+/// The longest interval, timeout or backoff a project may give: a day.
+pub const MAX_WAIT_MS: u64 = 86_400_000;
+/// The most processes one project runs.
+pub const MAX_PROCESSES: usize = 1000;
 
 /// When a process that ended is started again.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

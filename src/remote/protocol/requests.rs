@@ -8,16 +8,17 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::bounds::{self, Bounded, Held};
 use super::wire::{self, Size, Travel};
 use crate::call::{CallOptions, CallResult, InputPolicy, TimeoutPolicy};
 use crate::core::project::{ProjectApplied, ProjectStarted, ProjectStopped};
-use crate::core::{CallRequest, EntryInfo, EntryState, HistoryPage as Page};
+use crate::core::{CallRequest, CoreError, EntryInfo, EntryState, HistoryPage as Page};
 use crate::output::{DEFAULT_MAX_RESULT_BYTES, OutputSlice, SearchHit};
 use crate::pty::Waiter;
 use crate::screen::ScreenSnapshot;
 
 /// A request of one kind, and what it is answered with.
-pub trait Ask: Into<Request> {
+pub trait Ask: Into<Request> + Bounded {
     /// The reply, as the core gives it ([`Travel`] says how it goes over the wire).
     type Reply: Travel;
     /// Whether it may take a while (a wait, a kill) or holds its connection (`run`, `subscribe`:
@@ -26,11 +27,12 @@ pub trait Ask: Into<Request> {
     const APART: bool;
 }
 
-/// The table of requests: each kind, its reply, and `apart` when it may take a while.
+/// The table of requests: each kind, its reply, `apart` when it may take a while, and the
+/// bound of each of its numbers (from [`bounds`]): `{ field: BOUND, … }`.
 macro_rules! requests {
     (@apart apart) => { true };
     (@apart) => { false };
-    ($($kind:ident -> $reply:ty $(, $apart:ident)?;)*) => {
+    ($($kind:ident -> $reply:ty $(, $apart:ident)? $({ $($field:ident: $bound:ident),* })?;)*) => {
         /// What a client asks: a JSON object whose `op` names the kind (in snake case).
         #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
         #[serde(tag = "op", rename_all = "snake_case")]
@@ -52,7 +54,24 @@ macro_rules! requests {
                     Self::$kind(request)
                 }
             }
+
+            impl Bounded for $kind {
+                fn bounded(self) -> Result<Self, CoreError> {
+                    #[allow(unused_mut)]
+                    let mut request = self;
+                    $($(request.$field = Held::held(request.$field, &bounds::$bound)?;)*)?
+                    Ok(request)
+                }
+            }
         )*
+
+        impl Bounded for Request {
+            fn bounded(self) -> Result<Self, CoreError> {
+                Ok(match self {
+                    $(Self::$kind(request) => Self::$kind(request.bounded()?),)*
+                })
+            }
+        }
 
         /// Each kind's golden example, in the table's order: its name, the request's line and
         /// the reply's line, each checked to read back as the value it was written from.
@@ -75,29 +94,40 @@ macro_rules! requests {
                 (stringify!($kind), request_line, reply_line)
             },)*]
         }
+
+        /// Each kind's fields, as serde reads them, and the fields the table bounds.
+        #[cfg(test)]
+        pub(crate) fn fields_of_each_kind()
+            -> Vec<(&'static str, &'static [&'static str], Vec<&'static str>)> {
+            vec![$((
+                stringify!($kind),
+                tests::field_names::<$kind>(),
+                vec![$($(stringify!($field)),*)?],
+            ),)*]
+        }
     };
 }
 
 requests! {
     Hello -> wire::Hello;
-    Run -> CallResult, apart;
+    Run -> CallResult, apart { timeout_ms: WAIT_MS, max_bytes: RESULT_BYTES, size: SIZE };
     List -> Vec<EntryInfo>;
     Entry -> EntryInfo;
     Detach -> EntryInfo, apart;
-    Output -> OutputSlice;
-    WaitOutput -> bool, apart;
-    Wait -> EntryState, apart;
+    Output -> OutputSlice { max_bytes: PAGE_BYTES };
+    WaitOutput -> bool, apart { timeout_ms: WAIT_MS };
+    Wait -> EntryState, apart { timeout_ms: WAIT_MS };
     Kill -> crate::core::Killed, apart;
-    Project -> ProjectStarted;
-    Down -> ProjectStopped, apart;
-    Up -> ProjectApplied, apart;
-    Restart -> EntryInfo, apart;
+    Project -> ProjectStarted { project: PROJECT };
+    Down -> ProjectStopped, apart { project: PROJECT };
+    Up -> ProjectApplied, apart { project: PROJECT };
+    Restart -> EntryInfo, apart { size: SIZE };
     Send -> String;
     KillServer -> String;
-    Start -> EntryInfo;
-    Snapshot -> ScreenSnapshot;
-    Resize -> String;
-    HistoryPage -> Page;
+    Start -> EntryInfo { size: SIZE };
+    Snapshot -> ScreenSnapshot { size: SIZE };
+    Resize -> String { size: SIZE };
+    HistoryPage -> Page { rows: PAGE_ROWS };
     FindLine -> SearchHit;
     Subscribe -> String, apart;
 }
@@ -197,6 +227,16 @@ impl Run {
             report_folder: call.report_folder,
             no_exit_note: !options.exit_note,
         }
+    }
+
+    /// `call` held within a `run`'s bounds, as a server holds the request: a call started in
+    /// process goes through the same door.
+    pub(crate) fn bound_call(mut call: CallRequest) -> Result<CallRequest, CoreError> {
+        let held = Self::from_call(call.clone(), false).bounded()?.into_call();
+        call.size = held.size;
+        call.options.timeout = held.options.timeout;
+        call.options.max_result_bytes = held.options.max_result_bytes;
+        Ok(call)
     }
 
     /// The call it asks for.

@@ -46,7 +46,7 @@ impl Example for Run {
             name: Some("tests".into()),
             on_input: Some(InputPolicy::Detach),
             started: true,
-            background: false,
+            background: true,
             report_folder: true,
             no_exit_note: true,
         };

@@ -144,3 +144,62 @@ fn short_forms_fill_in_their_defaults() {
     }
     assert_eq!(Send::bytes("t1", b"q".to_vec()).text, "q");
 }
+
+/// The fields of a request struct, as its `Deserialize` names them.
+pub(super) fn field_names<'de, T: Deserialize<'de>>() -> &'static [&'static str] {
+    /// A deserializer that only notes the fields a struct asks for.
+    struct Fields(&'static [&'static str]);
+    impl<'de> serde::Deserializer<'de> for &mut Fields {
+        type Error = serde::de::value::Error;
+        fn deserialize_any<V: serde::de::Visitor<'de>>(
+            self,
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            Err(serde::de::Error::custom("not a struct"))
+        }
+        fn deserialize_struct<V: serde::de::Visitor<'de>>(
+            self,
+            _: &'static str,
+            fields: &'static [&'static str],
+            _: V,
+        ) -> Result<V::Value, Self::Error> {
+            self.0 = fields;
+            Err(serde::de::Error::custom("noted"))
+        }
+        serde::forward_to_deserialize_any! {
+            bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+            option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
+            ignored_any
+        }
+    }
+    let mut fields = Fields(&[]);
+    let _ = T::deserialize(&mut fields);
+    fields.0
+}
+
+#[test]
+fn every_field_of_every_request_is_in_its_golden_line_and_every_bound_names_a_field() {
+    // The walk of hostile numbers (tests/all/bounds.rs) sends each golden request with each of
+    // its numbers changed: a field missing from its example would never be walked.
+    let lines: std::collections::HashMap<_, _> = golden_lines()
+        .into_iter()
+        .map(|(kind, request, _)| (kind, request))
+        .collect();
+    for (kind, fields, bounded) in fields_of_each_kind() {
+        let line: serde_json::Value = serde_json::from_str(&lines[kind]).expect("a request line");
+        let missing: Vec<_> = fields
+            .iter()
+            .filter(|field| line.get(**field).is_none())
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "{kind}'s example leaves out {missing:?}: {line}"
+        );
+        for field in bounded {
+            assert!(
+                fields.contains(&field),
+                "{kind} has no field `{field}` to bound"
+            );
+        }
+    }
+}

@@ -1,0 +1,312 @@
+//! Limits at the door, tried as a hostile client would: every request kind of the table, each of
+//! its numbers set to 0, -1, 2^64-1, 1e400 and 65535 (a size of 65535x65535), against a server
+//! under `ulimit -v` so that a failure cannot take the machine. The kinds come from the table's
+//! golden lines (a kind cannot be added without one), so a new kind is walked as soon as it
+//! exists.
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::{ServerGuard, output_within, server_pid, wait_until_blocking};
+
+/// The server's address space: ten times what it uses, far below what an unbounded request
+/// asks (a 65535x65535 screen is billions of cells).
+pub const SERVER_VMEM_KIB: u64 = 3 << 20;
+
+/// Starts the server of `server` under `ulimit -v KIB`; its pid.
+pub fn start_limited_server(server: &ServerGuard, vmem_kib: u64) -> i32 {
+    let started = output_within(
+        "a server under ulimit -v",
+        std::process::Command::new("bash")
+            .args([
+                "-c",
+                &format!("ulimit -v {vmem_kib} && exec \"$0\" server"),
+                env!("CARGO_BIN_EXE_oino"),
+            ])
+            .env("OINO_SOCKET", &server.socket)
+            .env("XDG_STATE_HOME", &server.state),
+    );
+    assert!(
+        started.status.success(),
+        "{}",
+        String::from_utf8_lossy(&started.stderr)
+    );
+    server_pid(&server.socket).expect("the server's pid")
+}
+
+/// What the largest request within bounds may cost the server for a moment: a screen of the
+/// largest size (1000x500 cells), its wire form and its line.
+const ONE_REQUEST_KIB: u64 = 256 * 1024;
+
+/// A line of `/proc/PID/status`, in KiB.
+pub fn status_kib(pid: i32, field: &str) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_else(|err| panic!("the server {pid} is gone ({err})"))
+        .lines()
+        .find_map(|line| line.strip_prefix(field)?.strip_prefix(':'))
+        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("{field} of {pid}"))
+}
+
+/// The golden request lines of the table, one per kind.
+fn golden_requests() -> Vec<Value> {
+    let pinned = Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "src/remote/protocol/requests/snapshots/\
+         oino__remote__protocol__requests__tests__every_request_reply_and_event_reads_and_writes_as_pinned.snap",
+    );
+    let text = std::fs::read_to_string(&pinned).expect("the golden lines");
+    let requests: Vec<Value> = text
+        .lines()
+        .filter_map(|line| line.strip_prefix("> "))
+        .map(|line| serde_json::from_str(line).expect("a golden request"))
+        .collect();
+    assert!(requests.len() >= 21, "every kind: {}", requests.len());
+    requests
+}
+
+/// The paths to every number in `value` (object keys and array indexes).
+fn numbers(value: &Value, path: &mut Vec<Value>, found: &mut Vec<Vec<Value>>) {
+    match value {
+        Value::Number(_) => found.push(path.clone()),
+        Value::Object(map) => {
+            for (key, value) in map {
+                path.push(Value::from(key.as_str()));
+                numbers(value, path, found);
+                path.pop();
+            }
+        }
+        Value::Array(items) => {
+            for (index, value) in items.iter().enumerate() {
+                path.push(Value::from(index));
+                numbers(value, path, found);
+                path.pop();
+            }
+        }
+        _ => {}
+    }
+}
+
+fn at<'v>(value: &'v mut Value, path: &[Value]) -> &'v mut Value {
+    path.iter().fold(value, |value, step| match step {
+        Value::String(key) => &mut value[key.as_str()],
+        Value::Number(index) => {
+            &mut value[usize::try_from(index.as_u64().expect("an index")).expect("an index")]
+        }
+        _ => unreachable!("a path is keys and indexes"),
+    })
+}
+
+/// Each request with its numbers made hostile: each number alone at each value, and every
+/// number of one object at 65535 at once (a size of 65535x65535).
+fn hostile(request: &Value) -> Vec<Value> {
+    let raw = |text: &str| -> Value { serde_json::from_str(text).expect("a JSON number") };
+    // 1e400 is no f64: it is sent as written, in the line, below.
+    let extremes = ["0", "-1", "18446744073709551615", "65535"];
+    let mut found = Vec::new();
+    numbers(request, &mut Vec::new(), &mut found);
+    let mut hostile = Vec::new();
+    for path in &found {
+        for extreme in extremes {
+            let mut changed = request.clone();
+            *at(&mut changed, path) = raw(extreme);
+            hostile.push(changed);
+        }
+        let mut changed = request.clone();
+        *at(&mut changed, path) = Value::from("1e400-here");
+        hostile.push(changed);
+    }
+    let mut objects: Vec<&[Value]> = found.iter().map(|path| &path[..path.len() - 1]).collect();
+    objects.dedup();
+    for object in objects {
+        let mut changed = request.clone();
+        for path in found.iter().filter(|path| path.starts_with(object)) {
+            *at(&mut changed, path) = raw("65535");
+        }
+        hostile.push(changed);
+    }
+    hostile
+}
+
+/// Sends one line on a connection of its own and reads its first reply, if one comes soon (a
+/// wait for a month does not answer, and is let go).
+fn send(socket: &Path, line: &str) -> Option<String> {
+    let mut stream = UnixStream::connect(socket).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_millis(500)))
+        .expect("a read timeout");
+    stream.write_all(line.as_bytes()).expect("send");
+    stream.write_all(b"\n").expect("send");
+    let mut reply = String::new();
+    BufReader::new(stream).read_line(&mut reply).ok()?;
+    Some(reply)
+}
+
+/// The request made to act on `key` and on folders that exist, with nothing that must be
+/// unique (an id, a task name) so that each try reaches its handler.
+fn aimed(mut request: Value, key: &str, folder: &Path) -> Value {
+    let object = request.as_object_mut().expect("a request is an object");
+    if object.contains_key("key") {
+        object.insert("key".into(), key.into());
+    }
+    if object.get("op") == Some(&Value::from("run")) {
+        object.remove("id");
+        object.remove("name");
+        object.insert("command".into(), "printf x".into());
+    }
+    if object.contains_key("cwd") {
+        object.insert("cwd".into(), folder.to_str().expect("UTF-8").into());
+    }
+    if let Some(project) = object.get_mut("project") {
+        project["file"] = folder.join("oino.toml").to_str().expect("UTF-8").into();
+        for process in project["processes"].as_array_mut().expect("processes") {
+            process["cwd"] = folder.to_str().expect("UTF-8").into();
+            process["cmd"] = "sleep 30".into();
+            process["env_files"] = Value::Array(Vec::new());
+            process["after"] = Value::Array(Vec::new());
+            process["probes"]["alive"] = serde_json::json!({"cmd": "true"});
+        }
+    }
+    request
+}
+
+#[test]
+fn every_request_kind_with_hostile_numbers_leaves_the_server_flat_and_answering() {
+    let server = ServerGuard::new("door");
+    let folder = server.state.parent().expect("the test's folder").to_owned();
+    let pid = start_limited_server(&server, SERVER_VMEM_KIB);
+    // An ended call, and a task that runs.
+    let ended = output_within(
+        "an ended call",
+        &mut server.oino(&["run", "--", "seq 1 300"]),
+    );
+    assert!(ended.status.success());
+    let done = server.id_of("seq 1 300");
+    server.task("live", "while :; do echo tick; sleep 0.2; done");
+    let before = status_kib(pid, "VmRSS");
+    let (mut tried, mut answered) = (0, 0);
+    for request in golden_requests() {
+        // Its own end: it is tried as the last thing below.
+        if request["op"] == "kill_server" {
+            continue;
+        }
+        for key in [done.as_str(), "live"] {
+            for changed in hostile(&aimed(request.clone(), key, &folder)) {
+                let line = changed.to_string().replace("\"1e400-here\"", "1e400");
+                let reply = send(&server.socket, &line).unwrap_or_default();
+                tried += 1;
+                answered += usize::from(reply.starts_with(r#"{"ok":true"#));
+                assert_eq!(
+                    server_pid(&server.socket),
+                    Some(pid),
+                    "the server died of {line}"
+                );
+                let rss = status_kib(pid, "VmRSS");
+                assert!(
+                    rss < before + ONE_REQUEST_KIB,
+                    "{line} grew the server from {before} to {rss} KiB"
+                );
+            }
+        }
+        // It answers others still, at once.
+        let listed = send(&server.socket, r#"{"op":"list"}"#).unwrap_or_default();
+        assert!(
+            listed.starts_with(r#"{"ok":true"#),
+            "after {request}: {listed}"
+        );
+    }
+    assert!(tried > 200, "{tried} hostile requests");
+    // Most reached their handler and were served (within bounds), not only refused.
+    assert!(answered * 3 > tried, "{answered} of {tried} served");
+    let peak = status_kib(pid, "VmHWM");
+    assert!(
+        peak < before + ONE_REQUEST_KIB,
+        "the server peaked at {peak} KiB, from {before}"
+    );
+    // No handler panicked on a number (a panic ends its connection, not the server).
+    for log in std::fs::read_dir(server.state.join("oino")).expect("the server's folder") {
+        let log = log.expect("an entry").path();
+        if log.extension().is_some_and(|ext| ext == "log") {
+            let text = std::fs::read_to_string(&log).expect("the server's log");
+            assert!(!text.contains("panicked"), "{}: {text}", log.display());
+        }
+    }
+    let stopped = send(&server.socket, r#"{"op":"kill_server"}"#).unwrap_or_default();
+    assert!(stopped.contains("stopping"), "{stopped}");
+    wait_until_blocking("the server to stop", || {
+        server_pid(&server.socket).is_none()
+    });
+}
+
+/// The same door in process: a front end with a core of its own (`--embedded`, the headless
+/// mode) asks through its link, which holds each request as the server does.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_core_in_process_holds_requests_within_the_same_bounds() {
+    use oino::link::Link;
+    use oino::pty::TermSize;
+    let core = crate::support::test_core("door-in-process");
+    let id = crate::support::unique_id("ended");
+    let handle = core
+        .start(crate::support::request(&id, "seq 1 3"))
+        .expect("a call");
+    handle.result().await;
+    let link = Link::Local(core);
+    // Past the bounds, yet small enough that a core without them would not take the test
+    // harness down with it.
+    let huge = TermSize {
+        cols: 1500,
+        rows: 700,
+    };
+    let screen = link.snapshot(&id, Some(huge)).await.expect("a screen");
+    assert_eq!(
+        (screen.size.cols, screen.size.rows, screen.rows.len()),
+        (1000, 500, 500)
+    );
+    let page = link
+        .history_page(&id, u64::MAX, usize::MAX)
+        .await
+        .expect("a page");
+    assert_eq!(page.lines, ["1", "2", "3", ""]);
+    let slice = link
+        .output(&id, Some(u64::MAX), usize::MAX)
+        .await
+        .expect("a read");
+    assert!(slice.text.is_empty(), "{slice:?}");
+    link.close().await;
+}
+
+/// The descriptors a process holds.
+fn descriptors(pid: i32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/fd")).map_or(0, Iterator::count)
+}
+
+#[test]
+fn a_wait_for_a_month_ends_when_its_client_leaves() {
+    let server = ServerGuard::new("door-wait");
+    let pid = start_limited_server(&server, SERVER_VMEM_KIB);
+    server.task("live", "while :; do sleep 1; done");
+    let before = descriptors(pid);
+    let waits: Vec<UnixStream> = (0..20)
+        .map(|n| {
+            let mut stream = UnixStream::connect(&server.socket).expect("connect");
+            let line = if n % 2 == 0 {
+                r#"{"op":"wait","key":"live","timeout_ms":2592000000}"#
+            } else {
+                r#"{"op":"wait_output","key":"live","offset":18446744073709551615,"timeout_ms":2592000000}"#
+            };
+            writeln!(stream, "{line}").expect("send");
+            stream
+        })
+        .collect();
+    wait_until_blocking("the server to hold the waits", || {
+        descriptors(pid) >= before + 20
+    });
+    drop(waits);
+    // Each wait let go of its connection: nothing is held for a month.
+    wait_until_blocking("the waits to end with their clients", || {
+        descriptors(pid) <= before
+    });
+}
