@@ -4,6 +4,7 @@
 //! golden lines (a kind cannot be added without one), so a new kind is walked as soon as it
 //! exists.
 
+use std::fmt::Write as _;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
@@ -309,4 +310,123 @@ fn a_wait_for_a_month_ends_when_its_client_leaves() {
     wait_until_blocking("the waits to end with their clients", || {
         descriptors(pid) <= before
     });
+}
+
+/// `oino ARGS` in `dir` under `ulimit -v KIB`: what it printed, and its status.
+fn oino_limited(
+    server: &ServerGuard,
+    dir: &Path,
+    vmem_kib: u64,
+    args: &str,
+) -> std::process::Output {
+    output_within(
+        "oino under ulimit -v",
+        std::process::Command::new("bash")
+            .args([
+                "-c",
+                &format!("ulimit -v {vmem_kib} && exec \"$0\" {args}"),
+                env!("CARGO_BIN_EXE_oino"),
+            ])
+            .current_dir(dir)
+            .env("OINO_SOCKET", &server.socket)
+            .env("XDG_STATE_HOME", &server.state),
+    )
+}
+
+/// A 2 KB `.env` whose each variable repeats the one before it: gigabytes once expanded.
+fn env_bomb() -> String {
+    let mut text = String::from("V0=0123456789abcdef0123456789abcdef\n");
+    for n in 1..=40 {
+        let previous = format!("${{V{}}}", n - 1);
+        let _ = writeln!(text, "V{n}={}", previous.repeat(50));
+    }
+    text
+}
+
+/// A process-compose file of 190 KB that names one 100 KB string through 30,000 aliases.
+fn alias_bomb() -> String {
+    let mut text = format!(
+        "x-big: &big \"{}\"\nprocesses:\n  web:\n    command: echo hi\n    environment:\n",
+        "b".repeat(100_000)
+    );
+    text.push_str("x-list:\n");
+    for _ in 0..30_000 {
+        text.push_str("  - *big\n");
+    }
+    text
+}
+
+#[test]
+fn a_file_that_expands_past_its_budget_is_refused_at_its_place() {
+    let server = ServerGuard::new("file-bombs");
+    for (label, file, text, place) in [
+        ("env", ".env", env_bomb(), ".env:"),
+        (
+            "alias",
+            "process-compose.yaml",
+            alias_bomb(),
+            "process-compose.yaml:",
+        ),
+    ] {
+        let dir = server.state.parent().expect("the folder").join(label);
+        std::fs::create_dir_all(&dir).expect("a project folder");
+        std::fs::write(dir.join(file), &text).expect("the file");
+        if file == ".env" {
+            std::fs::write(
+                dir.join("oino.toml"),
+                "[processes.web]\ncmd = \"echo ${V40}\"\n",
+            )
+            .expect("oino.toml");
+        }
+        // 512 MiB: the client reads the file, and a gigabyte of it would fail here.
+        let up = oino_limited(&server, &dir, 512 << 10, "up");
+        let said = String::from_utf8_lossy(&up.stderr);
+        assert_eq!(up.status.code(), Some(2), "{label}: {said}");
+        assert!(
+            said.contains(place),
+            "{label}: the place in the file: {said}"
+        );
+        assert!(
+            said.contains("MiB") && !said.contains("memory allocation"),
+            "{label}: in words: {said}"
+        );
+    }
+}
+
+#[test]
+fn a_running_projects_file_that_becomes_a_bomb_is_a_notice_not_a_crash() {
+    let server = ServerGuard::new("file-bomb-live");
+    let pid = start_limited_server(&server, SERVER_VMEM_KIB);
+    let dir = server.state.parent().expect("the folder").join("live");
+    std::fs::create_dir_all(&dir).expect("a project folder");
+    std::fs::write(dir.join(".env"), "V0=ok\n").expect(".env");
+    std::fs::write(
+        dir.join("oino.toml"),
+        "[processes.web]\ncmd = \"echo ${V0}; sleep 600\"\n",
+    )
+    .expect("oino.toml");
+    let up = output_within("oino up", server.oino(&["up"]).current_dir(&dir));
+    assert!(
+        up.status.success(),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    // A `git pull` brings a bomb: the server reads the changed file again by itself.
+    std::fs::write(dir.join(".env"), env_bomb()).expect("the bomb");
+    let log = std::fs::read_dir(server.state.join("oino"))
+        .expect("the server's folder")
+        .flatten()
+        .map(|entry| entry.path())
+        .find(|path| path.extension().is_some_and(|ext| ext == "log"))
+        .expect("the server's log");
+    wait_until_blocking("the server to say the file cannot be applied", || {
+        std::fs::read_to_string(&log).is_ok_and(|text| text.contains("cannot be applied"))
+    });
+    assert_eq!(server_pid(&server.socket), Some(pid), "the server lives");
+    let listed = output_within("oino ls", &mut server.oino(&["ls"]));
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).contains("web"),
+        "{}",
+        String::from_utf8_lossy(&listed.stdout)
+    );
 }

@@ -66,7 +66,7 @@ pub(super) fn processes(cx: &Context, top: &[Entry]) -> Result<Vec<ProjectProces
     let mut reading = Reading {
         cx,
         expand,
-        env: cx.base_env(),
+        env: cx.base_env(listed.at)?,
         names: &names,
     };
     if let Some(node) = environment {
@@ -120,6 +120,7 @@ impl Reading<'_, '_> {
         let yaml = &self.cx.yaml;
         let written = self.written(entry)?;
         let mut env = self.env.clone();
+        self.cx.charge(&env, entry.at)?;
         if let Some(node) = written.environment {
             self.variables(&mut env, node)?;
         }
@@ -129,7 +130,7 @@ impl Reading<'_, '_> {
                 format!("{} has no command: give command: ...", entry.key),
             ));
         };
-        let cmd = self.expanded(yaml.text(command, "command")?, &env);
+        let cmd = self.expanded(yaml.text(command, "command")?, &env, command)?;
         let cmd = self.cx.command(cmd, command)?;
         let cwd = match written.working_dir {
             Some(node) => self.cx.folder(yaml.text(node, "working_dir")?, node)?,
@@ -204,11 +205,16 @@ impl Reading<'_, '_> {
     }
 
     /// `text` with `${VAR}` expanded from `env` and the environment, unless the file says not to.
-    fn expanded(&self, text: &str, env: &[(String, String)]) -> String {
+    fn expanded(
+        &self,
+        text: &str,
+        env: &[(String, String)],
+        node: Node,
+    ) -> Result<String, FileError> {
         if self.expand {
-            super::env::expand(text, &|name| self.cx.lookup(env, name))
+            self.cx.expand(text, env, node)
         } else {
-            text.to_owned()
+            Ok(text.to_owned())
         }
     }
 
@@ -222,7 +228,7 @@ impl Reading<'_, '_> {
             let Some((name, value)) = text.split_once('=') else {
                 return Err(yaml.at(item, "an environment item is NAME=value"));
             };
-            let value = self.expanded(value, env);
+            let value = self.expanded(value, env, item)?;
             own.push((name.to_owned(), value.clone()));
             set(env, name, value);
         }
@@ -372,7 +378,7 @@ impl Reading<'_, '_> {
             }
         }
         let command = command.ok_or_else(|| yaml.at(node, "exec has no command"))?;
-        let cmd = self.expanded(yaml.text(command, "command")?, env);
+        let cmd = self.expanded(yaml.text(command, "command")?, env, command)?;
         Ok(Probe::Cmd(self.cx.command(cmd, command)?))
     }
 
@@ -384,15 +390,18 @@ impl Reading<'_, '_> {
         let mut path = "/".to_owned();
         for entry in yaml.mapping(node, "http_get")? {
             match entry.key {
-                "host" => host = self.expanded(yaml.text(entry.value, "host")?, env),
+                "host" => {
+                    host = self.expanded(yaml.text(entry.value, "host")?, env, entry.value)?;
+                }
                 "port" => {
                     port = format!(
                         ":{}",
-                        self.expanded(&yaml.scalar(entry.value, "port")?, env)
+                        self.expanded(&yaml.scalar(entry.value, "port")?, env, entry.value)?
                     );
                 }
                 "path" => {
-                    let written = self.expanded(yaml.text(entry.value, "path")?, env);
+                    let written =
+                        self.expanded(yaml.text(entry.value, "path")?, env, entry.value)?;
                     path = if written.starts_with('/') {
                         written
                     } else {

@@ -8,9 +8,49 @@
 //! environment `oino` was started in. A `${NAME}` that names nothing is left as written, for the
 //! shell to see.
 
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
 
 use super::FileError;
+
+/// The most one value may grow to once its `${VAR}`s are replaced.
+pub const MAX_VALUE_BYTES: usize = 1 << 20;
+/// The most reading one project may build in all: its values once expanded, each process's
+/// environment, aliases of a YAML file expanded. A small file can repeat a large value many
+/// times over; a project needs far less.
+pub const MAX_PROJECT_BYTES: usize = 16 << 20;
+
+/// What reading one project has built so far, against [`MAX_PROJECT_BYTES`].
+#[derive(Debug, Default)]
+pub(crate) struct Budget {
+    spent: Cell<usize>,
+}
+
+impl Budget {
+    /// Counts `bytes` more; past the budget, the words of the refusal.
+    pub(crate) fn spend(&self, bytes: usize) -> Result<(), String> {
+        let spent = self.spent.get().saturating_add(bytes);
+        self.spent.set(spent);
+        if spent > MAX_PROJECT_BYTES {
+            return Err(format!(
+                "the project grows past {} MiB once read (its ${{VAR}}s replaced, its YAML \
+                 aliases copied, each process with its environment files' variables): a \
+                 project needs far less; look for a value repeated through ${{VAR}} or an alias",
+                MAX_PROJECT_BYTES >> 20
+            ));
+        }
+        Ok(())
+    }
+
+    /// Counts the bytes of the variables `env`.
+    pub(crate) fn spend_on(&self, env: &[(String, String)]) -> Result<(), String> {
+        self.spend(
+            env.iter()
+                .map(|(name, value)| name.len() + value.len())
+                .sum(),
+        )
+    }
+}
 
 /// The value of a variable of the environment a file is read in.
 pub(crate) type Known<'a> = &'a dyn Fn(&str) -> Option<String>;
@@ -43,9 +83,13 @@ pub(crate) fn of_files(files: &[EnvFile]) -> Vec<(String, String)> {
 }
 
 /// The variables of the environment file `file`, in order; a mistake names its line.
-pub(crate) fn read_file(file: &Path, known: Known) -> Result<Vec<(String, String)>, FileError> {
+pub(crate) fn read_file(
+    file: &Path,
+    known: Known,
+    budget: &Budget,
+) -> Result<Vec<(String, String)>, FileError> {
     let text = FileError::read_text(file)?;
-    parse(&text, known).map_err(|(line, message)| FileError {
+    parse(&text, known, budget).map_err(|(line, message)| FileError {
         file: file.to_owned(),
         line,
         column: 1,
@@ -55,7 +99,11 @@ pub(crate) fn read_file(file: &Path, known: Known) -> Result<Vec<(String, String
 
 /// The variables of an environment file's `text`, or the line (from 1) of a mistake and what
 /// it is. `known` gives the value of a variable not set in the file (the environment's).
-fn parse(text: &str, known: Known) -> Result<Vec<(String, String)>, (usize, String)> {
+fn parse(
+    text: &str,
+    known: Known,
+    budget: &Budget,
+) -> Result<Vec<(String, String)>, (usize, String)> {
     let mut vars: Vec<(String, String)> = Vec::new();
     for (index, line) in text.lines().enumerate() {
         let trimmed = line.trim();
@@ -90,10 +138,10 @@ fn parse(text: &str, known: Known) -> Result<Vec<(String, String)>, (usize, Stri
             let inner = quoted
                 .strip_suffix('"')
                 .ok_or((index + 1, "a \" is not closed on its line".to_owned()))?;
-            expand(&unescaped(inner), &lookup)
+            expand(&unescaped(inner), &lookup, budget).map_err(|why| (index + 1, why))?
         } else {
             let value = value.split(" #").next().unwrap_or_default().trim_end();
-            expand(value, &lookup)
+            expand(value, &lookup, budget).map_err(|why| (index + 1, why))?
         };
         set(&mut vars, name, value);
     }
@@ -124,16 +172,42 @@ fn unescaped(text: &str) -> String {
 }
 
 /// `text` with each `${NAME}` and `${NAME:-default}` replaced by the value `lookup` gives (the
-/// default when it gives none, or an empty one); left as written when it names nothing.
-pub(crate) fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
-    let mut out = String::with_capacity(text.len());
+/// default when it gives none, or an empty one); left as written when it names nothing. What it
+/// grows to is counted in `budget`; a value past [`MAX_VALUE_BYTES`] is refused in words.
+pub(crate) fn expand(
+    text: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    budget: &Budget,
+) -> Result<String, String> {
+    let expanded = expand_within(text, lookup, MAX_VALUE_BYTES).ok_or_else(|| {
+        format!(
+            "this value grows past {} MiB once its ${{VAR}}s are replaced: look for a value \
+             repeated through ${{VAR}}",
+            MAX_VALUE_BYTES >> 20
+        )
+    })?;
+    budget.spend(expanded.len())?;
+    Ok(expanded)
+}
+
+/// [`expand`] up to `most` bytes: `None` past them (before building more).
+fn expand_within(
+    text: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    most: usize,
+) -> Option<String> {
+    let mut out = String::with_capacity(text.len().min(most));
     let mut rest = text;
+    let room = |out: &String, more: usize| out.len().saturating_add(more) <= most;
     while let Some(start) = rest.find("${") {
+        if !room(&out, start) {
+            return None;
+        }
         out.push_str(&rest[..start]);
         let after = &rest[start + 2..];
         let Some(end) = after.find('}') else {
             out.push_str(&rest[start..]);
-            return out;
+            return room(&out, 0).then_some(out);
         };
         let inside = &after[..end];
         let (name, default) = match inside.split_once(":-") {
@@ -143,18 +217,23 @@ pub(crate) fn expand(text: &str, lookup: &dyn Fn(&str) -> Option<String>) -> Str
         let is_name = !name.is_empty()
             && !name.starts_with(|c: char| c.is_ascii_digit())
             && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
-        match (
-            is_name,
-            lookup(name).filter(|value| !value.is_empty() || default.is_none()),
-        ) {
-            (true, Some(value)) => out.push_str(&value),
-            (true, None) if default.is_some() => out.push_str(default.unwrap_or_default()),
-            _ => out.push_str(&rest[start..=start + 2 + end]),
+        let value = lookup(name).filter(|value| !value.is_empty() || default.is_none());
+        let piece = match (is_name, &value) {
+            (true, Some(value)) => value.as_str(),
+            (true, None) if default.is_some() => default.unwrap_or_default(),
+            _ => &rest[start..=start + 2 + end],
+        };
+        if !room(&out, piece.len()) {
+            return None;
         }
+        out.push_str(piece);
         rest = &after[end + 1..];
     }
+    if !room(&out, rest.len()) {
+        return None;
+    }
     out.push_str(rest);
-    out
+    Some(out)
 }
 
 #[cfg(test)]
@@ -186,14 +265,18 @@ mod tests {
             ("${1} ${a-b} ${", "${1} ${a-b} ${"),
         ];
         for (text, expanded) in cases {
-            assert_eq!(expand(text, &known), expanded, "{text}");
+            assert_eq!(
+                expand(text, &known, &Budget::default()).as_deref(),
+                Ok(expanded),
+                "{text}"
+            );
         }
     }
 
     #[test]
     fn an_environment_file_reads_as_docker_compose_and_foreman_read_it() {
         let text = "# db\nexport DB=shop\nPORT=5432 # the port\nURL=\"postgres://${HOST:-localhost}:${PORT}/${DB}\"\nRAW='${PORT} \\n'\nMULTI=\"a\\nb\"\nPORT=5433\n\nUSER_HOME=${HOME}\n";
-        let vars = parse(text, &from(&[("HOME", "/home/me")])).unwrap();
+        let vars = parse(text, &from(&[("HOME", "/home/me")]), &Budget::default()).unwrap();
         let vars: Vec<(&str, &str)> = vars
             .iter()
             .map(|(name, value)| (name.as_str(), value.as_str()))
@@ -214,7 +297,7 @@ mod tests {
             ("1A=1\n", 1, "cannot name a variable"),
             ("A='open\n", 1, "is not closed"),
         ] {
-            let err = parse(text, &from(&[])).unwrap_err();
+            let err = parse(text, &from(&[]), &Budget::default()).unwrap_err();
             assert_eq!(err.0, line, "{text:?}");
             assert!(err.1.contains(message), "{text:?}: {}", err.1);
         }

@@ -24,7 +24,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 use toml::Spanned;
 
-use super::env::{EnvFile, Known};
+use super::env::{Budget, EnvFile, Known};
 
 use super::{
     After, Condition, DEFAULT_BACKOFF_MS, DEFAULT_RESTART_LIMIT, MAX_BACKOFF_MS, Probe, Probes,
@@ -188,8 +188,13 @@ impl Project {
         let text = FileError::read_text(&file)?;
         let dir = file.parent().unwrap_or(Path::new("/")).to_owned();
         let dot_env = dir.join(DOT_ENV);
+        // What reading it builds, however much the file repeats through ${VAR} or aliases.
+        let budget = Budget::default();
         let base = if dot_env.is_file() {
-            vec![(dot_env.clone(), super::env::read_file(&dot_env, known)?)]
+            vec![(
+                dot_env.clone(),
+                super::env::read_file(&dot_env, known, &budget)?,
+            )]
         } else {
             Vec::new()
         };
@@ -204,6 +209,9 @@ impl Project {
             for process in &mut processes {
                 process.env_files = base.iter().map(|(path, _)| path.clone()).collect();
                 process.env = base.iter().flat_map(|(_, vars)| vars.clone()).collect();
+                budget
+                    .spend_on(&process.env)
+                    .map_err(|why| FileError::at_offset(&file, &text, 0, why))?;
             }
             let name = Project::name_of_folder(&file);
             return Ok(Self {
@@ -217,7 +225,7 @@ impl Project {
             .extension()
             .is_some_and(|extension| extension == "yaml" || extension == "yml")
         {
-            return super::yaml::read(&file, &text, base, known);
+            return super::yaml::read(&file, &text, base, known, &budget);
         }
         let at =
             |offset: usize, message: String| FileError::at_offset(&file, &text, offset, message);
@@ -235,12 +243,13 @@ impl Project {
             )
         })?;
         let mut base = base;
-        base.extend(env_files(&model.env_file, &dir, &at, known)?);
+        base.extend(env_files(&model.env_file, &dir, &at, known, &budget)?);
         let reading = Reading {
             dir: &dir,
             at: &at,
             known,
             base: &base,
+            budget: &budget,
         };
         let processes = reading.processes(&model)?;
         let name = model
@@ -305,6 +314,7 @@ fn env_files(
     dir: &Path,
     at: &dyn Fn(usize, String) -> FileError,
     known: Known,
+    budget: &Budget,
 ) -> Result<Vec<EnvFile>, FileError> {
     names
         .iter()
@@ -316,7 +326,7 @@ fn env_files(
                     format!("env_file {} is no file", path.display()),
                 ));
             }
-            Ok((path.clone(), super::env::read_file(&path, known)?))
+            Ok((path.clone(), super::env::read_file(&path, known, budget)?))
         })
         .collect()
 }
@@ -328,6 +338,8 @@ struct Reading<'a> {
     known: Known<'a>,
     /// The environment files of every process (`.env`, the top `env_file`), with their variables.
     base: &'a [EnvFile],
+    /// What reading the file built so far.
+    budget: &'a Budget,
 }
 
 impl Reading<'_> {
@@ -381,14 +393,27 @@ impl Reading<'_> {
         crate::core::tasks::validate_name(name.get_ref())
             .map_err(|err| mistake(name.span().start, format!("{err}")))?;
         let mut files: Vec<EnvFile> = self.base.to_vec();
-        files.extend(env_files(&process.env_file, self.dir, self.at, self.known)?);
+        files.extend(env_files(
+            &process.env_file,
+            self.dir,
+            self.at,
+            self.known,
+            self.budget,
+        )?);
         let mut env = super::env::of_files(&files);
+        self.budget
+            .spend_on(&env)
+            .map_err(|why| mistake(name.span().start, why))?;
         let known = |wanted: &str| super::env::value_of(&env, wanted, self.known);
         let own: Vec<(String, String)> = process
             .env
             .iter()
-            .map(|(name, value)| (name.clone(), super::env::expand(value, &known)))
-            .collect();
+            .map(|(var, value)| {
+                let expanded = super::env::expand(value, &known, self.budget)
+                    .map_err(|why| mistake(name.span().start, format!("env {var}: {why}")))?;
+                Ok((var.clone(), expanded))
+            })
+            .collect::<Result<_, FileError>>()?;
         let pairs = process
             .env
             .iter()
@@ -400,7 +425,8 @@ impl Reading<'_> {
             super::env::set(&mut env, &name, value);
         }
         let known = |wanted: &str| super::env::value_of(&env, wanted, self.known);
-        let cmd = super::env::expand(process.cmd.get_ref(), &known);
+        let cmd = super::env::expand(process.cmd.get_ref(), &known, self.budget)
+            .map_err(|why| mistake(process.cmd.span().start, why))?;
         if cmd.trim().is_empty() {
             return Err(mistake(
                 process.cmd.span().start,
@@ -570,7 +596,8 @@ impl Reading<'_> {
         known: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Option<Probe>, FileError> {
         if let Some(cmd) = cmd {
-            let expanded = super::env::expand(cmd.get_ref(), known);
+            let expanded = super::env::expand(cmd.get_ref(), known, self.budget)
+                .map_err(|why| (self.at)(cmd.span().start, why))?;
             if expanded.trim().is_empty() {
                 return Err((self.at)(
                     cmd.span().start,
@@ -583,7 +610,8 @@ impl Reading<'_> {
             return Ok(Some(Probe::Cmd(expanded)));
         }
         if let Some(http) = http {
-            let url = super::env::expand(http.get_ref(), known);
+            let url = super::env::expand(http.get_ref(), known, self.budget)
+                .map_err(|why| (self.at)(http.span().start, why))?;
             if let Err(why) = super::probe::check_address(&url) {
                 return Err((self.at)(http.span().start, why));
             }

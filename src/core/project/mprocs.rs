@@ -108,7 +108,7 @@ fn process(cx: &Context, entry: &Entry) -> Result<ProjectProcess, FileError> {
         None => cx.dir.to_owned(),
     };
     let mut process = ProjectProcess::new(entry.key, &cmd, cwd);
-    process.env = cx.base_env();
+    process.env = cx.base_env(at)?;
     process.env_files = cx.base_files();
     if let Some(node) = written.env {
         variables(cx, &mut process.env, node)?;

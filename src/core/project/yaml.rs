@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use saphyr::{LoadableYamlNode, MarkedYaml, Scalar, ScanError, YamlData};
 use saphyr_parser::{Event, Parser};
 
-use super::env::{EnvFile, Known};
+use super::env::{Budget, EnvFile, Known};
 use super::{FileError, Project, ProjectProcess};
 
 /// How deep collections may nest, aliases expanded. saphyr builds and drops a document by
@@ -39,9 +39,10 @@ pub(super) fn read(
     text: &str,
     base: Vec<EnvFile>,
     known: Known,
+    budget: &Budget,
 ) -> Result<Project, FileError> {
     let yaml = Yaml::new(file);
-    let root = document(file, text)?;
+    let root = document(file, text, budget)?;
     let top = yaml.mapping(&root, "the file")?;
     let dir = file.parent().unwrap_or(Path::new("/"));
     let context = Context {
@@ -49,6 +50,7 @@ pub(super) fn read(
         dir,
         known,
         base,
+        budget,
     };
     let has = |wanted: &str| top.iter().any(|entry| entry.key == wanted);
     let processes = if has("processes") {
@@ -80,12 +82,35 @@ pub(super) struct Context<'a> {
     pub known: Known<'a>,
     /// The environment files every process reads (`.env` beside the file), with their variables.
     pub base: Vec<EnvFile>,
+    /// What reading the file built so far.
+    pub budget: &'a Budget,
 }
 
 impl Context<'_> {
-    /// The variables of the environment files, in order, each over those before it.
-    pub fn base_env(&self) -> Vec<(String, String)> {
-        super::env::of_files(&self.base)
+    /// The variables of the environment files, in order, each over those before it, for one
+    /// process (counted in the budget: each process gets them all); a mistake at `node`.
+    pub fn base_env(&self, node: Node) -> Result<Vec<(String, String)>, FileError> {
+        let env = super::env::of_files(&self.base);
+        self.charge(&env, node)?;
+        Ok(env)
+    }
+
+    /// Counts the variables `env` (one process's) in the budget; past it, a mistake at `node`.
+    pub fn charge(&self, env: &[(String, String)], node: Node) -> Result<(), FileError> {
+        self.budget
+            .spend_on(env)
+            .map_err(|why| self.yaml.at(node, why))
+    }
+
+    /// `text` with `${VAR}` expanded from `env` and the environment (a mistake at `node`).
+    pub fn expand(
+        &self,
+        text: &str,
+        env: &[(String, String)],
+        node: Node,
+    ) -> Result<String, FileError> {
+        super::env::expand(text, &|name| self.lookup(env, name), self.budget)
+            .map_err(|why| self.yaml.at(node, why))
     }
 
     /// The environment files' paths.
@@ -165,8 +190,8 @@ impl Context<'_> {
 }
 
 /// The one document of `text`, the YAML file `file` (an empty file reads as an empty one).
-fn document<'t>(file: &Path, text: &'t str) -> Result<MarkedYaml<'t>, FileError> {
-    not_too_deep(file, text)?;
+fn document<'t>(file: &Path, text: &'t str, budget: &Budget) -> Result<MarkedYaml<'t>, FileError> {
+    within_bounds(file, text, budget)?;
     let mut documents = MarkedYaml::load_from_str(text).map_err(|err| not_yaml(file, &err))?;
     if let Some(second) = documents.get(1) {
         return Err(Yaml::new(file).at(
@@ -179,47 +204,64 @@ fn document<'t>(file: &Path, text: &'t str) -> Result<MarkedYaml<'t>, FileError>
         .unwrap_or_else(|| MarkedYaml::from_bare_yaml(saphyr::Yaml::Value(Scalar::Null))))
 }
 
-/// Refuses `text` if its collections nest deeper than [`MAX_DEPTH`], aliases expanded (each
-/// anchor's depth is remembered where it is defined), before saphyr builds it; a text that is not
-/// YAML is refused here with its place.
-fn not_too_deep(file: &Path, text: &str) -> Result<(), FileError> {
-    // The collections open around the next event, each with its anchor and its depth so far.
-    let mut open: Vec<(usize, usize)> = Vec::new();
-    let mut anchored: HashMap<usize, usize> = HashMap::new();
+/// What one node costs once built, beside its text.
+const NODE_BYTES: usize = 64;
+
+/// Refuses `text` before saphyr builds it if its collections nest deeper than [`MAX_DEPTH`], or
+/// if it would build more than the budget allows, aliases expanded: saphyr builds a copy of the
+/// anchored node for each alias, so 190 KB repeating one 100 KB string through 30,000 aliases
+/// would be 3 GB. Each anchor's depth and size are remembered where it is defined. A text that is
+/// not YAML is refused here with its place.
+fn within_bounds(file: &Path, text: &str, budget: &Budget) -> Result<(), FileError> {
+    /// A collection open around the next event: its anchor, its depth and size so far.
+    struct Open {
+        anchor: usize,
+        depth: usize,
+        bytes: usize,
+    }
+    let mut open: Vec<Open> = Vec::new();
+    let mut anchored: HashMap<usize, (usize, usize)> = HashMap::new();
     for event in Parser::new_from_str(text) {
         let (event, span) = event.map_err(|err| not_yaml(file, &err))?;
-        let (anchor, depth) = match event {
+        let at = |message: String| FileError {
+            file: file.to_owned(),
+            line: span.start.line().max(1),
+            column: span.start.col() + 1,
+            message,
+        };
+        let (anchor, depth, bytes) = match event {
             Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
-                open.push((anchor, 0));
-                (0, 0)
+                open.push(Open {
+                    anchor,
+                    depth: 0,
+                    bytes: NODE_BYTES,
+                });
+                continue;
             }
             Event::SequenceEnd | Event::MappingEnd => match open.pop() {
-                Some((anchor, below)) => (anchor, below + 1),
+                Some(closed) => (closed.anchor, closed.depth + 1, closed.bytes),
                 None => continue,
             },
-            Event::Scalar(_, _, anchor, _) => (anchor, 1),
-            Event::Alias(id) => (0, anchored.get(&id).copied().unwrap_or(1)),
+            Event::Scalar(value, _, anchor, _) => (anchor, 1, NODE_BYTES + value.len()),
+            Event::Alias(id) => {
+                let (depth, bytes) = anchored.get(&id).copied().unwrap_or((1, NODE_BYTES));
+                // The copy an alias becomes is built anew: it counts each time.
+                budget.spend(bytes).map_err(at)?;
+                (0, depth, bytes)
+            }
             _ => continue,
         };
         if open.len() + depth > MAX_DEPTH {
-            return Err(FileError {
-                file: file.to_owned(),
-                line: span.start.line().max(1),
-                column: span.start.col() + 1,
-                message: format!(
-                    "this nests deeper than {MAX_DEPTH} lists and mappings: a project file \
-                     needs a few"
-                ),
-            });
-        }
-        if depth == 0 {
-            continue;
+            return Err(at(format!(
+                "this nests deeper than {MAX_DEPTH} lists and mappings: a project file needs a few"
+            )));
         }
         if anchor > 0 {
-            anchored.insert(anchor, depth);
+            anchored.insert(anchor, (depth, bytes));
         }
         if let Some(parent) = open.last_mut() {
-            parent.1 = parent.1.max(depth);
+            parent.depth = parent.depth.max(depth);
+            parent.bytes = parent.bytes.saturating_add(bytes);
         }
     }
     Ok(())
