@@ -729,10 +729,11 @@ pub(crate) fn failure_status(err: &anyhow::Error) -> ExitCode {
         AlreadyTask, BadRequest, DuplicateId, DuplicateName, Forbidden, Forgotten, InvalidName,
         NoSuchEntry, NotRunning, TooLarge, Version,
     };
-    if err
-        .chain()
-        .any(|cause| cause.is::<BadFlag>() || cause.is::<crate::paths::UnsafePath>())
-    {
+    if err.chain().any(|cause| {
+        cause.is::<BadFlag>()
+            || cause.is::<crate::paths::UnsafePath>()
+            || cause.is::<crate::remote::client::NotOino>()
+    }) {
         return ExitCode::from(EXIT_USAGE);
     }
     match crate::link::error_code(err) {

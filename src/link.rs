@@ -827,18 +827,16 @@ impl Remote {
         let mut lines = client.subscribe().await?;
         let (events, receiver) = mpsc::channel(REMOTE_EVENTS);
         tokio::spawn(async move {
-            let mut line = String::new();
             loop {
-                line.clear();
                 // Nobody takes them any more: the connection (and its transport) goes now,
                 // not at the next event.
                 let read = tokio::select! {
-                    read = lines.read_line(&mut line) => read,
+                    read = lines.next_event() => read,
                     () = events.closed() => return,
                 };
                 let event = match read {
-                    Ok(0) | Err(_) => LinkEvent::Closed,
-                    Ok(_) => serde_json::from_str(&line).map_or(LinkEvent::Lagged, |event| {
+                    Err(_) => LinkEvent::Closed,
+                    Ok(line) => serde_json::from_slice(&line).map_or(LinkEvent::Lagged, |event| {
                         LinkEvent::Core(CoreEvent::from_wire(event))
                     }),
                 };

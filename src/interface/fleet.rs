@@ -20,8 +20,8 @@ use crate::remote::address::Address;
 use crate::screen::ScreenSnapshot;
 
 /// How long a far host has to answer a link, a listing or an action before its link counts as
-/// lost (and is made again).
-const ANSWER_WITHIN: Duration = Duration::from_secs(20);
+/// lost (and is made again): what a command gives it too.
+const ANSWER_WITHIN: Duration = crate::remote::client::FAR_ANSWER_WITHIN;
 /// How long a frame waits for a far screen or history page: a host that does not answer holds
 /// the interface this long once, then its link is made again.
 const FRAME_WAITS: Duration = Duration::from_secs(3);

@@ -382,6 +382,25 @@ pub fn clean_text(bytes: &[u8], width: u16) -> String {
     text
 }
 
+/// Text that should be clean already (a reply's, which may come from a server on another machine)
+/// made sure of: one control character in it (anything but a line feed) means it was not, and it
+/// goes through the cleaner as raw bytes would, so that it is inert on a terminal. Clean text
+/// passes as it is, after one look at its bytes.
+#[must_use]
+pub fn made_clean(text: String) -> String {
+    // C0 and DEL are one byte each in UTF-8; a C1 control (U+0080-U+009F) is 0xC2 0x80-0x9F.
+    let mut after_c2 = false;
+    let clean = text.bytes().all(|byte| {
+        let control = (byte < 0x20 && byte != b'\n') || byte == 0x7f || (after_c2 && byte < 0xa0);
+        after_c2 = byte == 0xc2;
+        !control
+    });
+    if clean {
+        return text;
+    }
+    clean_text(text.as_bytes(), u16::MAX)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,13 +15,18 @@ use crate::inert::escaped;
 use crate::remote::address::{Address, Transport};
 
 use crate::remote::protocol::{
-    Ask, ErrorCode, PROTOCOL_VERSION, ReplyOf, Request, Travel, requests,
+    Ask, ErrorCode, MAX_REPLY_BYTES, PROTOCOL_VERSION, ReplyOf, Request, Travel, requests,
 };
 
 /// How long a client waits for a server it started to answer.
 const START_DEADLINE: Duration = Duration::from_secs(10);
 /// How often it looks meanwhile.
 const START_POLL: Duration = Duration::from_millis(20);
+
+/// How long a server on another machine may take to answer a quick question (the hello, a list,
+/// a page) before the client gives up on it: a far side that went silent, or a transport that
+/// never reaches one (`--via 'sleep 1000'`).
+pub(crate) const FAR_ANSWER_WITHIN: Duration = Duration::from_secs(20);
 
 /// Bytes read from the server at a time: a page of output (a mebibyte of JSON) comes in 16
 /// reads, not 128.
@@ -41,6 +46,17 @@ pub struct Client {
     /// a chatty transport never blocks on a full pipe.
     said: Arc<Mutex<Vec<u8>>>,
 }
+
+/// The other side sent what is no reply of oino's protocol (a line past [`MAX_REPLY_BYTES`],
+/// text that is no reply): the connection is no use.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct NotOino(pub String);
+
+/// A server on another machine said nothing within [`FAR_ANSWER_WITHIN`].
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct NoAnswer(pub String);
 
 /// A request the server turned down: what kind of failure, and what to do in words.
 #[derive(Debug, thiserror::Error)]
@@ -185,26 +201,30 @@ impl Client {
         if let Some(refused) = err.downcast_ref::<Refused>() {
             return match (refused.code, &refused.data.runs) {
                 (ErrorCode::Version, Some(runs)) => {
-                    anyhow::anyhow!("{} {}; {this}", transport.name(), escaped(runs))
+                    NotOino(format!("{} {}; {this}", transport.name(), escaped(runs))).into()
                 }
                 // A server from before versions were said in data: its own words.
-                (ErrorCode::Version, None) => anyhow::anyhow!(
+                (ErrorCode::Version, None) => NotOino(format!(
                     "{} runs another version of oino ({}); {this}",
                     transport.name(),
                     escaped(&refused.message)
-                ),
+                ))
+                .into(),
                 _ => err,
             };
         }
-        if err
-            .chain()
-            .any(<dyn std::error::Error>::is::<serde_json::Error>)
-        {
-            return anyhow::anyhow!(
-                "{} answered in something other than oino's protocol: is `oino proxy` what runs \
-                 there, and does the login print nothing before it? ({this})",
-                transport.name()
-            );
+        if let Some(not_oino) = err.downcast_ref::<NotOino>() {
+            return NotOino(format!(
+                "{not_oino}: is `oino proxy` what runs there, and does the login print nothing \
+                 before it? ({this})"
+            ))
+            .into();
+        }
+        if let Some(silent) = err.downcast_ref::<NoAnswer>() {
+            return NoAnswer(format!(
+                "{silent}: is `oino proxy` what runs there, and does the link reach it?"
+            ))
+            .into();
         }
         let Some(mut child) = self.transport.take() else {
             return err;
@@ -280,9 +300,24 @@ impl Client {
         &self.address
     }
 
-    /// Asks a request of any kind, and reads its reply.
+    /// Asks a request of any kind, and reads its reply. A quick one asked of another machine
+    /// is answered within [`FAR_ANSWER_WITHIN`], or given up on.
     pub async fn ask<A: Ask>(&mut self, request: A) -> anyhow::Result<A::Reply> {
-        let wire = self.request(&request.into()).await?;
+        let request = request.into();
+        let wire = match &self.address {
+            Address::Through(transport) if !A::APART => {
+                let name = transport.name();
+                tokio::time::timeout(FAR_ANSWER_WITHIN, self.request(&request))
+                    .await
+                    .map_err(|_| {
+                        NoAnswer(format!(
+                            "{name} gave no answer within {} s",
+                            FAR_ANSWER_WITHIN.as_secs()
+                        ))
+                    })??
+            }
+            _ => self.request(&request).await?,
+        };
         Ok(Travel::from_wire(wire))
     }
 
@@ -340,28 +375,49 @@ impl Client {
         }
     }
 
+    /// The next line the other side sends, at most [`MAX_REPLY_BYTES`] long (read a page at a
+    /// time, never more): a longer one, or one cut short by the end of the connection, is an
+    /// error, and the connection is no use after it.
+    async fn next_line(&mut self) -> anyhow::Result<Vec<u8>> {
+        let mut line = Vec::new();
+        let read = (&mut self.reader)
+            .take(MAX_REPLY_BYTES as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .await;
+        let cut =
+            |why: &str| std::io::Error::new(std::io::ErrorKind::UnexpectedEof, why.to_owned());
+        match read {
+            Ok(0) => Err(self.went_away(cut("the connection was closed"))),
+            Ok(_) if line.ends_with(b"\n") => Ok(line),
+            Ok(_) if line.len() > MAX_REPLY_BYTES => Err(NotOino(format!(
+                "{} sent a line longer than {} MiB, more than any reply of oino's protocol",
+                self.other_side(),
+                MAX_REPLY_BYTES >> 20
+            ))
+            .into()),
+            // A reply is a whole line: one cut short is a server that died while it wrote.
+            Ok(_) => Err(self.went_away(cut("the connection was closed in the middle of a reply"))),
+            Err(err) => Err(self.went_away(err)),
+        }
+    }
+
+    /// Who answers, in words: the far side of a transport, or the server at a socket.
+    fn other_side(&self) -> String {
+        match &self.address {
+            Address::Socket(socket) => format!("the oino server at {}", socket.display()),
+            Address::Through(transport) => transport.name(),
+        }
+    }
+
     /// Reads the next reply (a `run` with `started` has two).
     pub async fn reply<T: DeserializeOwned>(&mut self) -> anyhow::Result<T> {
-        let mut reply = String::new();
-        match self.reader.read_line(&mut reply).await {
-            Ok(0) => {
-                return Err(self.went_away(std::io::Error::new(
-                    std::io::ErrorKind::UnexpectedEof,
-                    "the connection was closed",
-                )));
-            }
-            // A reply is a whole line: one cut short is a server that died while it wrote.
-            Ok(_) if !reply.ends_with('\n') => {
-                return Err(self.went_away(std::io::Error::new(
-                    std::io::ErrorKind::UnexpectedEof,
-                    "the connection was closed in the middle of a reply",
-                )));
-            }
-            Ok(_) => {}
-            Err(err) => return Err(self.went_away(err)),
-        }
-        let reply: ReplyOf<T> =
-            serde_json::from_str(&reply).context("reading the server's reply")?;
+        let reply = self.next_line().await?;
+        let reply: ReplyOf<T> = serde_json::from_slice(&reply).map_err(|_| {
+            NotOino(format!(
+                "{} answered in something other than oino's protocol",
+                self.other_side()
+            ))
+        })?;
         if !reply.ok {
             return Err(Refused {
                 code: reply.code.unwrap_or(ErrorCode::Unknown),
@@ -385,9 +441,10 @@ impl Client {
         Ok(self)
     }
 
-    /// Reads a line of what the server sends (an event, after [`Client::subscribe`]).
-    pub async fn read_line(&mut self, line: &mut String) -> std::io::Result<usize> {
-        self.reader.read_line(line).await
+    /// Reads a line of what the server sends (an event, after [`Client::subscribe`]), at most
+    /// [`MAX_REPLY_BYTES`]: an error at the end of the connection or past the cap.
+    pub async fn next_event(&mut self) -> anyhow::Result<Vec<u8>> {
+        self.next_line().await
     }
 
     /// The raw connection, for `oino proxy` to carry.

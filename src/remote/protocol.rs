@@ -29,6 +29,9 @@ pub(crate) const PROTOCOL_VERSION: u32 = 9;
 /// be given and an environment of the most the kernel takes (6 MiB), as JSON escapes ordinary
 /// text (control characters, six bytes each, could still pass it).
 pub const MAX_REQUEST_BYTES: usize = 16 << 20;
+/// The longest reply line a client reads, and a server writes: a larger answer is refused as
+/// `too_large` in its place, so that a connection never carries a line its reader drops.
+pub const MAX_REPLY_BYTES: usize = 16 << 20;
 
 /// What reading one line found.
 #[derive(Debug, PartialEq, Eq)]
@@ -99,6 +102,14 @@ impl Reply {
     pub fn success(result: impl Serialize) -> Self {
         let mut line = br#"{"ok":true,"result":"#.to_vec();
         match serde_json::to_writer(&mut line, &result) {
+            Ok(()) if line.len() + 2 > MAX_REPLY_BYTES => Self::failure(
+                ErrorCode::TooLarge,
+                format!(
+                    "the answer is larger than a reply may be ({} MiB): ask for less at a time \
+                     (a smaller screen, a shorter page)",
+                    MAX_REPLY_BYTES >> 20
+                ),
+            ),
             Ok(()) => {
                 line.extend_from_slice(b"}\n");
                 Self { line }

@@ -430,3 +430,180 @@ fn a_running_projects_file_that_becomes_a_bomb_is_a_notice_not_a_crash() {
         String::from_utf8_lossy(&listed.stdout)
     );
 }
+
+/// A far side of oino's protocol that lies: it answers `hello` as a server of this version, an
+/// entry with the golden example, each `output` with `text` and a `run` with a result of `text`
+/// (given in JSON, escapes as the far side pleases). Run as `--via 'python3 FILE'`.
+fn lying_far_side(dir: &Path, text: &str) -> String {
+    let golden = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(
+        "src/remote/protocol/requests/snapshots/\
+         oino__remote__protocol__requests__tests__every_request_reply_and_event_reads_and_writes_as_pinned.snap",
+    ))
+    .expect("the golden lines");
+    let reply_of = |kind: &str| -> String {
+        let mut lines = golden.lines();
+        lines.find(|line| *line == kind).expect("the kind");
+        lines
+            .nth(1)
+            .and_then(|line| line.strip_prefix("< "))
+            .expect("its reply")
+            .to_owned()
+    };
+    let script = format!(
+        r#"import json, sys
+entry = json.loads(r'''{entry}''')
+result = json.loads(r'''{result}''')
+snapshot = json.loads(r'''{snapshot}''')
+text = json.loads(r'''{text}''')
+def say(value):
+    sys.stdout.write(json.dumps({{"ok": True, "result": value}}) + "\n")
+    sys.stdout.flush()
+for line in sys.stdin:
+    request = json.loads(line)
+    op = request["op"]
+    if op == "hello":
+        say({{"version": request["version"], "server_pid": 1, "oino": "0.1.0"}})
+    elif op in ("entry", "detach"):
+        say(entry)
+    elif op == "list":
+        say([entry])
+    elif op == "output":
+        since = request.get("since") or 0
+        say({{"text": text if since < entry["bytes"] else "", "from": since, "next_offset": entry["bytes"]}})
+    elif op == "snapshot":
+        snapshot["rows"][0][0]["t"] = text
+        say(snapshot)
+    elif op == "wait_output":
+        say(False)
+    elif op == "run":
+        say(entry)
+        say(dict(result, text=text, detached=None))
+    else:
+        say("ok")
+"#,
+        entry = reply_of("Entry"),
+        result = reply_of("Run"),
+        snapshot = reply_of("Snapshot"),
+        text = serde_json::to_string(text).expect("JSON"),
+    );
+    let file = dir.join("far.py");
+    std::fs::write(&file, script).expect("the far side");
+    format!("python3 {}", file.display())
+}
+
+#[test]
+fn a_far_sides_text_is_inert_on_this_terminal() {
+    let server = ServerGuard::new("far-inert");
+    let dir = server.state.parent().expect("the folder").to_owned();
+    // A title, a clipboard write and four tmux paste buffers, as a far log may hold them.
+    let hostile = "build ok\n\u{1b}]0;pwned\u{7}\u{1b}]52;c;aGk=\u{7}\u{1b}Ptmux;\u{1b}\u{1b}]52;c;eA==\u{7}\u{1b}\\\u{9b}2J done\n";
+    let via = lying_far_side(&dir, hostile);
+    let sgr = regex::Regex::new("\x1b\\[[0-9;:]*m").expect("a pattern");
+    for args in [
+        vec!["logs", "t1"],
+        vec!["run", "--", "make"],
+        vec!["screen", "t1"],
+        vec!["screen", "--ansi", "t1"],
+    ] {
+        let mut command = server.oino(&["--via", &via]);
+        command.args(&args);
+        let out = output_within("a command through the far side", &mut command);
+        let printed = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            printed.contains("build ok") && printed.contains("done") || args[0] == "screen",
+            "{args:?}: {printed:?} {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // Only the SGR sequences `screen --ansi` writes itself, and line feeds.
+        let without_sgr = sgr.replace_all(&printed, "");
+        assert!(
+            !without_sgr
+                .chars()
+                .any(|c| matches!(c, '\0'..='\x09' | '\x0b'..='\x1f' | '\x7f'..='\u{9f}')),
+            "{args:?} printed a control character: {printed:?}"
+        );
+    }
+}
+
+#[test]
+fn a_far_side_that_never_ends_its_line_is_refused_before_it_costs_memory() {
+    let server = ServerGuard::new("far-long-line");
+    let dir = server.state.parent().expect("the folder").to_owned();
+    // A compromised container: its `oino proxy` answers with one line that never ends.
+    let far = dir.join("endless.sh");
+    std::fs::write(&far, "read -r hello\nyes | tr -d '\\n'\n").expect("the far side");
+    // 512 MiB of address space: the client grew past that in a second without the cap.
+    let out = oino_limited(
+        &server,
+        &dir,
+        512 << 10,
+        &format!("--via 'bash {}' ls", far.display()),
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(said.contains("a line longer than 16 MiB"), "{said}");
+    assert!(!said.contains("memory allocation"), "{said}");
+}
+
+#[test]
+fn a_silent_far_side_is_given_up_on_and_garbage_exits_2() {
+    let server = ServerGuard::new("far-silent");
+    let started = std::time::Instant::now();
+    let out = output_within(
+        "a command through a silent far side",
+        &mut server.oino(&["--via", "sleep 1000", "ls"]),
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("gave no answer within 20 s"), "{said}");
+    assert!(
+        started.elapsed() < Duration::from_secs(29),
+        "it waited {:?}",
+        started.elapsed()
+    );
+    let out = output_within(
+        "a command through a far side speaking garbage",
+        &mut server.oino(&["--via", "echo Welcome to the box!", "ls"]),
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{said}");
+    assert!(
+        said.contains("something other than oino's protocol"),
+        "{said}"
+    );
+}
+
+#[test]
+fn an_interface_on_a_far_side_that_never_ends_its_line_lists_it_and_goes_on() {
+    let server = ServerGuard::new("far-long-line-ui");
+    let dir = server.state.parent().expect("the folder").to_owned();
+    let far = dir.join("endless.sh");
+    std::fs::write(&far, "read -r hello\nyes | tr -d '\\n'\n").expect("the far side");
+    let script = dir.join("script");
+    std::fs::write(
+        &script,
+        "run --title near-job echo near-done\n\
+         wait-for near-done\n\
+         wait-for longer than 16 MiB --timeout 20\n\
+         snapshot\n",
+    )
+    .expect("the script");
+    // 1 GiB of address space: the interface grew to 1.8 GB in half a second without the cap.
+    let out = oino_limited(
+        &server,
+        &dir,
+        1 << 20,
+        &format!(
+            "headless --server --size 110x24 --via 'bash {}' --script {}",
+            far.display(),
+            script.display()
+        ),
+    );
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}\n{shown}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(shown.contains("near-done"), "{shown}");
+}

@@ -601,7 +601,8 @@ impl Travel for CoreCallResult {
     }
     fn from_wire(wire: CallResult) -> Self {
         Self {
-            text: wire.text,
+            // Inert whoever sent it: a server on another machine may not be what it should.
+            text: crate::output::made_clean(wire.text),
             is_error: wire.is_error,
             exit: Travel::from_wire(wire.exit),
             timed_out: wire.timed_out,
@@ -640,7 +641,8 @@ impl Travel for CoreOutputSlice {
     }
     fn from_wire(wire: OutputSlice) -> Self {
         Self {
-            text: wire.text,
+            // Inert whoever sent it: a server on another machine may not be what it should.
+            text: crate::output::made_clean(wire.text),
             from: wire.from,
             next_offset: wire.next_offset,
         }

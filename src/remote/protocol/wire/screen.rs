@@ -135,7 +135,12 @@ impl Travel for CoreCell {
             wide: self.wide,
         }
     }
-    fn from_wire(wire: Cell) -> Self {
+    fn from_wire(mut wire: Cell) -> Self {
+        // A cell is drawn as it is: one from another machine holds no control character (a
+        // model of this machine's never does).
+        if wire.text.chars().any(crate::inert::is_control) {
+            wire.text.retain(|c| !crate::inert::is_control(c));
+        }
         Self {
             text: wire.text,
             fg: Travel::from_wire(wire.fg),
