@@ -33,6 +33,7 @@ use serde::{Deserialize, Serialize};
 use tokio::sync::{mpsc, watch};
 
 pub mod exec;
+pub(crate) mod group;
 pub(crate) mod procfs;
 mod spawn;
 mod stream;

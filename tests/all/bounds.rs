@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::support::{ServerGuard, output_within, server_pid, wait_until_blocking};
+use crate::support::{ServerGuard, output_within, running, server_pid, wait_until_blocking};
 
 /// The server's address space: ten times what it uses, far below what an unbounded request
 /// asks (a 65535x65535 screen is billions of cells).
@@ -606,4 +606,75 @@ fn an_interface_on_a_far_side_that_never_ends_its_line_lists_it_and_goes_on() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(shown.contains("near-done"), "{shown}");
+}
+
+/// A project folder holding `toml` as its `oino.toml`.
+fn project_folder(server: &ServerGuard, label: &str, toml: &str) -> std::path::PathBuf {
+    let dir = server.state.parent().expect("the folder").join(label);
+    std::fs::create_dir_all(&dir).expect("a project folder");
+    std::fs::write(dir.join("oino.toml"), toml).expect("oino.toml");
+    dir
+}
+
+#[test]
+fn a_probe_leaves_nothing_running_after_each_try_nor_after_a_stop() {
+    let server = ServerGuard::new("probe-whole");
+    // Unique words, to count this test's own processes.
+    let (left, piped) = (
+        format!("1004.{}", std::process::id()),
+        format!("1006.{}", std::process::id()),
+    );
+    let dir = project_folder(
+        &server,
+        "probes",
+        &format!(
+            "[processes.web]\ncmd = \"sleep 600\"\n\
+             ready_cmd = \"echo try >> tries; sleep {left} >/dev/null 2>&1 & false\"\n\
+             ready_interval = 0.2\n\n\
+             [processes.api]\ncmd = \"sleep 600\"\nready_cmd = \"sleep {piped} | cat\"\n\
+             ready_interval = 0.2\n"
+        ),
+    );
+    let up = output_within("oino up", server.oino(&["up"]).current_dir(&dir));
+    assert!(
+        up.status.success(),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    let tries =
+        || std::fs::read_to_string(dir.join("tries")).map_or(0, |text| text.lines().count());
+    wait_until_blocking("ten tries of the probe", || tries() >= 10);
+    // What each try left in the background was ended with it: at most the one of a try under
+    // way now (without the group ended, one a try: ten and more).
+    let leftover = running(&["sleep", &left]);
+    assert!(leftover <= 1, "{leftover} sleeps left by {} tries", tries());
+    wait_until_blocking("the piped probe to run", || {
+        running(&["sleep", &piped]) == 1
+    });
+    // A stop while a try runs ends its whole group (its `sleep` went to pid 1).
+    let down = output_within("oino down", server.oino(&["down"]).current_dir(&dir));
+    assert!(
+        down.status.success(),
+        "{}",
+        String::from_utf8_lossy(&down.stderr)
+    );
+    wait_until_blocking("nothing of the probes to be left", || {
+        running(&["sleep", &left]) + running(&["sleep", &piped]) == 0
+    });
+    // And at the server's end, with a try under way.
+    let up = output_within("oino up", server.oino(&["up"]).current_dir(&dir));
+    assert!(
+        up.status.success(),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    wait_until_blocking("the piped probe to run again", || {
+        running(&["sleep", &piped]) == 1
+    });
+    let stopped = output_within("kill-server", &mut server.oino(&["kill-server"]));
+    assert!(stopped.status.success());
+    wait_until_blocking(
+        "nothing of the probes to be left at the server's end",
+        || running(&["sleep", &left]) + running(&["sleep", &piped]) == 0,
+    );
 }

@@ -295,3 +295,20 @@ pub fn output_before(
     }
     child.wait_with_output().expect("output")
 }
+
+/// How many live processes run exactly `argv` (zombies included until reaped: a process whose
+/// command line is empty is one, and is not counted).
+pub fn running(argv: &[&str]) -> usize {
+    let wanted: Vec<u8> = argv
+        .iter()
+        .flat_map(|arg| [arg.as_bytes(), b"\0"].concat())
+        .collect();
+    std::fs::read_dir("/proc").map_or(0, |processes| {
+        processes
+            .flatten()
+            .filter(|process| {
+                std::fs::read(process.path().join("cmdline")).is_ok_and(|words| words == wanted)
+            })
+            .count()
+    })
+}

@@ -1,10 +1,10 @@
 //! Probes: a command (ready or alive at exit 0) or an `http://` address (at a 2xx or 3xx answer),
 //! tried from outside the process. A command runs in the process's folder and environment, in a
-//! process group of its own that a timeout ends whole; nothing of it is shown as a project's
-//! row. Addresses are local servers: plain HTTP, no TLS.
+//! process group of its own that is ended whole after each try, at a timeout and at a stop
+//! (`pty::group`); nothing of it is shown as a project's row. Addresses are local servers: plain
+//! HTTP, no TLS.
 
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
 
 use tokio::io::AsyncReadExt;
@@ -63,22 +63,17 @@ async fn command(
     env: &[(String, String)],
     timeout: Duration,
 ) -> Result<(), String> {
-    let mut child = tokio::process::Command::new("bash")
+    let mut command = std::process::Command::new("bash");
+    command
         .arg("-c")
         .arg(cmd)
         .current_dir(cwd)
         .env_clear()
-        .envs(env.iter().map(|(name, value)| (name, value)))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true)
-        .spawn()
+        .envs(env.iter().map(|(name, value)| (name, value)));
+    // Dropped (a timeout, a stop), it ends its group; waited for, it ends what the shell left.
+    let (mut child, outputs) = crate::pty::group::GroupChild::spawn(command)
         .map_err(|err| format!("`{cmd}` could not start: {err}"))?;
-    let group = child.id().and_then(|pid| i32::try_from(pid).ok());
-    let mut stdout = child.stdout.take();
-    let mut stderr = child.stderr.take();
+    let (mut stdout, mut stderr) = (outputs.stdout, outputs.stderr);
     let run = async {
         let mut out = Vec::new();
         let mut err = Vec::new();
@@ -90,13 +85,6 @@ async fn command(
         (status, if err.is_empty() { out } else { err })
     };
     let Ok((status, said)) = tokio::time::timeout(timeout, run).await else {
-        // The whole group: a probe's children must not outlive it.
-        if let Some(group) = group {
-            let _ = nix::sys::signal::killpg(
-                nix::unistd::Pid::from_raw(group),
-                nix::sys::signal::Signal::SIGKILL,
-            );
-        }
         return Err(format!(
             "`{cmd}` gave no answer in {} ms",
             timeout.as_millis()
