@@ -678,3 +678,120 @@ fn a_probe_leaves_nothing_running_after_each_try_nor_after_a_stop() {
         || running(&["sleep", &left]) + running(&["sleep", &piped]) == 0,
     );
 }
+
+#[test]
+fn a_probe_interval_below_the_floor_or_no_failures_is_refused_at_its_place() {
+    let server = ServerGuard::new("floors");
+    for (label, key, said) in [
+        (
+            "zero",
+            "ready_interval = 0",
+            "ready_interval is at least 0.1 s",
+        ),
+        (
+            "tiny",
+            "ready_interval = 1e-9",
+            "ready_interval is at least 0.1 s",
+        ),
+        (
+            "alive",
+            "alive_interval = 0.01",
+            "alive_interval is at least 0.1 s",
+        ),
+        (
+            "failures",
+            "alive_failures = 0",
+            "alive_failures is at least 1",
+        ),
+    ] {
+        let dir = project_folder(
+            &server,
+            label,
+            &format!(
+                "[processes.web]\ncmd = \"sleep 600\"\nready_cmd = \"true\"\n\
+                 alive_cmd = \"true\"\n{key}\n"
+            ),
+        );
+        let up = output_within("oino up", server.oino(&["up"]).current_dir(&dir));
+        let stderr = String::from_utf8_lossy(&up.stderr);
+        assert_eq!(up.status.code(), Some(2), "{key}: {stderr}");
+        assert!(
+            stderr.contains(&format!(
+                "oino.toml:5:{}: {said}",
+                key.find('=').expect("=") + 3
+            )),
+            "{key}: {stderr}"
+        );
+    }
+}
+
+/// The moments (ns) a probe wrote into `file`, one a line.
+fn tries_at(file: &Path) -> Vec<u128> {
+    std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| line.trim().parse().ok())
+        .collect()
+}
+
+/// The shortest time between two tries, in ms.
+fn shortest_gap_ms(tries: &[u128]) -> u128 {
+    tries
+        .windows(2)
+        .map(|pair| pair[1].saturating_sub(pair[0]) / 1_000_000)
+        .min()
+        .unwrap_or(u128::MAX)
+}
+
+#[test]
+fn probes_are_tried_no_faster_than_the_floor_whatever_a_request_or_a_compose_file_says() {
+    let server = ServerGuard::new("floors-live");
+    let dir = server.state.parent().expect("the folder").join("live");
+    std::fs::create_dir_all(&dir).expect("a folder");
+    let raw = dir.join("raw-tries");
+    // A request straight to the server, past the file readers: 0 ms between tries.
+    let request = serde_json::json!({
+        "op": "project",
+        "project": {
+            "name": "raw", "file": dir.join("oino.toml"),
+            "processes": [{
+                "name": "web", "cmd": "sleep 600", "cwd": dir, "env": [], "env_files": [],
+                "autostart": true, "restart": "never", "restart_limit": 0, "backoff_ms": 0,
+                "ready": null, "after": [],
+                "probes": {
+                    "ready": {"cmd": format!("date +%s%N >> {}; false", raw.display())},
+                    "ready_interval_ms": 0, "ready_timeout_ms": null,
+                    "alive": null, "alive_interval_ms": 0, "alive_failures": 0
+                }
+            }]
+        }
+    });
+    let _ = output_within("a server", &mut server.oino(&["ls"]));
+    let reply = send(&server.socket, &request.to_string()).unwrap_or_default();
+    assert!(reply.starts_with(r#"{"ok":true"#), "{reply}");
+    wait_until_blocking("six tries", || tries_at(&raw).len() >= 6);
+    let gap = shortest_gap_ms(&tries_at(&raw));
+    assert!(gap >= 90, "tries {gap} ms apart");
+    // A process-compose file's 0 is its default (1 s), not a flood.
+    let compose = dir.join("compose");
+    std::fs::create_dir_all(&compose).expect("a folder");
+    let file_tries = compose.join("tries");
+    std::fs::write(
+        compose.join("process-compose.yaml"),
+        format!(
+            "processes:\n  db:\n    command: sleep 600\n    readiness_probe:\n      exec:\n        \
+             command: \"date +%s%N >> {}; false\"\n      period_seconds: 0\n",
+            file_tries.display()
+        ),
+    )
+    .expect("the file");
+    let up = output_within("oino up", server.oino(&["up"]).current_dir(&compose));
+    assert!(
+        up.status.success(),
+        "{}",
+        String::from_utf8_lossy(&up.stderr)
+    );
+    wait_until_blocking("three tries", || tries_at(&file_tries).len() >= 3);
+    let gap = shortest_gap_ms(&tries_at(&file_tries));
+    assert!(gap >= 500, "tries {gap} ms apart");
+}

@@ -23,8 +23,8 @@
 //! `process_log_ready` are ready, `process_started` (the default) started,
 //! `process_completed_successfully` succeeded, `process_completed` ended), `ready_log_line` (a
 //! line that holds it, as written), `readiness_probe` and `liveness_probe` (`exec.command`, or
-//! `http_get` host, port and path in plain HTTP; `period_seconds`; a liveness probe's
-//! `failure_threshold`) and `availability` (`restart`: `no`, `on_failure`, `always`, and
+//! `http_get` host, port and path in plain HTTP; `period_seconds`, at least 0.1; a liveness
+//! probe's `failure_threshold`; 0 in either is the default, as in Kubernetes) and `availability` (`restart`: `no`, `on_failure`, `always`, and
 //! `exit_on_failure` read as `on_failure`; `max_restarts`, 0 for no limit; `backoff_seconds`).
 //! Anything else is listed in [`super::Project::ignored`] with its place. `${VAR}` is expanded in
 //! commands, values and probes, as process-compose expands it (unless `disable_env_expansion:
@@ -33,7 +33,9 @@
 
 use super::env::set;
 use super::yaml::{Context, Entry, Node};
-use super::{After, Condition, FileError, MAX_BACKOFF_MS, Probe, ProjectProcess, Restart};
+use super::{
+    After, Condition, FileError, MAX_BACKOFF_MS, MIN_INTERVAL_MS, Probe, ProjectProcess, Restart,
+};
 
 /// The processes of a process-compose file whose top mapping is `top`, in the file's order.
 pub(super) fn processes(cx: &Context, top: &[Entry]) -> Result<Vec<ProjectProcess>, FileError> {
@@ -159,17 +161,17 @@ impl Reading<'_, '_> {
             let read = self.probe(node, false, &env)?;
             process.probes.ready = Some(read.probe);
             if let Some(ms) = read.interval_ms {
-                process.probes.ready_interval_ms = ms.max(10);
+                process.probes.ready_interval_ms = ms;
             }
         }
         if let Some(node) = written.liveness_probe {
             let read = self.probe(node, true, &env)?;
             process.probes.alive = Some(read.probe);
             if let Some(ms) = read.interval_ms {
-                process.probes.alive_interval_ms = ms.max(10);
+                process.probes.alive_interval_ms = ms;
             }
             if let Some(failures) = read.failures {
-                process.probes.alive_failures = failures.max(1);
+                process.probes.alive_failures = failures;
             }
         }
         if let Some(node) = written.depends_on {
@@ -349,11 +351,21 @@ impl Reading<'_, '_> {
                 }
                 "exec" => probe = Some(self.exec(entry.value, env)?),
                 "http_get" => probe = Some(self.http_get(entry.value, env)?),
+                // 0 is the default, as in Kubernetes, whose probes process-compose follows.
                 "period_seconds" => {
-                    read.interval_ms = Some(yaml.seconds(entry.value, "period_seconds")?);
+                    let ms = yaml.seconds(entry.value, "period_seconds")?;
+                    if (1..MIN_INTERVAL_MS).contains(&ms) {
+                        return Err(yaml.at(
+                            entry.value,
+                            "period_seconds is at least 0.1: a probe is tried at most ten times \
+                             a second",
+                        ));
+                    }
+                    read.interval_ms = (ms > 0).then_some(ms);
                 }
                 "failure_threshold" if alive => {
-                    read.failures = Some(yaml.count(entry.value, "failure_threshold")?);
+                    let failures = yaml.count(entry.value, "failure_threshold")?;
+                    read.failures = (failures > 0).then_some(failures);
                 }
                 "failure_threshold" => yaml.ignore(
                     entry.at,

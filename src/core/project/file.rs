@@ -27,8 +27,8 @@ use toml::Spanned;
 use super::env::{Budget, EnvFile, Known};
 
 use super::{
-    After, Condition, DEFAULT_BACKOFF_MS, DEFAULT_RESTART_LIMIT, MAX_BACKOFF_MS, Probe, Probes,
-    Project, ProjectProcess, Restart,
+    After, Condition, DEFAULT_BACKOFF_MS, DEFAULT_RESTART_LIMIT, MAX_BACKOFF_MS, MIN_INTERVAL_MS,
+    Probe, Probes, Project, ProjectProcess, Restart,
 };
 
 /// The project file looked for first.
@@ -149,7 +149,7 @@ struct ProcessModel {
     alive_cmd: Option<Spanned<String>>,
     alive_http: Option<Spanned<String>>,
     alive_interval: Option<Spanned<f64>>,
-    alive_failures: Option<u32>,
+    alive_failures: Option<Spanned<u32>>,
     after: Option<Spanned<toml::Value>>,
 }
 
@@ -573,18 +573,31 @@ impl Reading<'_> {
         let defaults = Probes::default();
         Ok(Probes {
             ready,
-            ready_interval_ms: seconds(process.ready_interval.as_ref(), "ready_interval", self.at)?
-                .unwrap_or(defaults.ready_interval_ms)
-                .max(10),
+            ready_interval_ms: interval(
+                process.ready_interval.as_ref(),
+                "ready_interval",
+                self.at,
+            )?
+            .unwrap_or(defaults.ready_interval_ms),
             ready_timeout_ms: seconds(process.ready_timeout.as_ref(), "ready_timeout", self.at)?,
             alive,
-            alive_interval_ms: seconds(process.alive_interval.as_ref(), "alive_interval", self.at)?
-                .unwrap_or(defaults.alive_interval_ms)
-                .max(10),
-            alive_failures: process
-                .alive_failures
-                .unwrap_or(defaults.alive_failures)
-                .max(1),
+            alive_interval_ms: interval(
+                process.alive_interval.as_ref(),
+                "alive_interval",
+                self.at,
+            )?
+            .unwrap_or(defaults.alive_interval_ms),
+            alive_failures: match &process.alive_failures {
+                None => defaults.alive_failures,
+                Some(failures) if *failures.get_ref() == 0 => {
+                    return Err((self.at)(
+                        failures.span().start,
+                        "alive_failures is at least 1: the failures in a row that restart it"
+                            .into(),
+                    ));
+                }
+                Some(failures) => *failures.get_ref(),
+            },
         })
     }
 
@@ -618,6 +631,25 @@ impl Reading<'_> {
             return Ok(Some(Probe::Http(url)));
         }
         Ok(None)
+    }
+}
+
+/// How often a probe is tried, in ms: seconds, at least [`MIN_INTERVAL_MS`] (each try is a shell
+/// or a connection).
+fn interval(
+    value: Option<&Spanned<f64>>,
+    what: &str,
+    at: &dyn Fn(usize, String) -> FileError,
+) -> Result<Option<u64>, FileError> {
+    match (seconds(value, what, at)?, value) {
+        (Some(ms), Some(written)) if ms < MIN_INTERVAL_MS => Err(at(
+            written.span().start,
+            format!(
+                "{what} is at least {} s: a probe is tried at most ten times a second",
+                MIN_INTERVAL_MS as f64 / 1000.0
+            ),
+        )),
+        (ms, _) => Ok(ms),
     }
 }
 

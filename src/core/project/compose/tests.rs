@@ -415,3 +415,32 @@ fn a_yaml_file_of_neither_kind_is_refused_and_yml_is_found_after_yaml() {
     assert!(err.message.contains("`procs:`"), "{err}");
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn a_zero_period_or_threshold_is_the_default_and_a_period_below_the_floor_is_refused() {
+    let zero = "processes:\n  db:\n    command: postgres\n    readiness_probe:\n      exec: { command: pg_isready }\n      period_seconds: 0\n    liveness_probe:\n      exec: { command: pg_isready }\n      period_seconds: 0\n      failure_threshold: 0\n";
+    let (_, project) = loaded("zero-period", zero);
+    let probes = &project.unwrap().processes[0].probes;
+    let defaults = super::super::Probes::default();
+    assert_eq!(
+        (
+            probes.ready_interval_ms,
+            probes.alive_interval_ms,
+            probes.alive_failures
+        ),
+        (
+            defaults.ready_interval_ms,
+            defaults.alive_interval_ms,
+            defaults.alive_failures
+        )
+    );
+    let (_, refused) = loaded(
+        "tiny-period",
+        &zero.replacen("period_seconds: 0", "period_seconds: 0.001", 1),
+    );
+    let err = refused.unwrap_err().to_string();
+    assert!(
+        err.contains(":6:23: period_seconds is at least 0.1"),
+        "{err}"
+    );
+}
