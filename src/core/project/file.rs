@@ -645,8 +645,8 @@ fn interval(
         (Some(ms), Some(written)) if ms < MIN_INTERVAL_MS => Err(at(
             written.span().start,
             format!(
-                "{what} is at least {} s: a probe is tried at most ten times a second",
-                MIN_INTERVAL_MS as f64 / 1000.0
+                "{what} is at least 0.{} s: a probe is tried at most ten times a second",
+                MIN_INTERVAL_MS / 100
             ),
         )),
         (ms, _) => Ok(ms),
