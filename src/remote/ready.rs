@@ -3,8 +3,9 @@
 //! output and error to the next command that reaches that far side, over a Unix socket of this
 //! user's (`SCM_RIGHTS`); then it starts the next. Such a command pays no ssh connection of its
 //! own, only its round trips. The keeper ends once no command took a link for `link_persist`
-//! seconds, or when its transports keep ending as soon as they start (commands then start
-//! their own, which can say why). Nothing listens on a network: the socket is in this user's
+//! seconds, on a signal, or when its transports keep ending by themselves (three within a
+//! minute: commands then start their own, which can say why). One far side has one keeper,
+//! whatever the folder, where the transport's words allow. Nothing listens on a network: the socket is in this user's
 //! private folder, and hands links to this user's processes alone.
 
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -37,10 +38,12 @@ const ANSWERED: u8 = b'1';
 const UNANSWERED: u8 = b'0';
 /// How long after a hand-over the next transport starts.
 const NEXT_AFTER: Duration = Duration::from_millis(100);
-/// A transport that ends sooner than this after its start ended "at once".
-const QUICK_END: Duration = Duration::from_secs(5);
-/// Transports ending at once, one after the other, that end the keeper.
+/// Transports that fail one after the other (a command could not use one), or spares that end
+/// by themselves within [`DEATHS_WITHIN`] of each other, that end the keeper.
 const QUICK_ENDS: u32 = 3;
+/// The span over which spares ending by themselves are counted: a transport that dies some
+/// seconds after its start is started again a few times, not for ever.
+const DEATHS_WITHIN: Duration = Duration::from_secs(60);
 /// How long after a keeper gave up no other is started for the same links.
 const GIVE_UP_FOR: Duration = Duration::from_secs(600);
 
@@ -59,10 +62,11 @@ fn socket_named(identity: &str) -> PathBuf {
 }
 
 /// The transport's identity, which names its keeper: what decides where it leads, its words,
-/// the folder it starts in and its environment (a `--via ./door`, a `DOCKER_HOST`, an
-/// `SSH_AUTH_SOCK`), so that a command is never handed a link to another far side. 16
-/// hexadecimal digits (FNV-1a: the same from every oino build, so that each finds the others'
-/// keeper).
+/// its environment (a `DOCKER_HOST`, an `SSH_AUTH_SOCK`) and, where it may matter, the folder
+/// it starts in (a `--via ./door`, `docker compose exec`), so that a command is never handed a
+/// link to another far side, and one far side has one keeper whatever the folder where it can.
+/// 16 hexadecimal digits (FNV-1a: the same from every oino build, so that each finds the
+/// others' keeper).
 fn identity(transport: &Transport) -> String {
     use std::os::unix::ffi::OsStrExt as _;
     let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
@@ -75,7 +79,9 @@ fn identity(transport: &Transport) -> String {
         add(word.as_bytes());
     }
     add(b"");
-    if let Ok(folder) = std::env::current_dir() {
+    if folder_counts(transport)
+        && let Ok(folder) = std::env::current_dir()
+    {
         add(folder.as_os_str().as_bytes());
     }
     // In order, but for those that change from one shell, terminal or command to the next and
@@ -89,6 +95,31 @@ fn identity(transport: &Transport) -> String {
         add(value.as_bytes());
     }
     format!("{hash:016x}")
+}
+
+/// Whether the folder a command starts in may change where `transport` leads: for any command
+/// of `--via` (a `./door`, `docker compose exec` reading the folder's project), but for ssh to
+/// a host only when its words name a file by a relative path (`-F ./config`, `-i key`).
+fn folder_counts(transport: &Transport) -> bool {
+    if !transport.is_host {
+        return true;
+    }
+    let relative = |word: &str| !word.starts_with('/') && !word.starts_with('~');
+    let mut words = transport.argv.iter().peekable();
+    while let Some(word) = words.next() {
+        let file = match word.as_str() {
+            "-F" | "-i" | "-E" | "-S" => words.peek().map(|file| file.as_str()),
+            _ => ["-F", "-i", "-E", "-S"]
+                .iter()
+                .find_map(|option| word.strip_prefix(option))
+                .filter(|file| !file.is_empty()),
+        };
+        let path_like = word.contains('/') && relative(word);
+        if path_like || file.is_some_and(relative) {
+            return true;
+        }
+    }
+    false
 }
 
 /// Whether the variable `name` has no say in where a transport leads: it changes from one
@@ -332,6 +363,29 @@ fn file_id(path: &Path) -> Option<(u64, u64)> {
         .map(|meta| (meta.dev(), meta.ino()))
 }
 
+/// The signals that end a keeper: SIGTERM, SIGINT and SIGHUP.
+struct EndingSignals([tokio::signal::unix::Signal; 3]);
+
+impl EndingSignals {
+    fn new() -> std::io::Result<Self> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Self([
+            signal(SignalKind::terminate())?,
+            signal(SignalKind::interrupt())?,
+            signal(SignalKind::hangup())?,
+        ]))
+    }
+
+    async fn received(&mut self) {
+        let [terminate, interrupt, hangup] = &mut self.0;
+        tokio::select! {
+            _ = terminate.recv() => {}
+            _ = interrupt.recv() => {}
+            _ = hangup.recv() => {}
+        }
+    }
+}
+
 struct Keeper {
     /// The transport: a program and its arguments.
     argv: Vec<String>,
@@ -408,11 +462,28 @@ struct Kept {
     /// Handed over, reaped as they end (the client's use of them ends them).
     handed: Vec<std::process::Child>,
     last_use: Instant,
-    /// Transports in a row that ended at once or that a command could not use.
+    /// Transports in a row that a command could not use.
     failures: u32,
+    /// When spares ended by themselves, within the last [`DEATHS_WITHIN`].
+    deaths: std::collections::VecDeque<Instant>,
 }
 
 impl Kept {
+    /// Counts a spare that ended by itself; whether the keeper should give up: its transports
+    /// keep dying, however long each lived.
+    fn died(&mut self) -> bool {
+        let now = Instant::now();
+        self.deaths.push_back(now);
+        while self
+            .deaths
+            .front()
+            .is_some_and(|death| now.duration_since(*death) > DEATHS_WITHIN)
+        {
+            self.deaths.pop_front();
+        }
+        self.deaths.len() >= QUICK_ENDS as usize
+    }
+
     /// Counts a transport that failed; whether the keeper should give up.
     fn failed(&mut self) -> bool {
         self.failures += 1;
@@ -442,7 +513,7 @@ impl Kept {
             return Ok(false);
         };
         if spare.has_ended() {
-            if spare.started.elapsed() < QUICK_END && self.failed() {
+            if self.died() {
                 return Ok(true);
             }
         } else if spare.started.elapsed() <= SPARE_AGE {
@@ -465,8 +536,12 @@ impl Keeper {
             handed: Vec::new(),
             last_use: Instant::now(),
             failures: 0,
+            deaths: std::collections::VecDeque::new(),
         };
         let (report, mut reports) = tokio::sync::mpsc::unbounded_channel();
+        // Ended by a signal too, it cleans up as when it ends by itself: its spare, its socket,
+        // its lock.
+        let mut ending = EndingSignals::new()?;
         let mut look = tokio::time::interval(LOOK_EVERY);
         let gave_up = loop {
             let next_start = kept.next_start;
@@ -495,6 +570,7 @@ impl Keeper {
                         break true;
                     }
                 }
+                () = ending.received() => break false,
                 _ = look.tick() => {
                     if kept.look(&self.argv)? {
                         break true;

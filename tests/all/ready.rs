@@ -474,3 +474,86 @@ fn a_link_kept_ready_never_starts_again_a_far_server_that_was_stopped() {
     assert_eq!(text(&second.stdout), "two\n", "{}", text(&second.stderr));
     end_keeper(&socket, &far_socket);
 }
+
+#[test]
+fn a_keeper_whose_spares_keep_dying_gives_up_however_long_each_lived() {
+    let sides = Sides::new("ready-deaths");
+    let dir = temp_dir("ready-deaths");
+    let (reached, starts) = (dir.join("reached"), dir.join("starts"));
+    // The first transport reaches the far side; each after it dies 5.5 s after its start (the
+    // keeper counted only deaths within 5 s, and started such a one again for ever).
+    let script = format!(
+        "echo start >> {starts}; if [ -e {reached} ]; then sleep 5.5; exit 1; fi; \
+         touch {reached}; exec {via}",
+        starts = starts.display(),
+        reached = reached.display(),
+        via = sides.via()
+    );
+    let via = through_sh(&script);
+    let oino = kept_ready(&sides, "ready-deaths", via);
+    let ran = output_within("a run", &mut oino(&["run", "--", "echo reached"]));
+    assert_eq!(text(&ran.stdout), "reached\n", "{}", text(&ran.stderr));
+    let needle = reached.display().to_string();
+    wait_until_blocking("the keeper to start", || keeper_runs(&needle));
+    wait_until_blocking("the keeper to give up", || !keeper_runs(&needle));
+    let started = std::fs::read_to_string(&starts)
+        .expect("starts")
+        .lines()
+        .count();
+    // The command's own, then three spares that died.
+    assert!(started <= 5, "{started} transports started");
+    let socket = keeper_socket_for_dir(&sides.near.socket);
+    assert!(
+        socket
+            .iter()
+            .any(|path| path.to_string_lossy().ends_with(".gave-up")),
+        "the give-up is marked: {socket:?}"
+    );
+}
+
+/// The keepers' files beside `near_socket`.
+fn keeper_socket_for_dir(near_socket: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(near_socket.parent().expect("a folder"))
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|entry| entry.path())
+                .filter(|path| {
+                    path.file_name()
+                        .is_some_and(|name| name.to_string_lossy().starts_with("link-"))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn a_keeper_ended_by_a_signal_leaves_neither_its_socket_nor_its_lock() {
+    let sides = Sides::new("ready-signal");
+    let marker = temp_dir("ready-signal").join("signal-marker");
+    let via = through_sh(&format!(": {}; exec {}", marker.display(), sides.via()));
+    let oino = kept_ready(&sides, "ready-signal", via);
+    let ran = output_within("a run", &mut oino(&["run", "--", "echo reached"]));
+    assert_eq!(text(&ran.stdout), "reached\n", "{}", text(&ran.stderr));
+    let needle = marker.display().to_string();
+    wait_until_blocking("the keeper to start", || keeper_runs(&needle));
+    let socket = keeper_socket(&sides.near.socket);
+    for keeper in processes(|words| words.contains("keep-link") && words.contains(&needle)) {
+        let pid: i32 = keeper
+            .file_name()
+            .and_then(|name| name.to_str()?.parse().ok())
+            .expect("a pid");
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGTERM,
+        )
+        .expect("SIGTERM");
+    }
+    wait_until_blocking("the keeper to end", || !keeper_runs(&needle));
+    assert!(!socket.exists(), "{} was left", socket.display());
+    assert!(
+        !socket.with_extension("lock").exists(),
+        "{} was left",
+        socket.with_extension("lock").display()
+    );
+}

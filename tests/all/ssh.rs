@@ -348,3 +348,49 @@ fn one_interface_shows_this_machine_and_the_host_and_links_it_again_when_ssh_die
         "{entries:?}"
     );
 }
+
+#[test]
+fn commands_from_ten_folders_share_one_keeper_of_the_hosts_links() {
+    let ssh = Sshd::start("ssh-one-keeper");
+    let settings = ssh.dir.join("config.toml");
+    let text_of = std::fs::read_to_string(&settings).expect("settings");
+    std::fs::write(&settings, format!("{text_of}link_persist = 60\n")).expect("settings");
+    let keepers = || {
+        std::fs::read_dir("/proc").map_or(0, |processes| {
+            processes
+                .flatten()
+                .filter(|process| {
+                    std::fs::read(process.path().join("cmdline")).is_ok_and(|words| {
+                        let words = String::from_utf8_lossy(&words);
+                        words.contains("keep-link") && words.contains(&*ssh.dir.to_string_lossy())
+                    })
+                })
+                .count()
+        })
+    };
+    for n in 0..10 {
+        let folder = ssh.dir.join(format!("folder-{n}"));
+        std::fs::create_dir_all(&folder).expect("a folder");
+        let ran = output_within(
+            "a run from another folder",
+            ssh.oino(&["run", "--", "true"]).current_dir(&folder),
+        );
+        assert!(ran.status.success(), "{}", text(&ran.stderr));
+        wait_until_blocking("a keeper of the host's links", || keepers() >= 1);
+    }
+    // One far side, one keeper (there were ten, holding twelve ssh connections).
+    assert_eq!(keepers(), 1);
+    for socket in std::fs::read_dir(ssh.near.socket.parent().expect("a folder"))
+        .expect("the folder")
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.to_string_lossy().ends_with(".sock"))
+        .filter(|path| {
+            path.file_name()
+                .is_some_and(|name| name.to_string_lossy().starts_with("link-"))
+        })
+    {
+        let _ = std::fs::remove_file(socket);
+    }
+    wait_until_blocking("the keeper to end", || keepers() == 0);
+}
