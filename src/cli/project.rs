@@ -107,6 +107,7 @@ pub(super) fn project_greeting(
             started.not_started.join(", ")
         ));
     }
+    parts.extend(started.left_running.iter().map(left_running));
     parts.extend(
         project
             .ignored
@@ -114,6 +115,14 @@ pub(super) fn project_greeting(
             .map(|ignored| format!("ignored: {ignored}")),
     );
     format!("{name}: {}", parts.join("; "))
+}
+
+/// Why a process was not started: its run of a server that died still runs.
+fn left_running((name, orphan): &(String, String)) -> String {
+    format!(
+        "{name}: not started: its earlier run still runs as {orphan} (`oino kill {orphan}`, \
+         then start it again)"
+    )
 }
 
 /// The project file `config`, else the one in this folder; a usage error, said, without one.
@@ -170,6 +179,12 @@ pub(super) async fn start_process(args: StartArgs) -> ExitCode {
                 say!("started too, as it waits for them: {}", with.join(", "));
             }
             ExitCode::SUCCESS
+        }
+        Ok(started) if !started.left_running.is_empty() => {
+            for left in &started.left_running {
+                say!("{}", left_running(left));
+            }
+            ExitCode::FAILURE
         }
         Ok(_) => {
             say!("{} runs already", args.name);

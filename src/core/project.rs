@@ -51,6 +51,9 @@ pub struct ProjectStarted {
     /// project starts nothing twice (`oino up`, `oino start NAME` or a restart start them
     /// again; one stopped or crashed is started).
     pub done: Vec<String>,
+    /// Processes not started because their run of a server that died still runs (it would
+    /// hold their port): each name, and the orphan's id (`c1.left`), which `oino kill` ends.
+    pub left_running: Vec<(String, String)>,
 }
 
 /// How a project's stop went.
@@ -141,7 +144,8 @@ impl Core {
         again: bool,
     ) -> ProjectStarted {
         let mut outcome = ProjectStarted::default();
-        let mut state = self.lock();
+        let mut guard = self.lock();
+        let state = &mut *guard;
         let run = state
             .projects
             .entry(project.file.clone())
@@ -163,6 +167,16 @@ impl Core {
                 }
             } else if is_wanted && !again && slot.done() {
                 outcome.done.push(process.name.clone());
+            } else if is_wanted
+                && let Some(orphan) = state
+                    .survivors
+                    .iter()
+                    .find(|survivor| survivor.runs_process(&project.file, &process.name))
+            {
+                // Started again, it would find its port taken by its earlier run.
+                outcome
+                    .left_running
+                    .push((process.name.clone(), orphan.id.clone()));
             } else if is_wanted {
                 slot.begin(process.clone(), merged(env, &process.env));
                 outcome.started.push(process.name.clone());
@@ -180,7 +194,7 @@ impl Core {
             }
         }
         run.bump();
-        drop(state);
+        drop(guard);
         if watch_file {
             self.watch_project_file(&project.file);
         }
@@ -342,6 +356,16 @@ impl Core {
                     (Did::Restarted, Some(format!("{change} changed")))
                 } else if started.started.contains(name) {
                     (Did::Started, None)
+                } else if let Some((_, orphan)) =
+                    started.left_running.iter().find(|(left, _)| left == name)
+                {
+                    (
+                        Did::NotStarted,
+                        Some(format!(
+                            "its earlier run still runs as {orphan}: `oino kill {orphan}`, then \
+                             `oino up`"
+                        )),
+                    )
                 } else if running.contains(name) {
                     (Did::Unchanged, self.why_not_running(&project.file, name))
                 } else if process.autostart {

@@ -7,7 +7,9 @@
 //! terminal that went with it; a server starting for the same socket finds such processes of
 //! this user whose server is gone, lists them as an entry per call in the state `orphaned`, and
 //! `oino kill` ends them (each checked by its start time before every signal: pids are reused).
-//! Their terminal died with their server: they cannot be read or typed into.
+//! Their terminal died with their server: they cannot be read or typed into. A project's
+//! process carries its name and file too (`OINO_PROCESS=NAME:FILE`), so that the project is not
+//! started twice while its earlier run survives.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -15,6 +17,9 @@ use std::time::Duration;
 use super::types::{EntryInfo, EntryKind, EntryState};
 use crate::pty::proc_scan::{self, ProcessStat};
 use crate::pty::{CALL_ID_ENV, OWNER_ENV, procfs};
+
+/// Environment variable of a project's process: `NAME:FILE`, the process and its project file.
+pub(crate) const PROCESS_ENV: &str = "OINO_PROCESS";
 
 /// How often a dying survivor is looked at during a kill.
 const KILL_POLL: Duration = Duration::from_millis(10);
@@ -48,6 +53,8 @@ pub(crate) struct Survivor {
     processes: Vec<Process>,
     command: String,
     cwd: PathBuf,
+    /// A project's process: its project file and its name.
+    process: Option<(PathBuf, String)>,
     started_ms: u64,
     /// `Orphaned` while any lives; once killed, how.
     state: EntryState,
@@ -107,6 +114,7 @@ pub fn find(key: &str) -> Vec<Survivor> {
                 processes: vec![this],
                 command: String::new(),
                 cwd: PathBuf::new(),
+                process: None,
                 started_ms: 0,
                 state: EntryState::Orphaned { server_pid },
                 ended_ms: None,
@@ -141,13 +149,28 @@ impl Survivor {
             .unwrap_or(Process { pid: 0, started: 0 })
     }
 
-    /// Its command, folder and start, from its oldest process.
+    /// Its command, folder, project process and start, from its oldest process.
     fn describe(&mut self, process: ProcessStat) {
         self.command = procfs::cmdline(process.pid)
             .map(|cmdline| command_of(&cmdline))
             .unwrap_or_default();
         self.cwd = procfs::cwd(process.pid).unwrap_or_default();
+        self.process = environ_value(process.pid, PROCESS_ENV).and_then(|tag| {
+            let (name, file) = tag.split_once(':')?;
+            Some((PathBuf::from(file), name.to_owned()))
+        });
         self.started_ms = started_ms(process.started);
+    }
+
+    /// Whether it is the run of process `name` of the project `file`, and still runs.
+    #[must_use]
+    pub(crate) fn runs_process(&self, file: &std::path::Path, name: &str) -> bool {
+        matches!(self.state, EntryState::Orphaned { .. })
+            && self
+                .process
+                .as_ref()
+                .is_some_and(|(its_file, its_name)| its_file == file && its_name == name)
+            && self.is_alive()
     }
 
     /// Its entry, as front ends list it.
@@ -237,14 +260,24 @@ impl Survivor {
 /// A survivor's tag and call id, from its environment.
 fn tags(pid: i32) -> Option<(String, String)> {
     let environ = procfs::environ(pid)?;
-    let value = |name: &str| {
-        let prefix = format!("{name}=");
-        environ
-            .split(|byte| *byte == 0)
-            .find_map(|entry| entry.strip_prefix(prefix.as_bytes()))
-            .map(|value| String::from_utf8_lossy(value).into_owned())
-    };
-    Some((value(OWNER_ENV)?, value(CALL_ID_ENV)?))
+    Some((
+        value_in(&environ, OWNER_ENV)?,
+        value_in(&environ, CALL_ID_ENV)?,
+    ))
+}
+
+/// The value of `name` in the environment of `pid`.
+fn environ_value(pid: i32, name: &str) -> Option<String> {
+    value_in(&procfs::environ(pid)?, name)
+}
+
+/// The value of `name` in `environ` (`NAME=value` entries ended by zero bytes).
+fn value_in(environ: &[u8], name: &str) -> Option<String> {
+    let prefix = format!("{name}=");
+    environ
+        .split(|byte| *byte == 0)
+        .find_map(|entry| entry.strip_prefix(prefix.as_bytes()))
+        .map(|value| String::from_utf8_lossy(value).into_owned())
 }
 
 /// `KEY:PID:START`.

@@ -23,8 +23,9 @@ pub use wire::Travel;
 /// result `omitted_from` and `folder`, 6 since `find_line` takes a regular expression and
 /// answers with the match's rank and the count of matches, 7 since `kill` answers with the
 /// count of `processes` and `project` with the steps `done`, 8 since a cell's attributes carry
-/// `hidden` and `overline`, 9 since `hello` may say that the connection is `relayed`.
-pub(crate) const PROTOCOL_VERSION: u32 = 9;
+/// `hidden` and `overline`, 9 since `hello` may say that the connection is `relayed`, 10 since `project`
+/// answers which processes were `left_running` by a server that died.
+pub(crate) const PROTOCOL_VERSION: u32 = 10;
 /// The longest request line the server reads: room for a command of the longest a program can
 /// be given and an environment of the most the kernel takes (6 MiB), as JSON escapes ordinary
 /// text (control characters, six bytes each, could still pass it).

@@ -458,3 +458,61 @@ fn an_mprocs_file_goes_up_as_it_is_and_says_what_it_ignored() {
     let (ok, said) = oino_in(&server, &dir, &["down"]);
     assert!(ok, "{said}");
 }
+
+#[test]
+fn up_after_a_crash_starts_nothing_twice_while_the_earlier_run_survives() {
+    let server = ServerGuard::new("day-orphan");
+    let dir = temp_dir("day-orphan");
+    // A server that ignores the hang-up its terminal's end sends: it outlives a killed server,
+    // and holds its port.
+    std::fs::write(
+        dir.join("oino.toml"),
+        "[processes.web]\ncmd = \"trap '' HUP; exec sleep 600\"\n",
+    )
+    .expect("oino.toml");
+    let (ok, said) = oino_in(&server, &dir, &["up"]);
+    assert!(ok && said.contains("web: started"), "{said}");
+    wait_row(&server, "web", "to run", |row| row["state"] == "running");
+    crate::support::kill_server_outright(&server.socket);
+    // The next server lists the survivor; `up` starts no second web beside it.
+    let orphan = loop_until_orphan(&server);
+    let (ok, said) = oino_in(&server, &dir, &["up"]);
+    assert!(ok, "{said}");
+    assert!(
+        said.contains(&format!(
+            "web: not started (its earlier run still runs as {orphan}: `oino kill {orphan}`, \
+             then `oino up`)"
+        )),
+        "{said}"
+    );
+    let (ok, said) = oino_in(&server, &dir, &["start", "web"]);
+    assert!(
+        !ok && said.contains(&format!("still runs as {orphan}")),
+        "{said}"
+    );
+    let running: Vec<Value> = ls(&server, true)
+        .into_iter()
+        .filter(|row| row["state"] == "running")
+        .collect();
+    assert!(running.is_empty(), "nothing started twice: {running:#?}");
+    // Once it is ended, `up` starts web again.
+    let (ok, said) = oino_in(&server, &dir, &["kill", &orphan]);
+    assert!(ok, "{said}");
+    let (ok, said) = oino_in(&server, &dir, &["up"]);
+    assert!(ok && said.contains("web: started"), "{said}");
+    let (ok, said) = oino_in(&server, &dir, &["down"]);
+    assert!(ok, "{said}");
+}
+
+/// The id of the orphan the new server lists, once it lists one.
+fn loop_until_orphan(server: &ServerGuard) -> String {
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        let rows = ls(server, true);
+        if let Some(orphan) = rows.iter().find(|row| row["state"] == "orphaned") {
+            return orphan["id"].as_str().expect("an id").to_owned();
+        }
+        assert!(Instant::now() < deadline, "no orphan listed: {rows:#?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

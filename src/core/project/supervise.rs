@@ -284,13 +284,18 @@ impl Core {
         process: &ProjectProcess,
         again: bool,
     ) -> Option<String> {
-        let env = self
+        let mut env = self
             .lock()
             .projects
             .get(file)
             .and_then(|run| run.processes.get(&process.name))
             .map(|run| run.env.clone())
             .unwrap_or_default();
+        // Which process it is, for a server that comes after this one dies (`survivors`).
+        env.push((
+            crate::core::survivors::PROCESS_ENV.to_owned(),
+            format!("{}:{}", process.name, file.display()),
+        ));
         let handle = match self.start(CallRequest {
             command: process.cmd.clone(),
             cwd: Some(process.cwd.clone()),

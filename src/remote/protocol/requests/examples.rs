@@ -259,6 +259,7 @@ impl Example for Project {
             running: vec!["watch".into()],
             not_started: vec!["seed".into()],
             done: vec!["migrate".into()],
+            left_running: vec![("cache".into(), "c4.left".into())],
         };
         (project, started)
     }

@@ -26,6 +26,19 @@ pub struct ProjectStarted {
     /// starts nothing twice.
     #[serde(default)]
     pub done: Vec<String>,
+    /// Processes not started because their run of a server that died still runs (it would
+    /// hold their port): each name and the orphan's id (`c1.left`), which `kill` ends.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub left_running: Vec<LeftRunning>,
+}
+
+/// A process whose run of a server that died still runs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeftRunning {
+    /// The process.
+    pub name: String,
+    /// Its run, listed as orphaned (`c1.left`).
+    pub id: String,
 }
 
 impl Travel for CoreProjectStarted {
@@ -36,6 +49,11 @@ impl Travel for CoreProjectStarted {
             running: self.running,
             not_started: self.not_started,
             done: self.done,
+            left_running: self
+                .left_running
+                .into_iter()
+                .map(|(name, id)| LeftRunning { name, id })
+                .collect(),
         }
     }
     fn from_wire(wire: ProjectStarted) -> Self {
@@ -44,6 +62,11 @@ impl Travel for CoreProjectStarted {
             running: wire.running,
             not_started: wire.not_started,
             done: wire.done,
+            left_running: wire
+                .left_running
+                .into_iter()
+                .map(|left| (left.name, left.id))
+                .collect(),
         }
     }
 }
