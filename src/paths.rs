@@ -245,17 +245,83 @@ pub(crate) enum ReadFileError {
     Unsafe(String),
 }
 
+/// The most links followed in one path, as the kernel follows them (`ELOOP` past it).
+const MAX_LINKS: usize = 40;
+
+/// The first symbolic link on the way to `path` (in its folders, at its end, and on the way to
+/// what each link names) that belongs to another user than this one and root, with its owner:
+/// one planted in a shared folder would choose which of this user's files is read (a `.env`
+/// linked to another project's). The kernel's `fs.protected_symlinks` refuses such a link in a
+/// sticky folder; many containers set it to 0.
+fn planted_link(path: &Path) -> Option<(PathBuf, u32)> {
+    fn walk(path: &Path, links: &mut usize) -> Option<(PathBuf, u32)> {
+        let path = std::path::absolute(path).ok()?;
+        let mut prefix = PathBuf::new();
+        for part in path.components() {
+            prefix.push(part);
+            let Ok(meta) = std::fs::symlink_metadata(&prefix) else {
+                return None;
+            };
+            if !meta.file_type().is_symlink() {
+                continue;
+            }
+            if meta.uid() != my_uid() && meta.uid() != 0 {
+                return Some((prefix, meta.uid()));
+            }
+            *links += 1;
+            let target = std::fs::read_link(&prefix).ok()?;
+            if *links > MAX_LINKS {
+                return None;
+            }
+            let named = prefix.parent().unwrap_or(Path::new("/")).join(target);
+            if let Some(planted) = walk(&named, links) {
+                return Some(planted);
+            }
+        }
+        None
+    }
+    walk(path, &mut 0)
+}
+
+/// Refuses `path` when a link of another user's leads to it (see [`planted_link`]).
+pub(crate) fn no_planted_link(path: &Path) -> Result<(), ReadFileError> {
+    match planted_link(path) {
+        Some((link, owner)) => Err(ReadFileError::Unsafe(format!(
+            "{} is a link made by {}, not by you ({}): another user chooses which file it \
+             is; remove it, or use a file of yours",
+            link.display(),
+            user_name(owner),
+            user_name(my_uid())
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// The bytes of a settings, project or environment file: a regular file (a symlink to one is
-/// fine: the user points at it) of at most `limit` bytes, this user's (or root's) and not one
-/// anyone may change: what it says runs as this user, so another user must not decide it (a
-/// `.env` planted in a shared folder). A FIFO or a device is refused without waiting on it.
+/// fine: the user points at it, unless another user made the link) of at most `limit` bytes,
+/// this user's (or root's) and not one anyone may change: what it says runs as this user, so
+/// another user must not decide it (a `.env` planted in a shared folder). A FIFO or a device is
+/// refused without waiting on it.
 pub(crate) fn read_regular_file(path: &Path, limit: u64) -> Result<Vec<u8>, ReadFileError> {
+    no_planted_link(path)?;
     // Non-blocking: opening a FIFO nobody writes to would wait forever.
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
         .open(path)?;
     let meta = file.metadata()?;
+    // Looked at again once open: a link swapped in while it was opened is refused, and so is
+    // a path that now names another file than the one opened.
+    no_planted_link(path)?;
+    if std::fs::metadata(path)
+        .map(|now| (now.dev(), now.ino()))
+        .ok()
+        != Some((meta.dev(), meta.ino()))
+    {
+        return Err(ReadFileError::Unsafe(
+            "it changed while it was opened: open it again once nobody changes it".into(),
+        ));
+    }
     let kind = meta.file_type();
     if !kind.is_file() {
         use std::os::unix::fs::FileTypeExt;

@@ -151,6 +151,7 @@ fn not_for_a_keeper(name: &str) -> bool {
         crate::pty::CALL_ID_ENV,
         crate::pty::TREE_KEY_ENV,
         crate::pty::OWNER_ENV,
+        crate::core::survivors::PROCESS_ENV,
         "OINO_COMPLETE",
     ]
     .contains(&name)

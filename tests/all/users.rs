@@ -514,3 +514,76 @@ fn a_project_file_or_env_file_another_user_planted_is_refused() {
     let output = up(&shared);
     assert_refused(&output, "anyone may change it");
 }
+
+/// A link another user planted in a shared folder chooses which of the victim's own files is
+/// read: `.env` to another project's secrets, `oino.toml` to another project. Each is refused,
+/// naming the link and its owner, and nothing starts (the files it leads to are the victim's
+/// own, so the owner check of the file alone let them through).
+#[test]
+fn a_link_another_user_planted_to_a_file_of_ours_is_refused() {
+    let stranger = Stranger::new();
+    let shared = shared_dir("planted-link");
+    let state = temp_dir("planted-link-state");
+    let socket = state.join("sock/s.sock");
+    let _server = ServerAt(socket.clone());
+    // The victim's other project, private, with its secrets.
+    let private = temp_dir("planted-link-private");
+    std::fs::write(private.join("prod.env"), "INJECTED=prod-secret\n").expect("prod.env");
+    std::fs::write(
+        private.join("oino.toml"),
+        "[processes.deploy]\ncmd = \"echo deploying to prod\"\n",
+    )
+    .expect("oino.toml");
+    let project = shared.join("project");
+    std::fs::create_dir(&project).expect("the project");
+    std::fs::set_permissions(&project, std::fs::Permissions::from_mode(0o1777)).expect("chmod");
+    std::fs::write(
+        project.join("oino.toml"),
+        "[processes.web]\ncmd = \"echo [$INJECTED]\"\n",
+    )
+    .expect("oino.toml");
+    stranger.sh(&format!(
+        "ln -s '{}/prod.env' '{}/.env'",
+        private.display(),
+        project.display()
+    ));
+    let up = |dir: &Path| {
+        output_within(
+            "oino up",
+            oino_as_victim(
+                &["up", "--socket", socket.to_str().expect("utf-8")],
+                &[("XDG_STATE_HOME", &state), ("HOME", &state)],
+            )
+            .current_dir(dir),
+        )
+    };
+    let output = up(&project);
+    assert_refused(&output, &format!("is a link made by {}", stranger.name));
+    assert!(stderr(&output).contains(".env"), "{}", stderr(&output));
+    assert!(
+        !socket.exists(),
+        "a server was started: {}",
+        stderr(&output)
+    );
+    // A project file that is a link of theirs to another project of ours.
+    let other = shared.join("other");
+    std::fs::create_dir(&other).expect("a folder");
+    std::fs::set_permissions(&other, std::fs::Permissions::from_mode(0o1777)).expect("chmod");
+    stranger.sh(&format!(
+        "ln -s '{}/oino.toml' '{}/oino.toml'",
+        private.display(),
+        other.display()
+    ));
+    let output = up(&other);
+    assert_refused(&output, &format!("is a link made by {}", stranger.name));
+    assert!(
+        !socket.exists(),
+        "a server was started: {}",
+        stderr(&output)
+    );
+    // A link of the victim's own is followed, as before.
+    std::fs::remove_file(project.join(".env")).expect("their link goes");
+    std::os::unix::fs::symlink(private.join("prod.env"), project.join(".env")).expect("ours");
+    let output = up(&project);
+    assert!(output.status.success(), "{}", stderr(&output));
+}

@@ -181,6 +181,9 @@ impl Project {
 
     /// [`Project::load`] in an environment `known` (the one a client started the project in).
     pub(crate) fn load_in(file: &Path, known: Known) -> Result<Self, ProjectError> {
+        // Its links looked at as written, before they are resolved: a link of another user's
+        // would choose which project runs.
+        crate::paths::no_planted_link(file).map_err(|err| FileError::unreadable(file, &err))?;
         // One project, however its path is written (`..`, a link): the server keys it by this.
         let file = std::fs::canonicalize(file)
             .or_else(|_| std::path::absolute(file))
