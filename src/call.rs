@@ -500,6 +500,16 @@ pub(crate) fn reporting_folder(command: &str, file: &Path) -> String {
     format!("trap {} EXIT; {command}", shell_quoted(&write))
 }
 
+/// The command a person or an agent gave, out of what [`reporting_folder`] made of it (a command
+/// read back from /proc, as a survivor of a dead server is); any other as it is.
+#[must_use]
+pub(crate) fn without_folder_report(command: &str) -> &str {
+    command
+        .strip_prefix("trap 'builtin pwd >| ")
+        .and_then(|rest| rest.split_once("' EXIT; "))
+        .map_or(command, |(_, given)| given)
+}
+
 /// `text` as one word for bash, whatever it holds.
 fn shell_quoted(text: &str) -> String {
     format!("'{}'", text.replace('\'', "'\\''"))

@@ -333,13 +333,69 @@ async fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
+    print_raw(&ls_table(&entries))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The longest name `ls` shows whole; a longer one ends with `…`.
+const LS_NAME_COLUMNS: usize = 24;
+
+/// `ls`'s table: columns as wide as what they hold (counted in terminal columns: a wide name
+/// takes two a character), a name cut past [`LS_NAME_COLUMNS`], ids whole; then its notes.
+fn ls_table(entries: &[EntryInfo]) -> String {
+    use crate::interface::fit::{columns, cut};
     let now = crate::time::now_ms();
-    let mut out = format!(
-        "{:<14} {:<5} {:<18} {:<12} {:>7} {:>7}  COMMAND\n",
-        "ID", "TASK", "NAME", "STATE", "PID", "TIME"
-    );
+    // Names and commands are shown, never carried out: `\e]52;…` in a command must not reach
+    // the clipboard of whoever lists it.
+    let rows: Vec<[String; 7]> = entries
+        .iter()
+        .map(|entry| {
+            let name = entry
+                .name
+                .as_deref()
+                .or(entry.title.as_deref())
+                .unwrap_or("-");
+            let elapsed = crate::time::format_elapsed(crate::time::shown_elapsed_ms(
+                entry.started_ms,
+                entry.ended_ms.unwrap_or(now),
+            ));
+            [
+                escaped(&entry.id).into_owned(),
+                escaped(entry.task_id.as_deref().unwrap_or("-")).into_owned(),
+                cut(&escaped(name), LS_NAME_COLUMNS),
+                shown_state(entry),
+                entry.pid.to_string(),
+                elapsed,
+                escaped(&entry.command).into_owned(),
+            ]
+        })
+        .collect();
+    let header = ["ID", "TASK", "NAME", "STATE", "PID", "TIME", "COMMAND"].map(str::to_owned);
+    let widths: Vec<usize> = (0..6)
+        .map(|column| {
+            std::iter::once(&header)
+                .chain(&rows)
+                .map(|row| columns(&row[column]))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    let line = |row: &[String; 7], out: &mut String| {
+        for (column, cell) in row.iter().enumerate().take(6) {
+            let pad = " ".repeat(widths[column].saturating_sub(columns(cell)));
+            // PID and TIME to the right, the rest to the left.
+            if column >= 4 {
+                let _ = write!(out, "{pad}{cell} ");
+            } else {
+                let _ = write!(out, "{cell}{pad} ");
+            }
+        }
+        let _ = writeln!(out, " {}", row[6]);
+    };
+    let mut out = String::new();
+    line(&header, &mut out);
     let mut project = None;
-    for entry in &entries {
+    for (entry, row) in entries.iter().zip(&rows) {
         let mark = entry.project.as_ref();
         if mark.map(|mark| &mark.project) != project {
             project = mark.map(|mark| &mark.project);
@@ -347,34 +403,10 @@ async fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
                 let _ = writeln!(out, "[{}]", escaped(name));
             }
         }
-        let state = shown_state(entry);
-        let elapsed = crate::time::format_elapsed(crate::time::shown_elapsed_ms(
-            entry.started_ms,
-            entry.ended_ms.unwrap_or(now),
-        ));
-        // Names and commands are shown, never carried out: `\e]52;…` in a command must not
-        // reach the clipboard of whoever lists it.
-        let _ = writeln!(
-            out,
-            "{:<14} {:<5} {:<18} {:<12} {:>7} {:>7}  {}",
-            escaped(&entry.id),
-            escaped(entry.task_id.as_deref().unwrap_or("-")),
-            escaped(
-                entry
-                    .name
-                    .as_deref()
-                    .or(entry.title.as_deref())
-                    .unwrap_or("-")
-            ),
-            state,
-            entry.pid,
-            elapsed,
-            escaped(&entry.command)
-        );
+        line(row, &mut out);
     }
-    ls_notes(&entries, &mut out);
-    print_raw(&out)?;
-    Ok(ExitCode::SUCCESS)
+    ls_notes(entries, &mut out);
+    out
 }
 
 /// What `ls` says under its table: why a project's process waits, what waits for input, whose

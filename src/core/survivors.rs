@@ -11,7 +11,7 @@
 //! process carries its name and file too (`OINO_PROCESS=NAME:FILE`), so that the project is not
 //! started twice while its earlier run survives.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use super::types::{EntryInfo, EntryKind, EntryState};
@@ -164,7 +164,7 @@ impl Survivor {
 
     /// Whether it is the run of process `name` of the project `file`, and still runs.
     #[must_use]
-    pub(crate) fn runs_process(&self, file: &std::path::Path, name: &str) -> bool {
+    pub(crate) fn runs_process(&self, file: &Path, name: &str) -> bool {
         matches!(self.state, EntryState::Orphaned { .. })
             && self
                 .process
@@ -300,7 +300,10 @@ fn command_of(cmdline: &[u8]) -> String {
         .map(|arg| String::from_utf8_lossy(arg).into_owned())
         .collect();
     match args.as_slice() {
-        [shell, flag, command, ..] if shell.ends_with("bash") && flag == "-c" => command.clone(),
+        // The command as it was given, without the wrapper that reported its folder.
+        [shell, flag, command, ..] if shell.ends_with("bash") && flag == "-c" => {
+            crate::call::without_folder_report(command).to_owned()
+        }
         _ => args.join(" "),
     }
 }
@@ -327,6 +330,9 @@ mod tests {
         assert_eq!(parse_tag("no-tag"), None);
         assert_eq!(command_of(b"/bin/bash\0-c\0sleep 600\0"), "sleep 600");
         assert_eq!(command_of(b"sleep\x00600\x00"), "sleep 600");
+        let wrapped = crate::call::reporting_folder("cd /tmp && make", Path::new("/run/o'k/f"));
+        let cmdline = format!("bash\0-c\0{wrapped}\0");
+        assert_eq!(command_of(cmdline.as_bytes()), "cd /tmp && make");
         let tag = owner_tag("k");
         let (key, pid, _) = parse_tag(&tag).expect("a tag");
         assert_eq!((key, pid), ("k", std::process::id()));

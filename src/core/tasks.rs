@@ -63,7 +63,8 @@ impl TaskBook {
             Some(name) => {
                 validate_name(name)?;
                 let kept_for_it = self.reserved.get(name).is_some_and(|call| call == for_call);
-                if !kept_for_it && (self.is_taken(name) || call_id(name)) {
+                if !kept_for_it && (self.is_taken(name) || call_id(name) || call_id(&folded(name)))
+                {
                     return Err(TaskError::DuplicateName(name.to_owned()));
                 }
                 self.reserved.remove(name);
@@ -89,10 +90,18 @@ impl TaskBook {
         self.reserved.retain(|_, kept_for| kept_for != call);
     }
 
-    /// Whether a task has this name, or a call keeps it.
+    /// Whether a task has this name, or a call keeps it: as written, or in the form it reads
+    /// as (`ｗｅｂ` is taken when `web` is).
     #[must_use]
     pub(crate) fn is_taken(&self, name: &str) -> bool {
-        self.names.contains(name) || self.reserved.contains_key(name)
+        if self.names.contains(name) || self.reserved.contains_key(name) {
+            return true;
+        }
+        let plain = folded(name);
+        self.names
+            .iter()
+            .chain(self.reserved.keys())
+            .any(|other| (!other.is_ascii() || !name.is_ascii()) && folded(other) == plain)
     }
 
     /// A new task id and the name `base`, made unique (among tasks and call ids) with a suffix.
@@ -159,6 +168,10 @@ pub(crate) fn validate_name(name: &str) -> Result<(), TaskError> {
         Some("use the digits 0-9 only (others read like an id's: t٣ is t3)")
     } else if looks_like_id(name) {
         Some("it looks like a task or call id (t3, c7, run-42): add a word")
+    } else if looks_like_id(&folded(name)) {
+        Some(
+            "it reads as a task or call id once its letters are folded (ｔ3 is t3): use plain letters",
+        )
     } else {
         None
     };
@@ -169,6 +182,16 @@ pub(crate) fn validate_name(name: &str) -> Result<(), TaskError> {
         }),
         None => Ok(()),
     }
+}
+
+/// The form a name is compared in: its NFKC form, in which fullwidth, mathematical and other
+/// compatibility letters are the plain ones they look like (`ｗｅｂ` is `web`).
+fn folded(name: &str) -> std::borrow::Cow<'_, str> {
+    use unicode_normalization::UnicodeNormalization as _;
+    if name.is_ascii() {
+        return std::borrow::Cow::Borrowed(name);
+    }
+    std::borrow::Cow::Owned(name.nfkc().collect())
 }
 
 /// Whether a name could be an id that oino hands out: `t3`, `c7`, `run-42`, `run-42-2`,

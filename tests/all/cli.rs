@@ -985,3 +985,86 @@ fn kill_and_restart_take_several_ids_and_go_on_past_a_wrong_one() {
     // Restarted, `one` and `two` each have two runs.
     assert_eq!((state_of("one").len(), state_of("three").len()), (2, 1));
 }
+
+/// Names in fullwidth or other compatibility letters read as the plain name they fold to
+/// (NFKC): one that folds to an id's form is refused, and one that folds to a taken name is
+/// taken; a name in another script is a name like any.
+#[test]
+fn names_that_fold_to_an_id_or_to_another_name_are_refused() {
+    let server = ServerGuard::new("folded-names");
+    let run_named = |name: &str| {
+        server
+            .oino(&[
+                "run",
+                "--name",
+                name,
+                "--detach-after",
+                "0.01",
+                "--",
+                "sleep 30",
+            ])
+            .output()
+            .expect("oino run")
+    };
+    for name in ["ｔ3", "𝐭3", "ⓒ12"] {
+        let output = run_named(name);
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{name}: {stderr}");
+        assert!(
+            stderr.contains("once its letters are folded"),
+            "{name}: {stderr}"
+        );
+    }
+    let web = run_named("web");
+    assert!(
+        web.status.success(),
+        "{}",
+        String::from_utf8_lossy(&web.stderr)
+    );
+    let output = run_named("ｗｅｂ");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("is taken"), "{stderr}");
+    let other = run_named("ウェブ");
+    assert!(
+        other.status.success(),
+        "{}",
+        String::from_utf8_lossy(&other.stderr)
+    );
+    let _ = server.oino(&["kill-server"]).output();
+}
+
+/// `oino ls` keeps its columns whatever the names: a wide name takes two columns a character,
+/// a long one is cut with `…`.
+#[test]
+fn ls_keeps_its_columns_with_wide_and_long_names() {
+    let server = ServerGuard::new("ls-columns");
+    for name in [
+        "日本語のなまえ",
+        "a-very-long-task-name-that-goes-on-and-on",
+        "web",
+    ] {
+        server.task(name, "sleep 30");
+    }
+    let listed = server.oino(&["ls"]).output().expect("oino ls");
+    let text = String::from_utf8_lossy(&listed.stdout);
+    let at_state: Vec<usize> = text
+        .lines()
+        .take(4)
+        .map(|line| {
+            let column = line.find(if line.starts_with("ID") {
+                "STATE"
+            } else {
+                "running"
+            });
+            let column = column.unwrap_or_else(|| panic!("{text}"));
+            unicode_width::UnicodeWidthStr::width(&line[..column])
+        })
+        .collect();
+    assert!(
+        at_state.windows(2).all(|pair| pair[0] == pair[1]),
+        "STATE at columns {at_state:?}:\n{text}"
+    );
+    assert!(text.contains("a-very-long-task-name-t…"), "{text}");
+    let _ = server.oino(&["kill-server"]).output();
+}

@@ -1983,3 +1983,29 @@ async fn of_two_calls_at_once_the_one_that_did_not_cd_undoes_nothing() {
     let here = agent.call("bash", json!({"command": "pwd"})).await;
     assert_eq!(texts(&here)[0], "/usr\n");
 }
+
+#[tokio::test]
+async fn an_agents_call_left_by_a_dead_server_is_listed_with_the_agents_command() {
+    let agent = Agent::start("mcp-orphan-command").await;
+    // A command that outlives its terminal: the next server finds it.
+    let command = "trap '' HUP; echo kept; sleep 600; true";
+    let waiting = call_in_background(&agent.peer(), "bash", json!({"command": command}));
+    agent.running_call(command).await;
+    crate::support::kill_server_outright(&agent.server.socket);
+    let _ = returned(waiting).await;
+    // The next server lists it by the agent's command, not by the wrapper that reported the
+    // shell's folder.
+    let mut listed = Vec::new();
+    wait_until("the orphan to be listed", || {
+        listed = entries_of(&agent.server);
+        listed.iter().any(|entry| entry["state"] == "orphaned")
+    })
+    .await;
+    let orphan = listed
+        .iter()
+        .find(|entry| entry["state"] == "orphaned")
+        .expect("the orphan");
+    assert_eq!(orphan["command"], command, "{listed:#?}");
+    let id = orphan["id"].as_str().expect("an id").to_owned();
+    assert!(agent.oino(&["kill", &id]).status.success());
+}

@@ -516,3 +516,40 @@ fn loop_until_orphan(server: &ServerGuard) -> String {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+#[test]
+fn an_env_file_with_a_nul_byte_is_refused_at_its_line_and_a_bom_is_no_part_of_it() {
+    let server = ServerGuard::new("day-env-bytes");
+    let dir = temp_dir("day-env-bytes");
+    std::fs::write(
+        dir.join("oino.toml"),
+        "[processes.web]\ncmd = \"echo port=$PORT token=$TOKEN; sleep 600\"\n",
+    )
+    .expect("oino.toml");
+    std::fs::write(dir.join(".env"), "PORT=3000\nTOKEN=ab\0cd\n").expect(".env");
+    let (ok, said) = oino_in(&server, &dir, &["start", "web"]);
+    assert!(!ok, "{said}");
+    assert!(said.contains(".env:2:1:") && said.contains("NUL"), "{said}");
+    let status = server
+        .oino(&["start", "web"])
+        .current_dir(&dir)
+        .output()
+        .expect("oino start");
+    assert_eq!(status.status.code(), Some(2));
+    assert!(ls(&server, true).is_empty(), "nothing started");
+    // A byte order mark, as a Windows editor writes one, is read past.
+    std::fs::write(dir.join(".env"), "\u{feff}PORT=3000\nTOKEN=abcd\n").expect(".env");
+    let (ok, said) = oino_in(&server, &dir, &["start", "web"]);
+    assert!(ok, "{said}");
+    let deadline = Instant::now() + DEADLINE;
+    loop {
+        let (_, logs) = oino_in(&server, &dir, &["logs", "web"]);
+        if logs.contains("port=3000 token=abcd") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never: {logs}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (ok, said) = oino_in(&server, &dir, &["down"]);
+    assert!(ok, "{said}");
+}

@@ -143,6 +143,11 @@ fn parse(
             let value = value.split(" #").next().unwrap_or_default().trim_end();
             expand(value, &lookup, budget).map_err(|why| (index + 1, why))?
         };
+        // What the server would refuse when it starts the process (a NUL byte, a variable too
+        // long) is refused here, at its line, before anything starts.
+        if let Some(why) = super::file::variables_refusal(std::iter::once((name, value.as_str()))) {
+            return Err((index + 1, why));
+        }
         set(&mut vars, name, value);
     }
     Ok(vars)

@@ -95,8 +95,12 @@ impl FileError {
     /// [`crate::paths::MAX_SETTINGS_BYTES`] (never a device or a FIFO, which could be endless or
     /// wait forever), in UTF-8; a byte that is not names its line and column.
     pub(crate) fn read_text(file: &Path) -> Result<String, Self> {
-        let bytes = crate::paths::read_regular_file(file, crate::paths::MAX_SETTINGS_BYTES)
+        let mut bytes = crate::paths::read_regular_file(file, crate::paths::MAX_SETTINGS_BYTES)
             .map_err(|err| Self::unreadable(file, &err))?;
+        // A byte order mark, as editors on Windows write one, is no part of the text.
+        if bytes.starts_with(b"\xef\xbb\xbf") {
+            bytes.drain(..3);
+        }
         String::from_utf8(bytes).map_err(|err| {
             let valid = err.utf8_error().valid_up_to();
             let bytes = err.as_bytes();
