@@ -309,7 +309,7 @@ trait Tree: Send + Sync {
     fn release(&self);
     fn is_reaped(&self) -> bool;
     fn signal(&self, signal: Signal);
-    fn reading_terminal(&self) -> bool;
+    fn reading_terminal(&self) -> waiting::TerminalRead;
     /// The name of the program in the foreground of its terminal, if one can be named.
     fn foreground_program(&self) -> Option<String>;
     fn alive(&self) -> bool;
@@ -755,7 +755,7 @@ impl ProcessControl {
     /// Whether a process in the foreground of the call's terminal is blocked reading it (see
     /// [`waiting::reading_terminal`]); never once the shell is reaped.
     #[must_use]
-    pub(crate) fn reading_terminal(&self) -> bool {
+    pub(crate) fn reading_terminal(&self) -> waiting::TerminalRead {
         self.inner.tree.reading_terminal()
     }
 

@@ -1,6 +1,10 @@
 //! Calls that wait for someone to type: noticed from the kernel's account of the terminal's
-//! foreground processes once a call has been quiet a while, shown on its entry, and acted on by
-//! its waiter's policy (a program's call may be detached or killed; a person sees it marked).
+//! foreground processes a while after the call's last output began (output that goes on does
+//! not put the look off: a prompt under a spinner, or one printed again each second, is still
+//! a prompt), shown on its entry, and acted on by its waiter's policy (a program's call may be
+//! detached or killed; a person sees it marked). A process that waits for the keyboard with a
+//! timeout is looked at twice: one that worked in between (a job that checks for a key now and
+//! then) waits for nobody.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -12,6 +16,7 @@ use super::entries::Entry;
 use super::types::CoreEvent;
 use crate::call::InputPolicy;
 use crate::pty::Waiter;
+use crate::pty::waiting::TerminalRead;
 
 /// How often a running call's output is looked at, at most.
 const TICK: Duration = Duration::from_millis(250);
@@ -24,6 +29,9 @@ const QUIET: Duration = Duration::from_secs(1);
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
 /// The longest prompt line kept.
 const MAX_PROMPT_CHARS: usize = 200;
+/// The CPU time a process that waits for the keyboard with a timeout may use between two looks
+/// and still be waiting for someone (its looks at the keyboard cost a little; work costs more).
+const IDLE_CPU_TICKS: u64 = 5;
 
 impl Core {
     /// Follows `entry` until it ends, marking it while a process of it waits for input.
@@ -35,6 +43,9 @@ impl Core {
         let mut next_look = Instant::now() + QUIET;
         let mut backoff = QUIET;
         let mut acted = false;
+        // A process seen waiting for the keyboard with a timeout at the last look, and its CPU
+        // time then.
+        let mut polled: Option<(i32, u64)> = None;
         while entry.is_running() {
             // Woken by output (looked at once a tick at most, however fast it comes), by a
             // change of state, or when the next look is due: a quiet call costs nothing between
@@ -56,29 +67,43 @@ impl Core {
             let now = Instant::now();
             let written = entry.sink.readable();
             if written != seen {
-                // New output: whatever it waited for, it is on its way again.
                 seen = written;
-                next_look = now + QUIET;
                 backoff = QUIET;
-                acted = false;
-                self.set_waiting(&entry, None);
-                continue;
+                if entry.status.borrow().waiting_for_input.is_some() {
+                    // Answered, maybe: looked at again at once (a spinner under a prompt
+                    // writes too, and the prompt is still there).
+                    next_look = now;
+                } else {
+                    // Looked at no later than a second after the output began, whether it goes
+                    // on or not.
+                    next_look = next_look.min(now + QUIET);
+                }
             }
             if now < next_look {
                 continue;
             }
             let control = entry.control.clone();
-            let reading = tokio::task::spawn_blocking(move || control.reading_terminal())
+            let read = tokio::task::spawn_blocking(move || control.reading_terminal())
                 .await
-                .unwrap_or(false);
+                .unwrap_or(TerminalRead::No);
             if !entry.is_running() {
                 break;
             }
-            // Output that came during the look means it moved on (someone answered): the look
-            // is stale, and the next tick starts over.
-            if entry.sink.readable() != seen {
-                continue;
-            }
+            let reading = match read {
+                TerminalRead::No => {
+                    polled = None;
+                    false
+                }
+                TerminalRead::Waits => true,
+                // Twice in a row, the same process, idle in between.
+                TerminalRead::Polls { pid, cpu_ticks } => {
+                    let idle = polled.is_some_and(|(was, ticks)| {
+                        was == pid && cpu_ticks.saturating_sub(ticks) <= IDLE_CPU_TICKS
+                    });
+                    polled = Some((pid, cpu_ticks));
+                    idle
+                }
+            };
             if reading {
                 // Looked at again each second: a password typed shows nothing.
                 next_look = now + QUIET;
@@ -90,8 +115,13 @@ impl Core {
                         self.act_on_input(&entry, &prompt).await;
                     }
                 }
+            } else if polled.is_some() {
+                // The second look at a process polling the keyboard, a second on.
+                self.set_waiting(&entry, None);
+                next_look = now + QUIET;
             } else {
                 self.set_waiting(&entry, None);
+                acted = false;
                 backoff = (backoff * 2).min(MAX_BACKOFF);
                 next_look = now + backoff;
             }

@@ -275,8 +275,12 @@ impl Tree for ScriptedTree {
         }
     }
 
-    fn reading_terminal(&self) -> bool {
-        self.0.running() && self.0.reading.load(Ordering::Acquire)
+    fn reading_terminal(&self) -> super::waiting::TerminalRead {
+        if self.0.running() && self.0.reading.load(Ordering::Acquire) {
+            super::waiting::TerminalRead::Waits
+        } else {
+            super::waiting::TerminalRead::No
+        }
     }
 
     fn foreground_program(&self) -> Option<String> {

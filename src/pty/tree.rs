@@ -101,9 +101,12 @@ impl Tree for PtyTree {
         }
     }
 
-    fn reading_terminal(&self) -> bool {
+    fn reading_terminal(&self) -> waiting::TerminalRead {
         let reaped = self.reaped_guard();
-        !*reaped && waiting::reading_terminal(pid_as_i32(self.pid))
+        if *reaped {
+            return waiting::TerminalRead::No;
+        }
+        waiting::reading_terminal(pid_as_i32(self.pid))
     }
 
     fn foreground_program(&self) -> Option<String> {

@@ -2,7 +2,9 @@
 //! blocked reading the terminal, as /proc shows it. Read from the kernel's own account (the
 //! system call each thread sleeps in and the files it waits on), not guessed from the output:
 //! `sleep`, a server blocked in `accept` or `poll` on its sockets, and a busy loop never look
-//! like a prompt.
+//! like a prompt. A wait with a timeout (a `poll` of the keyboard between two pieces of work) is
+//! told apart from one without: the caller looks twice, and one that worked meanwhile is not
+//! waiting for anyone.
 
 use std::os::unix::fs::FileExt;
 
@@ -15,21 +17,62 @@ const MAX_PROCESSES: usize = 256;
 /// The most descriptors of a `poll` looked at.
 const MAX_POLLED: u64 = 256;
 
-/// Whether a process of the foreground group of the terminal that `leader` (the call's shell,
-/// leader of its session) controls is blocked reading that terminal.
+/// How a terminal's foreground is reading it, at one look.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TerminalRead {
+    /// Nothing of the foreground reads it.
+    No,
+    /// A process is blocked reading it, for as long as it takes: it waits for someone.
+    Waits,
+    /// A process waits for it with a timeout (`poll`, `select`): it waits for someone only if it
+    /// does nothing else between its looks at the keyboard. Its pid and the CPU time it has
+    /// used, in clock ticks, to compare with the next look.
+    Polls {
+        /// The process.
+        pid: i32,
+        /// Its CPU time so far.
+        cpu_ticks: u64,
+    },
+}
+
+/// How the foreground group of the terminal that `leader` (the call's shell, leader of its
+/// session) controls reads that terminal: a process blocked reading it (with a timeout or
+/// without), or none.
 #[must_use]
-pub(crate) fn reading_terminal(leader: i32) -> bool {
+pub(crate) fn reading_terminal(leader: i32) -> TerminalRead {
     let Some(shell) = proc_scan::stat(leader) else {
-        return false;
+        return TerminalRead::No;
     };
     let foreground = shell.terminal_group;
     if foreground <= 0 {
-        return false;
+        return TerminalRead::No;
     }
-    proc_scan::session_tree(shell, MAX_PROCESSES)
+    let mut read = TerminalRead::No;
+    for process in proc_scan::session_tree(shell, MAX_PROCESSES)
         .into_iter()
         .filter(|process| process.group == foreground && process.state == 'S')
-        .any(|process| threads(process.pid).any(|thread| reads_terminal(process.pid, thread)))
+    {
+        for thread in threads(process.pid) {
+            match reads_terminal(process.pid, thread) {
+                Some(Timeout::None) => return TerminalRead::Waits,
+                Some(Timeout::Some) if read == TerminalRead::No => {
+                    read = TerminalRead::Polls {
+                        pid: process.pid,
+                        cpu_ticks: process.cpu_ticks,
+                    };
+                }
+                _ => {}
+            }
+        }
+    }
+    read
+}
+
+/// Whether a wait ends by itself after a while.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Timeout {
+    None,
+    Some,
 }
 
 /// The name of the program in the foreground of `leader`'s terminal (its /proc comm): the one
@@ -49,7 +92,9 @@ pub(crate) fn foreground_program(leader: i32) -> Option<String> {
         .iter()
         .rev()
         .filter(|process| process.group == foreground && process.state == 'S')
-        .find(|process| threads(process.pid).any(|thread| reads_terminal(process.pid, thread)));
+        .find(|process| {
+            threads(process.pid).any(|thread| reads_terminal(process.pid, thread).is_some())
+        });
     let pid = reader.map_or(foreground, |process| process.pid);
     let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
     // A process names itself (prctl): nothing of it may steer a terminal the name is shown on.
@@ -78,46 +123,66 @@ fn parse_syscall(text: &str) -> Option<Blocked> {
     Some(Blocked { number, args })
 }
 
-/// Whether the thread sleeps reading one of the process's terminal descriptors: in `read`, or
-/// waiting for one to be readable in `select`, `poll` or `epoll` on nothing but terminals and
-/// files of its own. A wait that also watches a socket or a terminal's master side is a relay
-/// (`ssh`, `script`, `docker run -it`): it passes keys on as they come, it asks nothing.
-fn reads_terminal(pid: i32, thread: i32) -> bool {
-    let Some(blocked) = std::fs::read_to_string(format!("/proc/{pid}/task/{thread}/syscall"))
+/// Whether the thread sleeps reading one of the process's terminal descriptors, and with what
+/// timeout: in `read`, or waiting for one to be readable in `select`, `poll` or `epoll` on
+/// nothing but terminals and files of its own. A wait that also watches a socket or a
+/// terminal's master side is a relay (`ssh`, `script`, `docker run -it`): it passes keys on as
+/// they come, it asks nothing.
+fn reads_terminal(pid: i32, thread: i32) -> Option<Timeout> {
+    let blocked = std::fs::read_to_string(format!("/proc/{pid}/task/{thread}/syscall"))
         .ok()
         .as_deref()
-        .and_then(parse_syscall)
-    else {
-        return false;
+        .and_then(parse_syscall)?;
+    let [first, second, _, fourth, fifth, _] = blocked.args;
+    // A timeout given by a pointer (none when null) or in ms (none when negative).
+    let pointer = |at: u64| {
+        if at == 0 {
+            Timeout::None
+        } else {
+            Timeout::Some
+        }
     };
-    let [first, second, ..] = blocked.args;
+    #[allow(clippy::cast_possible_truncation)] // The ms are a C int.
+    let millis = |ms: u64| {
+        if (ms as i32) < 0 {
+            Timeout::None
+        } else {
+            Timeout::Some
+        }
+    };
     // The call first: most threads sleep in none of these, and their files are not read.
-    let wait = match blocked.number {
-        libc::SYS_read | libc::SYS_readv | libc::SYS_pread64 => Wait::Read(first),
-        libc::SYS_pselect6 => Wait::Select(first, second),
-        libc::SYS_ppoll => Wait::Poll(first, second),
-        libc::SYS_epoll_pwait | libc::SYS_epoll_pwait2 => Wait::Epoll(first),
+    let (wait, timeout) = match blocked.number {
+        libc::SYS_read | libc::SYS_readv | libc::SYS_pread64 => (Wait::Read(first), Timeout::None),
+        libc::SYS_pselect6 => (Wait::Select(first, second), pointer(fifth)),
+        libc::SYS_ppoll => (Wait::Poll(first, second), pointer(blocked.args[2])),
+        libc::SYS_epoll_pwait => (Wait::Epoll(first), millis(fourth)),
+        libc::SYS_epoll_pwait2 => (Wait::Epoll(first), pointer(fourth)),
         // The older calls, which only some architectures have.
         #[cfg(target_arch = "x86_64")]
-        libc::SYS_select => Wait::Select(first, second),
+        libc::SYS_select => (Wait::Select(first, second), pointer(fifth)),
         #[cfg(target_arch = "x86_64")]
-        libc::SYS_poll => Wait::Poll(first, second),
+        libc::SYS_poll => (Wait::Poll(first, second), millis(blocked.args[2])),
         #[cfg(target_arch = "x86_64")]
-        libc::SYS_epoll_wait => Wait::Epoll(first),
-        _ => return false,
+        libc::SYS_epoll_wait => (Wait::Epoll(first), millis(fourth)),
+        _ => return None,
     };
     let files = Files::of(pid);
     if files.terminals.is_empty() {
-        return false;
+        return None;
     }
     let watched = match wait {
-        Wait::Read(fd) => return i32::try_from(fd).is_ok_and(|fd| files.terminals.contains(&fd)),
+        Wait::Read(fd) => {
+            return i32::try_from(fd)
+                .is_ok_and(|fd| files.terminals.contains(&fd))
+                .then_some(timeout);
+        }
         Wait::Select(count, set) => select_set(pid, count, set),
         Wait::Poll(fds, count) => poll_set(pid, fds, count),
         Wait::Epoll(epoll) => epoll_set(pid, epoll),
     };
-    watched.iter().any(|fd| files.terminals.contains(fd))
-        && !watched.iter().any(|fd| files.relays.contains(fd))
+    (watched.iter().any(|fd| files.terminals.contains(fd))
+        && !watched.iter().any(|fd| files.relays.contains(fd)))
+    .then_some(timeout)
 }
 
 /// What a thread sleeps in, with the arguments that say on what.

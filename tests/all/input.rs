@@ -173,3 +173,76 @@ async fn a_full_screen_program_is_detached_by_the_name_of_the_one_reading_keys()
     }
     core.shutdown().await;
 }
+
+/// A prompt the program prints again each second (`read -t 1` in a loop), and one under a
+/// spinner that never stops writing, are prompts: output that goes on does not hide them.
+/// A job that does its work and looks at the keyboard every half second in between is not
+/// waiting for anyone; one that only looks at it (a watch mode) is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompts_under_output_are_seen_and_a_working_poller_is_not_taken_for_one() {
+    let core = test_core("input-under-output");
+    let progress = temp_dir("input-poller").join("rounds");
+    // Half a second of work, then half a second of waiting for a key, over and over, silent.
+    let worker = format!(
+        "python3 -c \"import select, sys, time\n\
+         rounds = 0\n\
+         while True:\n\
+         \x20   end = time.time() + 0.5\n\
+         \x20   while time.time() < end: pass\n\
+         \x20   select.select([sys.stdin], [], [], 0.5)\n\
+         \x20   rounds += 1\n\
+         \x20   open('{}', 'w').write(str(rounds))\"",
+        progress.display()
+    );
+    let worker_id = unique_id("poller");
+    drop(
+        core.start(program_call(&worker_id, &worker, InputPolicy::Wait))
+            .expect("start"),
+    );
+    let prompts = [
+        (
+            "while ! read -t 1 -p 'Continue? ' answer; do :; done",
+            "Continue?",
+        ),
+        (
+            "(while :; do for c in '|' / - '\\\\'; do printf '\\r%s Password: ' \"$c\"; sleep 0.1; \
+             done; done) & read -s pw; kill %1",
+            "Password:",
+        ),
+        (
+            "python3 -c \"import select, sys\nwhile not select.select([sys.stdin], [], [], 0.5)[0]: pass\"",
+            "",
+        ),
+    ];
+    for (command, prompt) in prompts {
+        let id = unique_id("prompt-under-output");
+        drop(
+            core.start(program_call(&id, command, InputPolicy::Wait))
+                .expect("start"),
+        );
+        wait_until(&format!("`{command}` to be seen waiting"), || {
+            prompt_of(&core, &id).is_some()
+        })
+        .await;
+        let seen = prompt_of(&core, &id).unwrap_or_default();
+        assert!(seen.ends_with(prompt), "{command}: {seen:?}");
+        core.kill(&id).await.expect("kill");
+    }
+    // The worker ran its rounds, looked at each second, never marked.
+    let rounds = || {
+        std::fs::read_to_string(&progress)
+            .ok()
+            .and_then(|text| text.parse::<u32>().ok())
+            .unwrap_or(0)
+    };
+    wait_until("the worker's eighth round", || {
+        assert_eq!(
+            prompt_of(&core, &worker_id),
+            None,
+            "the worker was taken for a prompt"
+        );
+        rounds() >= 8
+    })
+    .await;
+    core.kill(&worker_id).await.expect("kill");
+}
