@@ -142,12 +142,12 @@ fn reads_terminal(pid: i32, thread: i32) -> Option<Timeout> {
             Timeout::Some
         }
     };
-    #[allow(clippy::cast_possible_truncation)] // The ms are a C int.
+    // The ms are a C int in the register's low half: negative (its sign bit set) for none.
     let millis = |ms: u64| {
-        if (ms as i32) < 0 {
-            Timeout::None
-        } else {
+        if ms & 0x8000_0000 == 0 {
             Timeout::Some
+        } else {
+            Timeout::None
         }
     };
     // The call first: most threads sleep in none of these, and their files are not read.
