@@ -371,13 +371,14 @@ fn ls_table(entries: &[EntryInfo]) -> String {
         })
         .collect();
     let header = ["ID", "TASK", "NAME", "STATE", "PID", "TIME", "COMMAND"].map(str::to_owned);
+    // As wide as they always were, wider for what does not fit.
+    let least = [14, 5, 18, 12, 7, 7];
     let widths: Vec<usize> = (0..6)
         .map(|column| {
             std::iter::once(&header)
                 .chain(&rows)
                 .map(|row| columns(&row[column]))
-                .max()
-                .unwrap_or(0)
+                .fold(least[column], usize::max)
         })
         .collect();
     let line = |row: &[String; 7], out: &mut String| {
