@@ -356,7 +356,8 @@ impl Backlog {
 
     /// Replaces the repeat just read (from `start`, or from the backlog's start when its start
     /// went with a flush) by one of `repeat`, which draws the same: a smaller count keeps the
-    /// parser's work bounded. Controls carried out within it still are, before it.
+    /// parser's work bounded. Controls carried out within it still are, within it (after its
+    /// `CSI`, as they came: a control before it would end what REP repeats, one within does not).
     fn cut_repeat(&mut self, start: Option<usize>, controls: bool, repeat: u16) {
         let begin = start.unwrap_or(0);
         let carried_out: Vec<u8> = self.bytes[begin..]
@@ -369,10 +370,11 @@ impl Backlog {
             // The parser has read the start: end it.
             self.bytes.push(0x18);
         }
-        self.bytes.extend_from_slice(&carried_out);
         let sequence = self.bytes.len();
+        self.bytes.extend_from_slice(b"\x1b[");
+        self.bytes.extend_from_slice(&carried_out);
         self.bytes
-            .extend_from_slice(format!("\x1b[{repeat}b").as_bytes());
+            .extend_from_slice(format!("{repeat}b").as_bytes());
         let end = self.bytes.len();
         if start.is_some() && !controls {
             self.keep(sequence, end);
