@@ -38,7 +38,7 @@ async fn main() -> anyhow::Result<()> {
             .await
         })
     };
-    let mut client = loop {
+    let client = loop {
         if let Ok(client) =
             Client::connect(&oino::remote::address::Address::Socket(socket.clone())).await
         {

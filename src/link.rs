@@ -2,8 +2,8 @@
 //!
 //! The interface asks a [`Link`] for owned values (entries, screens, history pages) and hands it
 //! its effects (start, detach, kill, write, resize); events come back through [`Events`]. Locally
-//! these are calls on the [`Core`]; remotely, requests on a socket: one connection for quick
-//! questions, a fresh one for anything that may take a while, and one carrying the events.
+//! these are calls on the [`Core`]; remotely, requests on one connection to the server, which
+//! carries quick questions, runs and waits, and the events side by side.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -22,7 +22,7 @@ use crate::remote::address::Address;
 use crate::remote::client::Client;
 use crate::remote::dispatch::Handle;
 use crate::remote::protocol::requests as ask;
-use crate::remote::protocol::{Ask, PROTOCOL_VERSION, Request, Travel};
+use crate::remote::protocol::{Ask, PROTOCOL_VERSION, Travel};
 use crate::screen::ScreenSnapshot;
 
 mod error;
@@ -60,16 +60,11 @@ pub enum Link {
     Remote(Arc<Remote>),
 }
 
-/// A server, as one interface uses it.
+/// A server, as one front end uses it: one connection, made again when it closed (a server
+/// restarted, a link dropped).
 pub struct Remote {
     address: Address,
-    /// The connection for quick questions; `None` once a call took it to wait on (see
-    /// [`Remote::connection_apart`]), until the next question connects again.
-    queries: Mutex<Option<Client>>,
-    /// A connection kept for actions that may take a while (kill, detach, restart) once one
-    /// ended: the next one goes over it rather than a new connection, which through a
-    /// transport is an ssh connection each.
-    spare: std::sync::Mutex<Option<Client>>,
+    client: Mutex<Option<Client>>,
 }
 
 /// What an event source yields.
@@ -282,8 +277,7 @@ impl Link {
     fn over(client: Client) -> Self {
         Self::Remote(Arc::new(Remote {
             address: client.address().clone(),
-            queries: Mutex::new(Some(client)),
-            spare: std::sync::Mutex::default(),
+            client: Mutex::new(Some(client)),
         }))
     }
 
@@ -538,10 +532,12 @@ impl Link {
                 Ok((id, tokio::spawn(async move { Ok(handle.result().await) })))
             }
             Self::Remote(remote) => {
-                let mut client = remote.connection_apart().await?;
-                let run = Request::Run(ask::Run::from_call(request, true));
+                let client = remote.client().await.map_err(LinkError::NotSent)?;
                 // The first reply says the call exists; the second comes at its end.
-                let entry = client.request(&run).await.map_err(LinkError::from_client)?;
+                let (entry, wait) = client
+                    .run(ask::Run::from_call(request, true))
+                    .await
+                    .map_err(LinkError::from_client)?;
                 let entry = EntryInfo::from_wire(entry);
                 let gone = ServerGone {
                     id: entry.id.clone(),
@@ -549,8 +545,7 @@ impl Link {
                 };
                 let elsewhere = remote.address.transport().cloned();
                 let result = tokio::spawn(async move {
-                    client
-                        .reply()
+                    wait.result()
                         .await
                         .map(CallResult::from_wire)
                         .map_err(|err| match elsewhere {
@@ -766,79 +761,39 @@ impl OutputSource for LinkOutput<'_> {
 }
 
 impl Remote {
-    /// A connection for a request that takes a while: the shared one when it is idle (a
-    /// command that runs one call then needs one connection, not two), else a fresh one.
-    async fn connection_apart(&self) -> Result<Client, LinkError> {
-        let kept = self
-            .queries
-            .try_lock()
-            .ok()
-            .and_then(|mut queries| queries.take());
-        self.kept_or_new(kept).await.map_err(LinkError::NotSent)
+    /// The connection, made again when it closed.
+    async fn client(&self) -> anyhow::Result<Client> {
+        let mut client = self.client.lock().await;
+        if let Some(kept) = client.as_ref().filter(|kept| !kept.is_closed()) {
+            return Ok(kept.clone());
+        }
+        let fresh = Client::connect(&self.address).await?;
+        *client = Some(fresh.clone());
+        Ok(fresh)
     }
 
-    /// A quick question on the shared connection; one that may take a while, on a connection of
-    /// its own.
+    /// A request of any kind, on the connection.
     async fn ask<A: Ask>(&self, request: A) -> anyhow::Result<A::Reply> {
-        if A::APART {
-            // On the spare connection (out of its place while it waits: one given up half way
-            // goes with its unread reply), never the one questions share, which it would hold
-            // up: an action over ssh then costs a round trip, not an ssh connection.
-            let spare = self
-                .spare
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .take();
-            let mut client = self.kept_or_new(spare).await?;
-            let reply = client.ask(request).await;
-            if answered_whole(&reply) {
-                self.spare
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .get_or_insert(client);
-            }
-            reply
-        } else {
-            let mut queries = self.queries.lock().await;
-            // Out of its place while it asks: an ask given up half way (a timeout) drops the
-            // connection with it, and no later request reads the reply it left behind.
-            let mut client = self.kept_or_new(queries.take()).await?;
-            let reply = client.ask(request).await;
-            if answered_whole(&reply) {
-                *queries = Some(client);
-            }
-            reply
-        }
-    }
-
-    /// A connection kept from an earlier request, unless its other side closed meanwhile (a
-    /// transport that died, a server that stopped), else a new one.
-    async fn kept_or_new(&self, kept: Option<Client>) -> anyhow::Result<Client> {
-        if let Some(mut client) = kept
-            && !client.is_closed()
-        {
-            return Ok(client);
-        }
-        Client::connect(&self.address).await
+        self.client().await?.ask(request).await
     }
 
     async fn events(&self) -> anyhow::Result<Events> {
-        let client = Client::connect(&self.address).await?;
-        let mut lines = client.subscribe().await?;
+        let mut lines = self.client().await?.subscribe().await?;
         let (events, receiver) = mpsc::channel(REMOTE_EVENTS);
         tokio::spawn(async move {
             loop {
-                // Nobody takes them any more: the connection (and its transport) goes now,
-                // not at the next event.
-                let read = tokio::select! {
-                    read = lines.next_event() => read,
+                // Nobody takes them any more: the subscription goes now, not at the next
+                // event.
+                let line = tokio::select! {
+                    line = lines.next() => line,
                     () = events.closed() => return,
                 };
-                let event = match read {
-                    Err(_) => LinkEvent::Closed,
-                    Ok(line) => serde_json::from_slice(&line).map_or(LinkEvent::Lagged, |event| {
-                        LinkEvent::Core(CoreEvent::from_wire(event))
-                    }),
+                let event = match line {
+                    None => LinkEvent::Closed,
+                    Some(line) => serde_json::from_slice(&line)
+                        .map_or(LinkEvent::Lagged, |event| {
+                            LinkEvent::Core(CoreEvent::from_wire(event))
+                        }),
                 };
                 let closed = event == LinkEvent::Closed;
                 if events.send(event).await.is_err() || closed {
@@ -847,17 +802,6 @@ impl Remote {
             }
         });
         Ok(Events::Remote(receiver))
-    }
-}
-
-/// Whether a connection is fit for the next request after `reply`: it was answered (a refusal
-/// included) and nothing of the reply is left to read.
-fn answered_whole<T>(reply: &anyhow::Result<T>) -> bool {
-    match reply {
-        Ok(_) => true,
-        Err(err) => err
-            .downcast_ref::<crate::remote::client::Refused>()
-            .is_some(),
     }
 }
 

@@ -64,7 +64,7 @@ fn entry_candidates() -> Vec<CompletionCandidate> {
     };
     let listed = runtime.block_on(async {
         tokio::time::timeout(SERVER_WAIT, async {
-            let mut client = crate::remote::client::Client::connect(&address).await?;
+            let client = crate::remote::client::Client::connect(&address).await?;
             client.ask(crate::remote::protocol::requests::List {}).await
         })
         .await

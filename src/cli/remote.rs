@@ -314,7 +314,7 @@ async fn server(args: &ServerArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn ls(args: &LsArgs) -> anyhow::Result<ExitCode> {
-    let mut client = Client::connect_or_start(&args.server.address()?).await?;
+    let client = Client::connect_or_start(&args.server.address()?).await?;
     let mut entries = client.ask(ask::List {}).await?;
     if !args.all {
         entries.retain(|entry| entry.project.as_ref().is_none_or(|mark| mark.latest));
@@ -523,7 +523,7 @@ fn phase_line(mark: &ProjectMark) -> Option<String> {
 }
 
 async fn detach(args: DetachArgs) -> anyhow::Result<ExitCode> {
-    let mut client = Client::connect(&args.server.address()?).await?;
+    let client = Client::connect(&args.server.address()?).await?;
     let task = client
         .ask(ask::Detach {
             key: args.id,
@@ -609,7 +609,7 @@ async fn wait(args: WaitArgs) -> anyhow::Result<ExitCode> {
         .map(|seconds| super::seconds("--timeout", seconds))
         .transpose()?
         .map(|timeout| u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX));
-    let mut client = Client::connect(&args.server.address()?).await?;
+    let client = Client::connect(&args.server.address()?).await?;
     let state = client
         .ask(ask::Wait {
             key: args.id.clone(),
@@ -636,10 +636,10 @@ async fn wait(args: WaitArgs) -> anyhow::Result<ExitCode> {
 }
 
 async fn kill(args: EntriesArgs) -> anyhow::Result<ExitCode> {
-    let mut client = Client::connect(&args.server.address()?).await?;
+    let client = Client::connect(&args.server.address()?).await?;
     let mut status = ExitCode::SUCCESS;
     for id in args.ids {
-        match kill_one(&mut client, id, args.json).await {
+        match kill_one(&client, id, args.json).await {
             Ok(true) => {}
             Ok(false) => status = ExitCode::FAILURE,
             Err(err) => status = failed_one("oino kill", err)?,
@@ -649,7 +649,7 @@ async fn kill(args: EntriesArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// Kills one entry and says what it did: killed it, or found it ended. Whether it has ended.
-async fn kill_one(client: &mut Client, key: String, json: bool) -> anyhow::Result<bool> {
+async fn kill_one(client: &Client, key: String, json: bool) -> anyhow::Result<bool> {
     // What ran a server that died is no entry to look at: it is killed by its key.
     let before = client.ask(ask::Entry { key: key.clone() }).await.ok();
     let killed = client.ask(ask::Kill { key: key.clone() }).await?;
@@ -668,7 +668,7 @@ async fn kill_one(client: &mut Client, key: String, json: bool) -> anyhow::Resul
 }
 
 async fn restart(args: EntriesArgs) -> anyhow::Result<ExitCode> {
-    let mut client = Client::connect(&args.server.address()?).await?;
+    let client = Client::connect(&args.server.address()?).await?;
     let mut status = ExitCode::SUCCESS;
     for id in args.ids {
         let asked = ask::Restart {
@@ -698,7 +698,7 @@ fn failed_one(command: &str, err: anyhow::Error) -> anyhow::Result<ExitCode> {
 }
 
 async fn send(args: SendArgs) -> anyhow::Result<ExitCode> {
-    let mut client = Client::connect(&args.server.address()?).await?;
+    let client = Client::connect(&args.server.address()?).await?;
     let entry = client
         .ask(ask::Entry {
             key: args.id.clone(),
@@ -738,7 +738,7 @@ async fn kill_server(args: &KillServerArgs) -> anyhow::Result<ExitCode> {
         Err(err) if !crate::remote::client::nobody_listens(&err) => return Err(err),
         connected => connected,
     };
-    let mut client = match connected {
+    let client = match connected {
         Ok(client) => client,
         Err(err) => {
             let why = match crate::remote::socket::lock_holder(&socket) {

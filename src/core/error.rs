@@ -138,7 +138,7 @@ pub struct ErrorData {
     pub log_path: Option<PathBuf>,
     /// The entry was left running by a server that died (this one's pid): only a kill reaches it.
     pub left_by_server: Option<u32>,
-    /// What a server of another protocol runs, as `runs oino 0.1.0 (protocol 10)`.
+    /// What a server of another protocol runs, as `runs oino 0.1.0 (protocol 11)`.
     pub runs: Option<String>,
 }
 

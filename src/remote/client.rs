@@ -1,21 +1,30 @@
-//! The client side of the protocol: connect to the server (starting it when none answers) and
-//! ask it things.
+//! The client side of the protocol: one connection to a server (started when none answers),
+//! shared by everything a front end asks of it. Each request carries an id (`req`) and its
+//! replies name it, so a `run` that waits for its result, a `wait`, the server's events and
+//! quick questions go side by side on one connection: through `--host`, one ssh connection. A
+//! reader task hands each reply line to whoever asked it; a request given up on (its waiter
+//! dropped) is cancelled on the server when it is one that waits (`run`, `wait`,
+//! `wait_output`, `subscribe`).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use anyhow::Context;
 use serde::de::DeserializeOwned;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
+use tokio::sync::{mpsc, watch};
 
 use crate::inert::escaped;
 use crate::remote::address::{Address, Transport};
 
 use crate::remote::protocol::{
-    Ask, ErrorCode, MAX_REPLY_BYTES, PROTOCOL_VERSION, ReplyOf, Request, Travel, requests,
+    Ask, ErrorCode, MAX_REPLY_BYTES, PROTOCOL_VERSION, ReplyOf, Request, Travel, encode_request,
+    reply_id, requests, wire,
 };
 
 /// How long a client waits for a server it started to answer.
@@ -32,31 +41,73 @@ pub(crate) const FAR_ANSWER_WITHIN: Duration = Duration::from_secs(20);
 /// reads, not 128.
 const READ_BYTES: usize = 64 * 1024;
 
+/// Event lines kept for a front end that has not taken them yet; past them, it is told that it
+/// missed some (and lists everything again).
+const EVENT_LINES: usize = 1024;
+
 /// Bytes from the server.
 type Incoming = BufReader<Box<dyn AsyncRead + Send + Unpin>>;
+/// Bytes to the server.
+type Outgoing = Box<dyn AsyncWrite + Send + Unpin>;
 
-/// A connection to a server.
-pub struct Client {
+/// A connection to a server, before its reader runs: its two directions, and for a server
+/// elsewhere, its transport.
+struct Stream {
     reader: Incoming,
-    writer: Box<dyn AsyncWrite + Send + Unpin>,
-    address: Address,
-    /// The transport's process, for a server elsewhere: it ends with the connection.
+    writer: Outgoing,
     transport: Option<tokio::process::Child>,
     /// The last of what the transport said on its standard error, drained as it comes so that
     /// a chatty transport never blocks on a full pipe.
     said: Arc<Mutex<Vec<u8>>>,
 }
 
-/// The other side sent what is no reply of oino's protocol (a line past [`MAX_REPLY_BYTES`],
-/// text that is no reply): the connection is no use.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub(crate) struct NotOino(pub String);
+/// A connection to a server, shared: clones ask on the same connection.
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<Inner>,
+}
 
-/// A server on another machine said nothing within [`FAR_ANSWER_WITHIN`].
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub(crate) struct NoAnswer(pub String);
+struct Inner {
+    address: Address,
+    writer: tokio::sync::Mutex<Outgoing>,
+    router: Arc<Router>,
+    next_id: AtomicU64,
+    reader: tokio::task::AbortHandle,
+    /// The transport's process, for a server elsewhere: it ends with the connection.
+    transport: Mutex<Option<tokio::process::Child>>,
+    said: Arc<Mutex<Vec<u8>>>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.reader.abort();
+    }
+}
+
+/// What the reader hands to whoever waits: a line, its reply (one naming the request, or one
+/// naming none, from a server that answers in order: the oldest request's).
+type Delivered = Vec<u8>;
+
+/// Where the reader hands each line: the waiters by request id, and the events.
+#[derive(Default)]
+struct Router {
+    waiting: Mutex<HashMap<u64, mpsc::Sender<Delivered>>>,
+    events: Mutex<Option<mpsc::Sender<Vec<u8>>>>,
+    /// Why the connection ended, once it did.
+    ended: Mutex<Option<Ended>>,
+    closed: watch::Sender<bool>,
+}
+
+/// How a connection ended.
+#[derive(Clone, Debug)]
+enum Ended {
+    /// The other side closed it (between lines, or within one).
+    Closed(&'static str),
+    /// Reading failed.
+    Failed(std::io::ErrorKind, String),
+    /// A line past [`MAX_REPLY_BYTES`].
+    TooLong,
+}
 
 /// A request the server turned down: what kind of failure, and what to do in words.
 #[derive(Debug, thiserror::Error)]
@@ -66,6 +117,17 @@ pub(crate) struct Refused {
     pub message: String,
     pub data: crate::core::ErrorData,
 }
+
+/// The other side sent what is no reply of oino's protocol (a line past [`MAX_REPLY_BYTES`],
+/// text that is no reply, a reply that names no request): the connection is no use.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct NotOino(pub String);
+
+/// A server on another machine said nothing within [`FAR_ANSWER_WITHIN`].
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct NoAnswer(pub String);
 
 impl Client {
     /// Connects and says hello, once it has made sure that the server is this user's own: not a
@@ -80,7 +142,7 @@ impl Client {
             Address::Socket(_) => None,
         };
         if let Some((transport, _)) = keep_ready
-            && let Some((mut ready, report)) = Self::through_ready_link(transport).await
+            && let Some((ready, report)) = Self::through_ready_link(transport).await
         {
             keep_ready = None;
             // A link kept ready that went stale meanwhile (its ssh connection dropped, or hangs)
@@ -93,10 +155,11 @@ impl Client {
                 return Ok(ready);
             }
         }
-        let mut client = match address {
-            Address::Socket(socket) => Self::connect_socket(socket).await?,
-            Address::Through(transport) => Self::connect_through(transport)?,
+        let stream = match address {
+            Address::Socket(socket) => connect_socket(socket).await?,
+            Address::Through(transport) => connect_through(transport)?,
         };
+        let client = Self::start(address.clone(), stream);
         match client.hello().await {
             Ok(()) => {
                 if let Some((transport, persist)) = keep_ready {
@@ -108,13 +171,49 @@ impl Client {
         }
     }
 
-    async fn hello(&mut self) -> anyhow::Result<()> {
-        self.ask(requests::Hello {
-            version: PROTOCOL_VERSION,
-            relayed: false,
-        })
-        .await
-        .map(drop)
+    /// The client of `stream`, its reader running.
+    fn start(address: Address, stream: Stream) -> Self {
+        let router = Arc::new(Router::default());
+        let reader = tokio::spawn(read_lines(
+            stream.reader,
+            Arc::clone(&router),
+            address.clone(),
+        ));
+        Self {
+            inner: Arc::new(Inner {
+                address,
+                writer: tokio::sync::Mutex::new(stream.writer),
+                router,
+                next_id: AtomicU64::new(1),
+                reader: reader.abort_handle(),
+                transport: Mutex::new(stream.transport),
+                said: stream.said,
+            }),
+        }
+    }
+
+    async fn hello(&self) -> anyhow::Result<()> {
+        let hello = self
+            .ask(requests::Hello {
+                version: PROTOCOL_VERSION,
+                relayed: false,
+            })
+            .await;
+        match hello {
+            // A server of protocol 10 or older takes no request id: it refuses the field.
+            Err(err)
+                if err.downcast_ref::<Refused>().is_some_and(|refused| {
+                    refused.code == ErrorCode::BadRequest && refused.message.contains("`req`")
+                }) =>
+            {
+                Err(NotOino(format!(
+                    "{} speaks an older protocol of oino",
+                    self.other_side()
+                ))
+                .into())
+            }
+            hello => hello.map(drop),
+        }
     }
 
     /// A link its keeper kept ready (`link_persist`), when one runs.
@@ -128,76 +227,37 @@ impl Client {
         if let Ok(stderr) = tokio::net::unix::pipe::Receiver::from_owned_fd(ready.stderr) {
             tokio::spawn(keep_last_words(stderr, Arc::clone(&said)));
         }
-        let client = Self {
+        let stream = Stream {
             reader: BufReader::with_capacity(READ_BYTES, Box::new(reader)),
             writer: Box::new(writer),
-            address: Address::Through(transport.clone()),
             transport: None,
             said,
         };
-        Some((client, report))
-    }
-
-    async fn connect_socket(socket: &Path) -> anyhow::Result<Self> {
-        if let Some(dir) = socket.parent().filter(|dir| dir.exists()) {
-            crate::remote::socket::prepare_dir(dir)?;
-        }
-        let stream = UnixStream::connect(socket).await.map_err(|err| {
-            if listens_not(&err) {
-                anyhow::Error::new(NoServer {
-                    socket: socket.to_owned(),
-                    kind: err.kind(),
-                })
-            } else {
-                anyhow::Error::new(err).context(format!(
-                    "connecting to the oino server at {}",
-                    socket.display()
-                ))
-            }
-        })?;
-        check_peer(&stream, socket)?;
-        let (read, writer) = stream.into_split();
-        Ok(Self {
-            reader: BufReader::with_capacity(READ_BYTES, Box::new(read)),
-            writer: Box::new(writer),
-            address: Address::Socket(socket.to_owned()),
-            transport: None,
-            said: Arc::default(),
-        })
-    }
-
-    fn connect_through(transport: &Transport) -> anyhow::Result<Self> {
-        let mut child = transport.spawn()?;
-        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            anyhow::bail!(
-                "the transport {} has no standard input or output",
-                transport.described()
-            );
-        };
-        let said = Arc::new(Mutex::new(Vec::new()));
-        if let Some(stderr) = child.stderr.take() {
-            tokio::spawn(keep_last_words(stderr, Arc::clone(&said)));
-        }
-        Ok(Self {
-            reader: BufReader::with_capacity(READ_BYTES, Box::new(stdout)),
-            writer: Box::new(stdin),
-            address: Address::Through(transport.clone()),
-            transport: Some(child),
-            said,
-        })
+        Some((
+            Self::start(Address::Through(transport.clone()), stream),
+            report,
+        ))
     }
 
     /// Why the hello failed, in words: another version on the far side, something else than
     /// oino answering, or the transport's own error (ssh's "Could not resolve hostname", no
     /// `oino` there) when it ended.
-    async fn refused_hello(mut self, err: anyhow::Error) -> anyhow::Error {
-        let Address::Through(transport) = &self.address else {
-            return err;
-        };
+    async fn refused_hello(self, err: anyhow::Error) -> anyhow::Error {
         let this = format!(
             "this is oino {} (protocol {PROTOCOL_VERSION}): install the same version on both",
             env!("CARGO_PKG_VERSION")
         );
+        let Address::Through(transport) = &self.inner.address else {
+            // A server of this machine of another version: its own words say what to do.
+            if let Some(not_oino) = err.downcast_ref::<NotOino>() {
+                return NotOino(format!(
+                    "{not_oino}: an oino server of another version still runs (`oino \
+                     kill-server`, then start again; {this})"
+                ))
+                .into();
+            }
+            return err;
+        };
         if let Some(refused) = err.downcast_ref::<Refused>() {
             return match (refused.code, &refused.data.runs) {
                 (ErrorCode::Version, Some(runs)) => {
@@ -226,18 +286,25 @@ impl Client {
             ))
             .into();
         }
-        let Some(mut child) = self.transport.take() else {
+        let child = self
+            .inner
+            .transport
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        let Some(mut child) = child else {
             return err;
         };
         let status = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
         // What it said before it ended, its pipe read to the end.
+        let said = Arc::clone(&self.inner.said);
         let drained = async {
-            while Arc::strong_count(&self.said) > 1 {
+            while Arc::strong_count(&said) > 2 {
                 tokio::time::sleep(Duration::from_millis(5)).await;
             }
         };
         let _ = tokio::time::timeout(Duration::from_secs(1), drained).await;
-        let said = last_words(&self.said);
+        let said = last_words(&said);
         let ended = match status {
             Ok(Ok(status)) => format!(" ({status})"),
             _ => String::new(),
@@ -297,122 +364,132 @@ impl Client {
     /// Where the server is.
     #[must_use]
     pub fn address(&self) -> &Address {
-        &self.address
+        &self.inner.address
     }
 
     /// Asks a request of any kind, and reads its reply. A quick one asked of another machine
     /// is answered within [`FAR_ANSWER_WITHIN`], or given up on.
-    pub async fn ask<A: Ask>(&mut self, request: A) -> anyhow::Result<A::Reply> {
+    pub async fn ask<A: Ask>(&self, request: A) -> anyhow::Result<A::Reply> {
         let request = request.into();
-        let wire = match &self.address {
+        let asked = async {
+            let mut waiting = self.send(&request).await?;
+            waiting.next().await
+        };
+        let line = match &self.inner.address {
             Address::Through(transport) if !A::APART => {
-                let name = transport.name();
-                tokio::time::timeout(FAR_ANSWER_WITHIN, self.request(&request))
+                tokio::time::timeout(FAR_ANSWER_WITHIN, asked)
                     .await
                     .map_err(|_| {
                         NoAnswer(format!(
-                            "{name} gave no answer within {} s",
+                            "{} gave no answer within {} s",
+                            transport.name(),
                             FAR_ANSWER_WITHIN.as_secs()
                         ))
                     })??
             }
-            _ => self.request(&request).await?,
+            _ => asked.await?,
         };
+        let wire = self.reply_of::<<A::Reply as Travel>::Wire>(&line)?;
         Ok(Travel::from_wire(wire))
     }
 
-    /// Sends a request and reads its reply in its wire form.
-    pub async fn request<T: DeserializeOwned>(&mut self, request: &Request) -> anyhow::Result<T> {
-        let mut line = serde_json::to_vec(request)?;
-        line.push(b'\n');
-        if let Err(err) = self.writer.write_all(&line).await {
-            // A server that refused before reading (out of resources) has said why already.
-            return match self.reply().await {
-                Ok(reply) => Ok(reply),
-                Err(refused) if refused.downcast_ref::<Refused>().is_some() => Err(refused),
-                Err(_) => Err(self.went_away(err)),
-            };
-        }
-        self.reply().await
-    }
-
-    /// The connection broke: the server went away, which is a failure to tell (never a reader
-    /// of this command's output leaving).
-    fn went_away(&self, err: std::io::Error) -> anyhow::Error {
-        let why = match &self.address {
-            Address::Socket(socket) => format!(
-                "the oino server at {} went away before it answered (it was stopped, or it died)",
-                socket.display()
-            ),
-            Address::Through(transport) => format!(
-                "the link to {} dropped before the server there answered",
-                transport.name()
-            ),
+    /// Runs a call whose waiter is this client: its entry once it exists, and its result to
+    /// come. Dropping the result's wait before it came cancels the run: the call is ended,
+    /// unless it became a task.
+    pub(crate) async fn run(&self, run: requests::Run) -> anyhow::Result<(wire::Entry, RunWait)> {
+        let started = requests::Run {
+            started: true,
+            ..run
         };
-        anyhow::Error::new(err).context(why)
+        let mut waiting = self.send(&started.into()).await?;
+        let entry = waiting.next().await?;
+        let entry = self.reply_of(&entry)?;
+        Ok((
+            entry,
+            RunWait {
+                client: self.clone(),
+                waiting,
+            },
+        ))
     }
 
-    /// Whether the other side closed, or said something unasked: a connection kept for later
-    /// that is no longer fit for a request.
-    pub(crate) fn is_closed(&mut self) -> bool {
-        // Polled once, never waited for (a request after it pays nothing): a connection that is
-        // fine has nothing to read, and a close the reactor has seen is ready at once.
-        let mut asked = std::task::Context::from_waker(std::task::Waker::noop());
-        std::pin::pin!(self.reader.fill_buf())
-            .as_mut()
-            .poll(&mut asked)
-            .is_ready()
+    /// The server's events from now on, one JSON object a line, on this same connection. The
+    /// subscription ends when the events are dropped.
+    pub async fn subscribe(&self) -> anyhow::Result<Events> {
+        let (tell, events) = mpsc::channel(EVENT_LINES);
+        *self
+            .inner
+            .router
+            .events
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(tell);
+        let mut waiting = self.send(&requests::Subscribe {}.into()).await?;
+        let subscribed = waiting.next().await?;
+        self.reply_of::<String>(&subscribed)?;
+        // Under way on the server until cancelled: cancelled when the events go.
+        waiting.done = false;
+        Ok(Events {
+            lines: events,
+            _subscription: waiting,
+        })
     }
 
-    /// Resolves once the other side closed the connection (what it says meanwhile is dropped).
-    pub(crate) async fn closed(&mut self) {
-        loop {
-            let read = match self.reader.fill_buf().await {
-                Ok([]) | Err(_) => return,
-                Ok(bytes) => bytes.len(),
+    /// Whether the other side closed the connection (a transport that died, a server that
+    /// stopped): a connection kept for later that is no longer fit for a request.
+    pub(crate) fn is_closed(&self) -> bool {
+        *self.inner.router.closed.borrow()
+    }
+
+    /// Resolves once the other side closed the connection.
+    pub(crate) async fn closed(&self) {
+        let mut closed = self.inner.router.closed.subscribe();
+        let _ = closed.wait_for(|closed| *closed).await;
+    }
+
+    /// Sends `request` under a new id; the wait for its replies.
+    async fn send(&self, request: &Request) -> anyhow::Result<Waiting> {
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tell, replies) = mpsc::channel(2);
+        self.inner
+            .router
+            .waiting
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id, tell);
+        // Waited for from here: dropped, it lets go of its place (and cancels what waits).
+        let waiting = Waiting {
+            client: self.clone(),
+            id,
+            replies,
+            cancel: matches!(
+                request,
+                Request::Run(_) | Request::Wait(_) | Request::WaitOutput(_) | Request::Subscribe(_)
+            ),
+            done: false,
+        };
+        if let Err(err) = self.write(&encode_request(id, request)).await {
+            // A server that refused before reading (out of resources) has said why already.
+            let mut waiting = waiting;
+            return match tokio::time::timeout(Duration::from_millis(200), waiting.next()).await {
+                Ok(Ok(line)) => {
+                    self.reply_of::<serde_json::Value>(&line)?;
+                    Err(self.went_away(err))
+                }
+                _ => Err(self.went_away(err)),
             };
-            self.reader.consume(read);
         }
+        Ok(waiting)
     }
 
-    /// The next line the other side sends, at most [`MAX_REPLY_BYTES`] long (read a page at a
-    /// time, never more): a longer one, or one cut short by the end of the connection, is an
-    /// error, and the connection is no use after it.
-    async fn next_line(&mut self) -> anyhow::Result<Vec<u8>> {
-        let mut line = Vec::new();
-        let read = (&mut self.reader)
-            .take(MAX_REPLY_BYTES as u64 + 1)
-            .read_until(b'\n', &mut line)
-            .await;
-        let cut =
-            |why: &str| std::io::Error::new(std::io::ErrorKind::UnexpectedEof, why.to_owned());
-        match read {
-            Ok(0) => Err(self.went_away(cut("the connection was closed"))),
-            Ok(_) if line.ends_with(b"\n") => Ok(line),
-            Ok(_) if line.len() > MAX_REPLY_BYTES => Err(NotOino(format!(
-                "{} sent a line longer than {} MiB, more than any reply of oino's protocol",
-                self.other_side(),
-                MAX_REPLY_BYTES >> 20
-            ))
-            .into()),
-            // A reply is a whole line: one cut short is a server that died while it wrote.
-            Ok(_) => Err(self.went_away(cut("the connection was closed in the middle of a reply"))),
-            Err(err) => Err(self.went_away(err)),
-        }
+    async fn write(&self, line: &[u8]) -> std::io::Result<()> {
+        let mut writer = self.inner.writer.lock().await;
+        writer.write_all(line).await?;
+        writer.flush().await
     }
 
-    /// Who answers, in words: the far side of a transport, or the server at a socket.
-    fn other_side(&self) -> String {
-        match &self.address {
-            Address::Socket(socket) => format!("the oino server at {}", socket.display()),
-            Address::Through(transport) => transport.name(),
-        }
-    }
-
-    /// Reads the next reply (a `run` with `started` has two).
-    pub async fn reply<T: DeserializeOwned>(&mut self) -> anyhow::Result<T> {
-        let reply = self.next_line().await?;
-        let reply: ReplyOf<T> = serde_json::from_slice(&reply).map_err(|_| {
+    /// A reply line read as its result, or the refusal it says.
+    fn reply_of<T: DeserializeOwned>(&self, line: &[u8]) -> anyhow::Result<T> {
+        let reply: ReplyOf<T> = serde_json::from_slice(line).map_err(|_| {
             NotOino(format!(
                 "{} answered in something other than oino's protocol",
                 self.other_side()
@@ -432,25 +509,284 @@ impl Client {
             None => Ok(serde_json::from_value(serde_json::Value::Null)?),
         }
     }
+
+    /// The connection broke: the server went away, which is a failure to tell (never a reader
+    /// of this command's output leaving).
+    fn went_away(&self, err: std::io::Error) -> anyhow::Error {
+        let why = match &self.inner.address {
+            Address::Socket(socket) => format!(
+                "the oino server at {} went away before it answered (it was stopped, or it died)",
+                socket.display()
+            ),
+            Address::Through(transport) => format!(
+                "the link to {} dropped before the server there answered",
+                transport.name()
+            ),
+        };
+        anyhow::Error::new(err).context(why)
+    }
+
+    /// Why the connection ended, as an error for whoever waited.
+    fn ended(&self) -> anyhow::Error {
+        let ended = self
+            .inner
+            .router
+            .ended
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+            .unwrap_or(Ended::Closed("the connection was closed"));
+        match ended {
+            Ended::TooLong => NotOino(format!(
+                "{} sent a line longer than {} MiB, more than any reply of oino's protocol",
+                self.other_side(),
+                MAX_REPLY_BYTES >> 20
+            ))
+            .into(),
+            Ended::Closed(why) => {
+                self.went_away(std::io::Error::new(std::io::ErrorKind::UnexpectedEof, why))
+            }
+            Ended::Failed(kind, why) => self.went_away(std::io::Error::new(kind, why)),
+        }
+    }
+
+    /// Who answers, in words: the far side of a transport, or the server at a socket.
+    fn other_side(&self) -> String {
+        match &self.inner.address {
+            Address::Socket(socket) => format!("the oino server at {}", socket.display()),
+            Address::Through(transport) => transport.name(),
+        }
+    }
 }
 
-impl Client {
-    /// Turns this connection into the server's stream of events, one JSON object a line.
-    pub async fn subscribe(mut self) -> anyhow::Result<Self> {
-        self.ask(requests::Subscribe {}).await?;
-        Ok(self)
-    }
+/// The replies to one request, as they come; dropped before its last, it lets go of its place,
+/// and cancels the request on the server when it is one that waits.
+struct Waiting {
+    client: Client,
+    id: u64,
+    replies: mpsc::Receiver<Delivered>,
+    cancel: bool,
+    done: bool,
+}
 
-    /// Reads a line of what the server sends (an event, after [`Client::subscribe`]), at most
-    /// [`MAX_REPLY_BYTES`]: an error at the end of the connection or past the cap.
-    pub async fn next_event(&mut self) -> anyhow::Result<Vec<u8>> {
-        self.next_line().await
+impl Waiting {
+    /// The next reply line; an error once the connection ended.
+    async fn next(&mut self) -> anyhow::Result<Vec<u8>> {
+        if let Some(line) = self.replies.recv().await {
+            self.done = reply_id(&line).is_none_or(|(_, more)| !more);
+            Ok(line)
+        } else {
+            self.done = true;
+            Err(self.client.ended())
+        }
     }
+}
 
-    /// The raw connection, for `oino proxy` to carry.
-    pub(crate) fn into_parts(self) -> (Incoming, Box<dyn AsyncWrite + Send + Unpin>) {
-        (self.reader, self.writer)
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        self.client
+            .inner
+            .router
+            .waiting
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.id);
+        if !self.done && self.cancel && !self.client.is_closed() {
+            let client = self.client.clone();
+            let cancel = encode_request(0, &requests::Cancel { of: self.id }.into());
+            // Nothing waits for the cancel's own answer (id 0 is never asked for).
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                runtime.spawn(async move {
+                    let _ = client.write(&cancel).await;
+                });
+            }
+        }
     }
+}
+
+/// The result of a run, to come.
+pub(crate) struct RunWait {
+    client: Client,
+    waiting: Waiting,
+}
+
+impl RunWait {
+    /// Waits for the run's result.
+    pub(crate) async fn result(mut self) -> anyhow::Result<wire::CallResult> {
+        let line = self.waiting.next().await?;
+        self.client.reply_of(&line)
+    }
+}
+
+/// The server's events, one JSON object a line, while subscribed.
+pub struct Events {
+    lines: mpsc::Receiver<Vec<u8>>,
+    _subscription: Waiting,
+}
+
+impl Events {
+    /// The next event's line; `None` once the connection ended.
+    pub async fn next(&mut self) -> Option<Vec<u8>> {
+        self.lines.recv().await
+    }
+}
+
+/// Reads the server's lines and hands each to whoever waits for it, until the connection ends.
+async fn read_lines(mut reader: Incoming, router: Arc<Router>, _address: Address) {
+    let mut lagged = false;
+    let ended = loop {
+        let mut line = Vec::new();
+        let read = (&mut reader)
+            .take(MAX_REPLY_BYTES as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .await;
+        match read {
+            Ok(0) => break Ended::Closed("the connection was closed"),
+            Ok(_) if line.ends_with(b"\n") => {}
+            Ok(_) if line.len() > MAX_REPLY_BYTES => break Ended::TooLong,
+            // A reply is a whole line: one cut short is a server that died while it wrote.
+            Ok(_) => break Ended::Closed("the connection was closed in the middle of a reply"),
+            Err(err) => break Ended::Failed(err.kind(), err.to_string()),
+        }
+        if let Some((id, more)) = reply_id(&line) {
+            let waiter = {
+                let mut waiting = router
+                    .waiting
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                if more {
+                    waiting.get(&id).cloned()
+                } else {
+                    waiting.remove(&id)
+                }
+            };
+            if let Some(waiter) = waiter {
+                let _ = waiter.send(line).await;
+            }
+        } else if line.starts_with(br#"{"event""#) {
+            let events = router
+                .events
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone();
+            if let Some(events) = events {
+                // A front end that falls behind is told it missed some, not waited for.
+                if lagged && events.try_send(br#"{"event":"lagged"}"#.to_vec()).is_ok() {
+                    lagged = false;
+                }
+                if !lagged && events.try_send(line).is_err() {
+                    lagged = true;
+                }
+            }
+        } else {
+            // A line naming no request (a server of an older protocol, which answers in order;
+            // a refusal before it read anything; a far side that is no oino): the oldest
+            // request's, which reads it as it can.
+            let oldest = {
+                let mut waiting = router
+                    .waiting
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                let oldest = waiting.keys().min().copied();
+                oldest.and_then(|id| waiting.remove(&id))
+            };
+            if let Some(waiter) = oldest {
+                let _ = waiter.send(line).await;
+            }
+        }
+    };
+    *router.ended.lock().unwrap_or_else(PoisonError::into_inner) = Some(ended);
+    // Whoever still waits learns that nothing more comes.
+    router
+        .waiting
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .clear();
+    router
+        .events
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take();
+    router.closed.send_replace(true);
+}
+
+/// A connection to the server at `socket`, once it is known to be this user's.
+async fn connect_socket(socket: &Path) -> anyhow::Result<Stream> {
+    if let Some(dir) = socket.parent().filter(|dir| dir.exists()) {
+        crate::remote::socket::prepare_dir(dir)?;
+    }
+    let stream = UnixStream::connect(socket).await.map_err(|err| {
+        if listens_not(&err) {
+            anyhow::Error::new(NoServer {
+                socket: socket.to_owned(),
+                kind: err.kind(),
+            })
+        } else {
+            anyhow::Error::new(err).context(format!(
+                "connecting to the oino server at {}",
+                socket.display()
+            ))
+        }
+    })?;
+    check_peer(&stream, socket)?;
+    let (read, writer) = stream.into_split();
+    Ok(Stream {
+        reader: BufReader::with_capacity(READ_BYTES, Box::new(read)),
+        writer: Box::new(writer),
+        transport: None,
+        said: Arc::default(),
+    })
+}
+
+/// A connection through `transport`, its process started.
+fn connect_through(transport: &Transport) -> anyhow::Result<Stream> {
+    let mut child = transport.spawn()?;
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        anyhow::bail!(
+            "the transport {} has no standard input or output",
+            transport.described()
+        );
+    };
+    let said = Arc::new(Mutex::new(Vec::new()));
+    if let Some(stderr) = child.stderr.take() {
+        tokio::spawn(keep_last_words(stderr, Arc::clone(&said)));
+    }
+    Ok(Stream {
+        reader: BufReader::with_capacity(READ_BYTES, Box::new(stdout)),
+        writer: Box::new(stdin),
+        transport: Some(child),
+        said,
+    })
+}
+
+/// The server at `socket` for `oino proxy` to carry: connected (started when none runs) and
+/// told that a client on another machine is on the line, its two directions raw.
+pub(crate) async fn relay(socket: &Path) -> anyhow::Result<(Incoming, Outgoing)> {
+    // Started and checked as any client does, then let go: the relay's own connection says
+    // that it carries a far client.
+    drop(Client::connect_or_start(&Address::Socket(socket.to_owned())).await?);
+    let mut stream = connect_socket(socket).await?;
+    let hello = requests::Hello {
+        version: PROTOCOL_VERSION,
+        relayed: true,
+    };
+    let mut line = serde_json::to_vec(&Request::from(hello))?;
+    line.push(b'\n');
+    stream.writer.write_all(&line).await?;
+    let mut reply = Vec::new();
+    (&mut stream.reader)
+        .take(MAX_REPLY_BYTES as u64)
+        .read_until(b'\n', &mut reply)
+        .await?;
+    let reply: ReplyOf<serde_json::Value> =
+        serde_json::from_slice(&reply).context("reading the server's hello")?;
+    if !reply.ok {
+        anyhow::bail!(
+            "the oino server here refused the relay: {}",
+            escaped(reply.error.as_deref().unwrap_or("refused"))
+        );
+    }
+    Ok((stream.reader, stream.writer))
 }
 
 /// Refuses a server run by another user (`SO_PEERCRED`), before anything is sent to it. Root's
@@ -614,6 +950,7 @@ fn start_server(socket: &Path) -> anyhow::Result<std::process::Child> {
         .env_remove(crate::pty::CALL_ID_ENV)
         .env_remove(crate::pty::TREE_KEY_ENV)
         .env_remove(crate::pty::OWNER_ENV)
+        .env_remove(crate::core::survivors::PROCESS_ENV)
         .arg("server")
         .arg("--socket")
         .arg(socket)

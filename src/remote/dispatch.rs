@@ -39,7 +39,11 @@ pub async fn answer(core: &Core, request: Request) -> Option<Reply> {
         Request::Resize(request) => reply(core, request).await,
         Request::HistoryPage(request) => reply(core, request).await,
         Request::FindLine(request) => reply(core, request).await,
-        Request::Hello(_) | Request::Run(_) | Request::Subscribe(_) | Request::KillServer(_) => {
+        Request::Hello(_)
+        | Request::Run(_)
+        | Request::Subscribe(_)
+        | Request::KillServer(_)
+        | Request::Cancel(_) => {
             return None;
         }
     })

@@ -1,9 +1,12 @@
 //! The protocol between oino's clients and its server: one JSON object a line, each way.
 //!
-//! Clients open with `hello` to check the protocol version (the server does not insist); each
-//! request gets exactly one reply, in order: `{"ok": true, "result": …}` or `{"ok": false,
-//! "code": "…", "error": "what to do"}`. A request that runs long (`run`, `wait`) holds its
-//! connection; clients open another for the rest. docs/protocol.md describes every request.
+//! Clients open with `hello` to check the protocol version (the server does not insist). A
+//! request may carry an id, `req`: then it is answered when it is done, its reply carrying the
+//! same `req`, while the connection goes on with others (a `run`, a `wait` and a `subscribe`'s events
+//! share one connection with quick questions), and `cancel` ends it. A request without one is
+//! answered in order, as a script reading one line after another expects: `{"ok": true,
+//! "result": …}` or `{"ok": false, "code": "…", "error": "what to do"}`. docs/protocol.md
+//! describes every request.
 
 pub mod bounds;
 pub mod requests;
@@ -24,8 +27,9 @@ pub use wire::Travel;
 /// answers with the match's rank and the count of matches, 7 since `kill` answers with the
 /// count of `processes` and `project` with the steps `done`, 8 since a cell's attributes carry
 /// `hidden` and `overline`, 9 since `hello` may say that the connection is `relayed`, 10 since `project`
-/// answers which processes were `left_running` by a server that died.
-pub(crate) const PROTOCOL_VERSION: u32 = 10;
+/// answers which processes were `left_running` by a server that died, 11 since requests carry
+/// an id (`req`) and share one connection, and `cancel` ends one.
+pub(crate) const PROTOCOL_VERSION: u32 = 11;
 /// The longest request line the server reads: room for a command of the longest a program can
 /// be given and an environment of the most the kernel takes (6 MiB), as JSON escapes ordinary
 /// text (control characters, six bytes each, could still pass it).
@@ -33,6 +37,79 @@ pub const MAX_REQUEST_BYTES: usize = 16 << 20;
 /// The longest reply line a client reads, and a server writes: a larger answer is refused as
 /// `too_large` in its place, so that a connection never carries a line its reader drops.
 pub const MAX_REPLY_BYTES: usize = 16 << 20;
+
+/// The most requests with an id one connection has under way at once: past them, the server
+/// reads the next request only once one is answered.
+pub const MAX_IN_FLIGHT: usize = 64;
+
+/// The start of a line that carries a request's id, as this side writes it first. Its key is
+/// `req`: `id` is a call's id in `run` and in entries.
+const ID_KEY: &[u8] = br#"{"req":"#;
+/// What follows the id of a reply that another will follow (a `run`'s entry, before its
+/// result).
+const MORE: &[u8] = br#""more":true,"#;
+
+/// A request as a client writes it: `{"req": N, "op": …}` and its newline.
+#[must_use]
+pub fn encode_request(id: u64, request: &Request) -> Vec<u8> {
+    // A request always serializes as an object: `{"op":…}`.
+    let body = serde_json::to_vec(request).unwrap_or_else(|_| b"{}".to_vec());
+    let mut line = format!(r#"{{"req":{id},"#).into_bytes();
+    line.extend_from_slice(body.strip_prefix(b"{").unwrap_or(&body));
+    line.push(b'\n');
+    line
+}
+
+/// A request line as the server reads it (without its newline): its id when it has one (a
+/// number, anywhere among its fields), and the request, or why it is none.
+pub fn decode_request(line: &[u8]) -> (Option<u64>, Result<Request, serde_json::Error>) {
+    // As clients of this protocol write it: the id first, read without a second pass.
+    if let Some((id, rest)) = leading_id(line) {
+        let mut body = Vec::with_capacity(rest.len() + 1);
+        body.push(b'{');
+        body.extend_from_slice(rest);
+        return (Some(id), serde_json::from_slice(&body));
+    }
+    let mut value: serde_json::Value = match serde_json::from_slice(line) {
+        Ok(value) => value,
+        Err(err) => return (None, Err(err)),
+    };
+    let id = value
+        .as_object_mut()
+        .and_then(|object| object.remove("req"));
+    let id = match id.map(|id| id.as_u64()) {
+        None => None,
+        Some(Some(id)) => Some(id),
+        Some(None) => {
+            use serde::de::Error as _;
+            let err = serde_json::Error::custom("`req` is a whole number from 0");
+            return (None, Err(err));
+        }
+    };
+    (id, serde_json::from_value(value))
+}
+
+/// `{"req":N,` at the start of `line`: N, and what follows its comma.
+fn leading_id(line: &[u8]) -> Option<(u64, &[u8])> {
+    let rest = line.strip_prefix(ID_KEY)?;
+    let digits = rest.iter().take_while(|byte| byte.is_ascii_digit()).count();
+    let (number, rest) = rest.split_at(digits);
+    let rest = rest.strip_prefix(b",")?;
+    // At most 19 digits: any such number fits in a u64; more is no id of ours.
+    if digits == 0 || digits > 19 {
+        return None;
+    }
+    let id = std::str::from_utf8(number).ok()?.parse().ok()?;
+    Some((id, rest))
+}
+
+/// The id of a reply line, and whether another reply to the same request follows; `None` for
+/// an event (or a reply to a request without an id).
+#[must_use]
+pub fn reply_id(line: &[u8]) -> Option<(u64, bool)> {
+    let (id, rest) = leading_id(line)?;
+    Some((id, rest.starts_with(MORE)))
+}
 
 /// What reading one line found.
 #[derive(Debug, PartialEq, Eq)]
@@ -174,6 +251,21 @@ impl Reply {
     #[must_use]
     pub fn as_line(&self) -> &[u8] {
         &self.line
+    }
+
+    /// The line for the request `id` (as it was asked: with its id first, or none without
+    /// one); `more` when another reply to it follows.
+    #[must_use]
+    pub fn framed(self, id: Option<u64>, more: bool) -> Vec<u8> {
+        let Some(id) = id else {
+            return self.line;
+        };
+        let mut line = format!(r#"{{"req":{id},"#).into_bytes();
+        if more {
+            line.extend_from_slice(MORE);
+        }
+        line.extend_from_slice(self.line.strip_prefix(b"{").unwrap_or(&self.line));
+        line
     }
 }
 

@@ -8,10 +8,6 @@ use std::path::Path;
 
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-use crate::remote::address::Address;
-use crate::remote::client::Client;
-use crate::remote::protocol::{PROTOCOL_VERSION, requests};
-
 /// Bytes carried at a time.
 const CARRY_BYTES: usize = 64 * 1024;
 
@@ -32,14 +28,7 @@ pub async fn carry(socket: &Path) -> anyhow::Result<()> {
         }
         () = &mut gone => return Ok(()),
     }
-    let mut client = Client::connect_or_start(&Address::Socket(socket.to_owned())).await?;
-    client
-        .ask(requests::Hello {
-            version: PROTOCOL_VERSION,
-            relayed: true,
-        })
-        .await?;
-    let (mut from_server, mut to_server) = client.into_parts();
+    let (mut from_server, mut to_server) = crate::remote::client::relay(socket).await?;
     let mut stdout = tokio::io::stdout();
     // The near side never closes only its writing half: the end of the input is the end of
     // the link (a transport whose output stays open, as `docker exec` may, included).

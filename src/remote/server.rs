@@ -8,7 +8,6 @@
 
 use std::fs::File;
 use std::io::Write as _;
-use std::os::fd::AsFd;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -19,18 +18,16 @@ use anyhow::Context;
 use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 use nix::sys::inotify::{AddWatchFlags, InitFlags, Inotify};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader, Interest};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::watch;
 
 use crate::core::project::ProcessPhase;
 use crate::core::{Core, CoreConfig, CoreEvent};
-use crate::remote::dispatch;
-use crate::remote::protocol::requests::Run;
-use crate::remote::protocol::{
-    Bounded, ErrorCode, Line, MAX_REQUEST_BYTES, Reply, Request, Travel, read_line,
-};
+use crate::remote::protocol::{ErrorCode, MAX_REQUEST_BYTES, Reply};
 use crate::remote::socket::{elder_server, lock_holder, lock_path, prepare_dir};
+
+mod connection;
 
 /// How long an idle server (no process, no client) stays.
 pub(crate) const DEFAULT_IDLE_EXIT: Duration = Duration::from_secs(60);
@@ -545,140 +542,21 @@ fn next_idle_deadline(
     }
 }
 
-/// Serves one client, a request at a time.
+/// Serves one client: one of another user is refused before anything is read from it.
 async fn serve_connection(
     stream: UnixStream,
     core: &Core,
     stop: &watch::Sender<bool>,
 ) -> anyhow::Result<()> {
     let peer = stream.peer_cred()?;
-    let (read, mut write) = stream.into_split();
-    let mut reader = BufReader::new(read);
-    let mut line = Vec::new();
     let uid = nix::unistd::getuid().as_raw();
     if peer.uid() != uid {
+        let (read, mut write) = stream.into_split();
+        let mut reader = BufReader::new(read);
         return refuse_another_user(&mut reader, &mut write, uid, peer.uid()).await;
     }
-    let mut relayed = false;
-    loop {
-        let request = match read_request(&mut reader, &mut line, &mut write).await? {
-            Read::Request(request) => request,
-            Read::Answered => continue,
-            Read::End => return Ok(()),
-        };
-        let reply = match request {
-            Request::Hello(hello) => {
-                relayed |= hello.relayed;
-                dispatch::hello(&hello)
-            }
-            Request::KillServer(_) => {
-                send(&mut write, &Reply::success("stopping")).await?;
-                stop.send_replace(true);
-                return Ok(());
-            }
-            Request::Subscribe(_) => {
-                let client = match ClientEnd::watch(reader.get_ref().as_ref()) {
-                    Ok(client) => client,
-                    Err(refusal) => {
-                        send(&mut write, &refusal).await?;
-                        continue;
-                    }
-                };
-                let events = core.subscribe();
-                send(&mut write, &Reply::success("subscribed")).await?;
-                return stream_events(events, &client, &mut write).await;
-            }
-            Request::Run(request) => {
-                match run(core, request, relayed, &reader, &mut write).await? {
-                    Some(reply) => reply,
-                    None => return Ok(()),
-                }
-            }
-            request @ (Request::Wait(_) | Request::WaitOutput(_)) => {
-                // A wait nobody reads any more ends with its client, not at its deadline (what
-                // changes something runs to its end: a kill cut short could leave half a tree).
-                let client = match ClientEnd::watch(reader.get_ref().as_ref()) {
-                    Ok(client) => client,
-                    Err(refusal) => {
-                        send(&mut write, &refusal).await?;
-                        continue;
-                    }
-                };
-                tokio::select! {
-                    reply = answer(core, request) => reply,
-                    () = client.gone() => return Ok(()),
-                }
-            }
-            request => answer(core, request).await,
-        };
-        send(&mut write, &reply).await?;
-    }
-}
-
-/// The core's reply to a request it answers.
-async fn answer(core: &Core, request: Request) -> Reply {
-    match dispatch::answer(core, request).await {
-        Some(reply) => reply,
-        None => Reply::failure(ErrorCode::BadRequest, "not a request of the core"),
-    }
-}
-
-/// What the next line of a connection was.
-enum Read {
-    Request(Request),
-    /// Not a request: its refusal was sent, and the connection goes on.
-    Answered,
-    /// The connection ended (cut short in a request: its refusal was sent).
-    End,
-}
-
-/// Reads the next request, answering what is not one.
-async fn read_request(
-    reader: &mut BufReader<tokio::net::unix::OwnedReadHalf>,
-    line: &mut Vec<u8>,
-    write: &mut tokio::net::unix::OwnedWriteHalf,
-) -> anyhow::Result<Read> {
-    match read_line(reader, line, MAX_REQUEST_BYTES).await? {
-        Line::Whole => {}
-        Line::End => return Ok(Read::End),
-        Line::TooLong => {
-            let too_long = Reply::failure(
-                ErrorCode::TooLarge,
-                format!(
-                    "the request is longer than {MAX_REQUEST_BYTES} bytes: send less at a time"
-                ),
-            );
-            send(write, &too_long).await?;
-            return Ok(Read::Answered);
-        }
-        Line::CutShort => {
-            let cut = Reply::failure(
-                ErrorCode::BadRequest,
-                "the request was cut short by the end of the connection: end each request with \
-                 a newline",
-            );
-            send(write, &cut).await?;
-            return Ok(Read::End);
-        }
-    }
-    match serde_json::from_slice::<Request>(line) {
-        // The door: every number the request carries is held within its bound here, once.
-        Ok(request) => match request.bounded() {
-            Ok(request) => Ok(Read::Request(request)),
-            Err(err) => {
-                send(write, &Reply::from_error(&err)).await?;
-                Ok(Read::Answered)
-            }
-        },
-        Err(err) => {
-            let bad = Reply::failure(
-                ErrorCode::BadRequest,
-                format!("not a request: {err}; send one JSON object a line, see docs/protocol.md"),
-            );
-            send(write, &bad).await?;
-            Ok(Read::Answered)
-        }
-    }
+    connection::serve(stream, core, stop).await;
+    Ok(())
 }
 
 /// Refuses a client of another user: the refusal answers its first request, so that it reads it.
@@ -697,147 +575,23 @@ async fn refuse_another_user(
         ErrorCode::Forbidden,
         format!("refused: this oino server belongs to uid {uid}, and you are uid {peer}"),
     );
-    send(write, &refusal).await
-}
-
-/// Writes the core's events to a subscriber until it goes (seen at once, not at the next event:
-/// a subscriber gone keeps an idle server no longer). A subscriber that falls behind is told so
-/// (`{"event": "lagged"}`) and should list the entries again.
-async fn stream_events(
-    mut events: tokio::sync::broadcast::Receiver<crate::core::CoreEvent>,
-    client: &ClientEnd,
-    write: &mut tokio::net::unix::OwnedWriteHalf,
-) -> anyhow::Result<()> {
-    loop {
-        let event = tokio::select! {
-            event = events.recv() => event,
-            () = client.gone() => return Ok(()),
-        };
-        let line = match event {
-            Ok(event) => {
-                let mut line = serde_json::to_vec(&event.to_wire())?;
-                line.push(b'\n');
-                line
-            }
-            Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                b"{\"event\":\"lagged\"}\n".to_vec()
-            }
-            Err(tokio::sync::broadcast::error::RecvError::Closed) => return Ok(()),
-        };
-        // A subscriber that went away is not an error.
-        if write.write_all(&line).await.is_err() {
-            return Ok(());
-        }
-    }
-}
-
-async fn send(write: &mut tokio::net::unix::OwnedWriteHalf, reply: &Reply) -> anyhow::Result<()> {
-    write.write_all(reply.as_line()).await?;
+    write.write_all(&answering(&line, refusal)).await?;
     Ok(())
 }
 
+/// `reply` as the answer to the request `line` (naming its id, when it has one).
+fn answering(line: &[u8], reply: Reply) -> Vec<u8> {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    reply.framed(crate::remote::protocol::decode_request(line).0, false)
+}
+
 /// Reads a client's first request (whatever it is), then answers it with `reply` and closes.
-async fn answer_first_request(stream: UnixStream, reply: &Reply) -> std::io::Result<()> {
+pub(super) async fn answer_first_request(stream: UnixStream, reply: &Reply) -> std::io::Result<()> {
     let (read, mut write) = stream.into_split();
     let mut line = Vec::new();
     BufReader::new(read)
         .take(MAX_REQUEST_BYTES as u64)
         .read_until(b'\n', &mut line)
         .await?;
-    write.write_all(reply.as_line()).await
-}
-
-/// Runs a call to its result for a client that waits; with `started`, says first that it exists.
-/// `None` when the client left before the result: its call was ended, since nobody would read
-/// what it did (a call detached before that lives on as a task). A client that only shut its
-/// writing half still reads, and gets the result. A client on another machine whose link
-/// dropped (`relayed`) may still want it: its call is detached, and lives on as a task.
-async fn run(
-    core: &Core,
-    request: Run,
-    relayed: bool,
-    reader: &BufReader<tokio::net::unix::OwnedReadHalf>,
-    write: &mut tokio::net::unix::OwnedWriteHalf,
-) -> anyhow::Result<Option<Reply>> {
-    let failed = |err: crate::core::CoreError| Reply::from_error(&err);
-    let started = request.started;
-    let client = match ClientEnd::watch(reader.get_ref().as_ref()) {
-        Ok(client) => client,
-        Err(refusal) => return Ok(Some(refusal)),
-    };
-    let handle = match core.start(request.into_call()) {
-        Ok(handle) => handle,
-        Err(err) => return Ok(Some(failed(err))),
-    };
-    let id = handle.id.clone();
-    let result = handle.result();
-    tokio::pin!(result);
-    let acknowledged = if started {
-        let entry = core
-            .entry(&id)
-            .map_or_else(failed, |entry| Reply::success(entry.to_wire()));
-        send(write, &entry).await.is_ok()
-    } else {
-        true
-    };
-    if acknowledged {
-        tokio::select! {
-            biased;
-            result = &mut result => return Ok(Some(Reply::success(result.to_wire()))),
-            () = client.gone() => {}
-        }
-    }
-    // Unless it became a task just now: that one lives on.
-    if core
-        .entry(&id)
-        .is_ok_and(|entry| entry.kind == crate::core::EntryKind::Call)
-    {
-        if relayed {
-            let _ = core
-                .detach(&id, None, "the link to its waiter dropped")
-                .await;
-        } else {
-            let _ = core.kill(&id).await;
-        }
-    }
-    result.await;
-    Ok(None)
-}
-
-/// The far end of a connection, watched for its closing: the kernel reports a hang-up only once
-/// both halves are closed, so a client that shut its writing half (and any bytes it sent ahead,
-/// unread) does not count as gone.
-struct ClientEnd(UnixStream);
-
-impl ClientEnd {
-    /// The watch, or the refusal to answer when there is no descriptor left for it.
-    fn watch(stream: &UnixStream) -> Result<Self, Reply> {
-        // A descriptor of its own, registered apart from the stream's reads and writes; nothing
-        // is ever read or written through it.
-        stream
-            .as_fd()
-            .try_clone_to_owned()
-            .and_then(|fd| UnixStream::from_std(fd.into()))
-            .map(Self)
-            .map_err(|err| {
-                Reply::failure(
-                    ErrorCode::Busy,
-                    format!("the server has no file descriptor to spare ({err}): try again"),
-                )
-            })
-    }
-
-    async fn gone(&self) {
-        loop {
-            match self.0.ready(Interest::WRITABLE).await {
-                Ok(ready) if !ready.is_write_closed() => {
-                    // Wait for the next change, not this state again.
-                    let _ = self.0.try_io(Interest::WRITABLE, || {
-                        Err::<(), _>(std::io::ErrorKind::WouldBlock.into())
-                    });
-                }
-                _ => return,
-            }
-        }
-    }
+    write.write_all(&answering(&line, reply.clone())).await
 }

@@ -216,11 +216,13 @@ fn actions_on_far_entries_go_over_the_links_they_have_not_a_transport_each() {
     let kill = |name: &str| {
         format!("key x\nwait-for and all its processes?\nkey y\nwait-for killed `{name}`\nkey k\n")
     };
-    // Between the first two kills, the link the first one kept for actions dies (the newest
-    // transport): the second kill goes over a new one.
+    // Between the first two kills, the link dies (the one transport, which carries the
+    // events, the questions and the actions alike): once it is made again, the second kill
+    // goes over the new one. `G` then `k` select `two` again (`three`, ended, is last).
     let script = format!(
         "wait-for three --timeout 20\nkey G\nwait-for three-up\n{}\
-         run --id cut pkill -n -f '^[^ ]*oino proxy --socket {far_socket}'\nwait-exit cut\n{}{}",
+         run --id cut pkill -n -f '^[^ ]*oino proxy --socket {far_socket}'\nwait-exit cut\n\
+         wait-for linked again --timeout 20\nkey G\nkey k\nwait-for two-up\n{}{}",
         kill("three"),
         kill("two"),
         kill("one")
@@ -233,8 +235,7 @@ fn actions_on_far_entries_go_over_the_links_they_have_not_a_transport_each() {
         far.iter().all(|entry| entry["state"] != "running"),
         "all three killed there: {far:?}"
     );
-    // The events' link, one for questions and one for actions, made again once: three kills
-    // start two ssh, not three.
+    // The one link, made again once: three kills start two ssh, not three.
     let started = std::fs::read_to_string(&starts).expect("the starts file");
     assert!(
         started.lines().count() <= 4,

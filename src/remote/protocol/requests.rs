@@ -130,6 +130,7 @@ requests! {
     HistoryPage -> Page { rows: PAGE_ROWS };
     FindLine -> SearchHit;
     Subscribe -> String, apart;
+    Cancel -> String;
 }
 
 /// Checks that both sides speak the same protocol (the first request of every connection).
@@ -540,6 +541,16 @@ pub struct FindLine {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Subscribe {}
+
+/// Ends the request of this connection whose id is `of`, if it is under way: a `run` (its call
+/// is ended, unless it became a task), a `wait`, a `wait_output` or a `subscribe`. Others run to
+/// their end.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Cancel {
+    /// The id of the request to end.
+    pub of: u64,
+}
 
 /// Each kind's golden example, in its own file: a new kind does not compile in tests
 /// without one (the lines they give are pinned by `tests`).

@@ -814,7 +814,7 @@ pub struct ErrorData {
     /// The pid of the server that died leaving the entry running: only `kill` reaches it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub left_by_server: Option<u32>,
-    /// With a `version` refusal: what the server runs, as `runs oino 0.1.0 (protocol 10)`.
+    /// With a `version` refusal: what the server runs, as `runs oino 0.1.0 (protocol 11)`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub runs: Option<String>,
 }

@@ -14,6 +14,12 @@ pub(crate) trait Example: Ask {
     fn example() -> (Self, Self::Reply);
 }
 
+impl Example for Cancel {
+    fn example() -> (Self, String) {
+        (Self { of: 7 }, "cancelled".into())
+    }
+}
+
 impl Example for Hello {
     fn example() -> (Self, wire::Hello) {
         let hello = wire::Hello {
