@@ -698,6 +698,7 @@ impl Core {
         let entry = match self.find(key) {
             Err(CoreError::Orphaned { .. }) => {
                 return Ok(Killed {
+                    name: key.to_owned(),
                     state: self.kill_survivor(key).await,
                     processes: 1,
                 });
@@ -708,9 +709,14 @@ impl Core {
         if entry.ending() == Ending::Itself {
             entry.set_ending(Ending::Stopped);
         }
+        let name = entry
+            .task_name()
+            .or_else(|| entry.title.clone())
+            .unwrap_or_else(|| entry.id.clone());
         let state = entry.status.borrow().state;
         if !state.is_running() {
             return Ok(Killed {
+                name,
                 state,
                 processes: 0,
             });
@@ -720,6 +726,7 @@ impl Core {
         // entry may leave the list then: it is waited on, not looked up again).
         let config = &self.inner.config;
         Ok(Killed {
+            name,
             state: wait_for_end(&entry, Some(config.kill_grace + config.exit_grace * 4)).await,
             processes,
         })

@@ -650,14 +650,18 @@ async fn kill(args: EntriesArgs) -> anyhow::Result<ExitCode> {
 
 /// Kills one entry and says what it did: killed it, or found it ended. Whether it has ended.
 async fn kill_one(client: &Client, key: String, json: bool) -> anyhow::Result<bool> {
-    // What ran a server that died is no entry to look at: it is killed by its key.
-    let before = client.ask(ask::Entry { key: key.clone() }).await.ok();
+    // One request: its reply names what it killed.
     let killed = client.ask(ask::Kill { key: key.clone() }).await?;
     let state = killed.state;
     if json {
-        print_json(&killed.to_wire())?;
+        print_json(&killed.clone().to_wire())?;
     }
-    let name = before.as_ref().map_or(key.as_str(), said::shown_name);
+    let name = if killed.name.is_empty() {
+        key.clone()
+    } else {
+        killed.name.clone()
+    };
+    let name = name.as_str();
     // The reply tells: no process was signalled, so it had ended (maybe since `before`).
     if killed.processes == 0 && !state.is_running() {
         say!("oino kill: {}", said::had_ended(name, state));

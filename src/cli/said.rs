@@ -106,7 +106,17 @@ mod tests {
 
     #[test]
     fn each_end_is_said_in_a_few_words() {
-        let killed_with = |state, processes| killed("web", Killed { state, processes });
+        let killed_with = |state, processes| {
+            let name = "web".to_owned();
+            killed(
+                "web",
+                Killed {
+                    name,
+                    state,
+                    processes,
+                },
+            )
+        };
         assert_eq!(
             killed_with(EntryState::Killed { signal: 15 }, 1),
             "killed `web` (TERM)"

@@ -157,8 +157,11 @@ pub enum EntryKind {
 }
 
 /// What a kill did to an entry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Killed {
+    /// How it is named where it is listed: its task name, else its title, else its id (what a
+    /// front end says it killed, without asking first).
+    pub name: String,
     /// Its state after.
     pub state: EntryState,
     /// How many processes its tree had when the kill began (none when it had ended).

@@ -15,6 +15,7 @@ mod input;
 mod layers;
 mod limits;
 mod mcp;
+mod one_link;
 mod panes;
 mod project;
 mod project_day;

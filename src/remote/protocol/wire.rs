@@ -236,9 +236,12 @@ impl Last {
     }
 }
 
-/// What a kill did: `{"state": "killed", "signal": 15, "processes": 3}`.
+/// What a kill did: `{"name": "web", "state": "killed", "signal": 15, "processes": 3}`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Killed {
+    /// How it is listed: its task name, else its title, else its id.
+    #[serde(default)]
+    pub name: String,
     /// Its state after.
     #[serde(flatten)]
     pub state: State,
@@ -250,12 +253,14 @@ impl Travel for crate::core::Killed {
     type Wire = Killed;
     fn to_wire(self) -> Killed {
         Killed {
+            name: self.name,
             state: self.state.to_wire(),
             processes: self.processes as u64,
         }
     }
     fn from_wire(wire: Killed) -> Self {
         Self {
+            name: wire.name,
             state: EntryState::from_wire(wire.state),
             processes: usize::try_from(wire.processes).unwrap_or(usize::MAX),
         }

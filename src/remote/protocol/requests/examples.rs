@@ -213,6 +213,7 @@ impl Example for Kill {
         (
             Self { key: key() },
             crate::core::Killed {
+                name: "web".into(),
                 state: EntryState::Killed { signal: 15 },
                 processes: 4,
             },
