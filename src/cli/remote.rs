@@ -666,7 +666,7 @@ async fn kill_one(client: &Client, key: String, json: bool) -> anyhow::Result<bo
     if killed.processes == 0 && !state.is_running() {
         say!("oino kill: {}", said::had_ended(name, state));
     } else {
-        say!("oino kill: {}", said::killed(name, killed));
+        say!("oino kill: {}", said::killed(name, &killed));
     }
     Ok(!state.is_running())
 }

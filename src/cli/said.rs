@@ -36,7 +36,7 @@ fn signal_name(signal: i32) -> String {
 
 /// What `oino kill` did to `name`, which ran until it was asked: its state once killed.
 #[must_use]
-pub(crate) fn killed(name: &str, killed: Killed) -> String {
+pub(crate) fn killed(name: &str, killed: &Killed) -> String {
     let rest = killed.and_the_rest();
     match killed.state {
         // TERM and HUP go together (HUP is what a closed terminal sends); KILL after the grace.
@@ -110,7 +110,7 @@ mod tests {
             let name = "web".to_owned();
             killed(
                 "web",
-                Killed {
+                &Killed {
                     name,
                     state,
                     processes,
