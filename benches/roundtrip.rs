@@ -71,7 +71,7 @@ async fn main() -> anyhow::Result<()> {
     let mut linked = Vec::with_capacity(ROUNDS);
     for _ in 0..ROUNDS {
         let start = Instant::now();
-        let entries = link.entries().await?;
+        let entries = link.ask(oino::remote::protocol::requests::List {}).await?;
         linked.push(start.elapsed());
         assert!(entries.is_empty());
     }

@@ -34,6 +34,8 @@ use project::{
     start_process, stop_project,
 };
 
+use crate::remote::protocol::Travel as _;
+use crate::remote::protocol::requests as ask;
 use run::{BadFlag, run_in_runtime, seconds};
 pub use run::{OnInput, OnTimeout, RunArgs, RunConfig, run};
 
@@ -541,7 +543,7 @@ async fn interface_link(
         Some(socket) => Some(Link::connect(socket).await),
         None => None,
     } {
-        if !link.entries().await?.is_empty() {
+        if !link.ask(ask::List {}).await?.is_empty() {
             return Ok((link, commands));
         }
         link.close().await;
@@ -643,7 +645,13 @@ fn interface(cli: Cli) -> ExitCode {
             .transpose()?;
         let (link, commands, greeting) = if let Some(project) = project {
             let link = Link::open_with(socket.as_ref(), core_config()).await?;
-            let started = link.start_project(&project, here_env(), None).await?;
+            let started = link
+                .ask(ask::Project {
+                    project: project.clone().to_wire(),
+                    env: here_env(),
+                    only: None,
+                })
+                .await?;
             (link, Vec::new(), Some(project_greeting(&project, &started)))
         } else if far.is_empty() {
             let (link, commands) = interface_link(socket.as_ref(), commands).await?;
@@ -796,7 +804,13 @@ pub async fn follow(
         Some(since) => since,
         // A task's own output (what came before its detach went to whoever waited for the
         // call), or a call's whole.
-        None => link.entry(key).await?.detach_offset,
+        None => {
+            link.ask(ask::Entry {
+                key: String::from(key),
+            })
+            .await?
+            .detach_offset
+        }
     };
     let mut follower = link.follow(key, from);
     let step = if link.is_elsewhere() {
@@ -814,7 +828,12 @@ pub async fn follow(
             print_raw(&slice.text)?;
         }
     }
-    Ok(link.entry(key).await?.state)
+    Ok(link
+        .ask(ask::Entry {
+            key: String::from(key),
+        })
+        .await?
+        .state)
 }
 
 /// Writing to this command's own standard output failed: its reader left (`oino logs | head`),

@@ -12,18 +12,13 @@ use std::time::Duration;
 use tokio::sync::{Mutex, broadcast, mpsc};
 
 use crate::call::CallResult;
-use crate::core::{
-    CallRequest, Core, CoreConfig, CoreError, CoreEvent, EntryInfo, EntryState, ErrorCode,
-    HistoryPage,
-};
+use crate::core::{CallRequest, Core, CoreConfig, CoreError, CoreEvent, EntryInfo, ErrorCode};
 use crate::output::{Followed, Follower, LineMatcher, OutputSlice, OutputSource};
-use crate::pty::TermSize;
 use crate::remote::address::Address;
 use crate::remote::client::Client;
 use crate::remote::dispatch::Handle;
 use crate::remote::protocol::requests as ask;
-use crate::remote::protocol::{Ask, PROTOCOL_VERSION, Travel};
-use crate::screen::ScreenSnapshot;
+use crate::remote::protocol::{Ask, Bounded, PROTOCOL_VERSION, Travel};
 
 mod error;
 
@@ -227,15 +222,6 @@ fn connection_lost(err: &anyhow::Error) -> bool {
     })
 }
 
-/// A command too long for `bash -c` is refused here, naming its limit, before a request that
-/// could pass the server's cap on a request's size is sent.
-fn check_command(request: &CallRequest) -> Result<(), CoreError> {
-    if request.command.len() > crate::core::MAX_COMMAND_BYTES {
-        return Err(CoreError::CommandTooLong(request.command.len()));
-    }
-    Ok(())
-}
-
 impl Link {
     /// A link to the server at `address`, starting it when none answers.
     pub async fn remote(address: &Address) -> anyhow::Result<Self> {
@@ -287,46 +273,20 @@ impl Link {
         match self {
             // The door in process, as the server's is for a connection: numbers within bounds.
             Self::Local(core) => Ok(request.bounded()?.handle(core).await?),
-            Self::Remote(remote) => remote.ask(request).await.map_err(LinkError::from_client),
+            Self::Remote(remote) => {
+                if let (true, Some(far)) = (A::HERE, remote.address.transport()) {
+                    return Err(LinkError::NotSent(anyhow::anyhow!(
+                        "a project file is this machine's: its folders and environment mean \
+                         nothing on {}. Start it there (`ssh HOST`, then `oino up` in its folder)",
+                        far.name()
+                    )));
+                }
+                // Held within bounds here too: what the server would refuse (a command too long
+                // for `bash -c`) is refused before it is sent, whatever its size.
+                let request = request.bounded()?;
+                remote.ask(request).await.map_err(LinkError::from_client)
+            }
         }
-    }
-
-    /// The entry `key` names (a call id, a task id or a task name).
-    pub async fn entry(&self, key: &str) -> Result<EntryInfo, LinkError> {
-        self.ask(ask::Entry {
-            key: key.to_owned(),
-        })
-        .await
-    }
-
-    /// Clean output from raw offset `since` (default: the start, or a task's own start).
-    pub async fn output(
-        &self,
-        key: &str,
-        since: Option<u64>,
-        max_bytes: usize,
-    ) -> Result<OutputSlice, LinkError> {
-        self.ask(ask::Output {
-            key: key.to_owned(),
-            since,
-            max_bytes: Some(max_bytes),
-        })
-        .await
-    }
-
-    /// Waits until there is output past `offset` or the entry ended, at most `timeout`.
-    pub async fn wait_output(
-        &self,
-        key: &str,
-        offset: u64,
-        timeout: Duration,
-    ) -> Result<bool, LinkError> {
-        self.ask(ask::WaitOutput {
-            key: key.to_owned(),
-            offset,
-            timeout_ms: millis(timeout),
-        })
-        .await
     }
 
     /// Whether the server is on another machine (reached through a transport).
@@ -349,182 +309,9 @@ impl Link {
         }
     }
 
-    /// Every call and task, as `list` answers.
-    pub async fn entries(&self) -> Result<Vec<EntryInfo>, LinkError> {
-        self.ask(ask::List {}).await
-    }
-
-    /// The entry's screen at `size`, its PTY resized to it.
-    pub async fn snapshot(
-        &self,
-        key: &str,
-        size: Option<TermSize>,
-    ) -> Result<ScreenSnapshot, LinkError> {
-        self.ask(ask::Snapshot {
-            key: key.to_owned(),
-            size: size.to_wire(),
-        })
-        .await
-    }
-
-    /// `rows` clean lines of the whole output, ending `lines_back` lines before the last, their
-    /// colors as SGR sequences.
-    pub async fn history_page(
-        &self,
-        key: &str,
-        lines_back: u64,
-        rows: usize,
-    ) -> Result<HistoryPage, LinkError> {
-        self.ask(ask::HistoryPage {
-            key: key.to_owned(),
-            lines_back,
-            rows,
-        })
-        .await
-    }
-
-    /// The nearest line before `from` (after it when `newer`) that `query` matches (see
-    /// [`crate::output::Matcher`]), its rank among the matching lines and how many there are.
-    pub async fn find_line(
-        &self,
-        key: &str,
-        from: u64,
-        newer: bool,
-        query: &str,
-    ) -> Result<crate::output::SearchHit, LinkError> {
-        self.ask(ask::FindLine {
-            key: key.to_owned(),
-            from,
-            newer,
-            query: query.to_owned(),
-        })
-        .await
-    }
-
-    /// Starts a call whose waiter is the interface (its result is its pane): a person's call. It
-    /// carries the request's command, folder, title, environment and size (as `start` does on
-    /// the wire); an id, a task name or call options are for [`Link::run`].
-    pub async fn start(&self, request: CallRequest) -> Result<EntryInfo, LinkError> {
-        check_command(&request)?;
-        self.ask(ask::Start::from_call(request)).await
-    }
-
-    /// Makes the running call `key` a task named `name` (else after its command); `reason` ends its
-    /// waiter's text. The entry, now a task.
-    pub async fn detach(
-        &self,
-        key: &str,
-        name: Option<&str>,
-        reason: &str,
-    ) -> Result<EntryInfo, LinkError> {
-        self.ask(ask::Detach {
-            key: key.to_owned(),
-            name: name.map(str::to_owned),
-            reason: Some(reason.to_owned()),
-        })
-        .await
-    }
-
-    /// Ends `key`'s whole tree (SIGTERM and SIGHUP, SIGKILL to what is left); its state after,
-    /// and how many processes it had.
-    pub async fn kill(&self, key: &str) -> Result<crate::core::Killed, LinkError> {
-        self.ask(ask::Kill {
-            key: key.to_owned(),
-        })
-        .await
-    }
-
-    /// Stops the processes of `project` (or `only` and those that wait for them).
-    pub async fn stop_project(
-        &self,
-        project: &crate::core::project::Project,
-        only: Vec<String>,
-    ) -> Result<crate::core::project::ProjectStopped, LinkError> {
-        self.project_here()?;
-        self.ask(ask::Down {
-            project: project.clone().to_wire(),
-            only,
-        })
-        .await
-    }
-
-    /// Starts `project` (or `only`), or applies its file when it runs.
-    pub async fn apply_project(
-        &self,
-        project: &crate::core::project::Project,
-        env: Vec<(String, String)>,
-        only: Vec<String>,
-    ) -> Result<crate::core::project::ProjectApplied, LinkError> {
-        self.project_here()?;
-        self.ask(ask::Up {
-            project: project.clone().to_wire(),
-            env,
-            only,
-        })
-        .await
-    }
-
-    /// Starts the processes of `project` that do not run yet (or only `only`).
-    pub async fn start_project(
-        &self,
-        project: &crate::core::project::Project,
-        env: Vec<(String, String)>,
-        only: Option<&str>,
-    ) -> Result<crate::core::project::ProjectStarted, LinkError> {
-        self.project_here()?;
-        self.ask(ask::Project {
-            project: project.clone().to_wire(),
-            env,
-            only: only.map(str::to_owned),
-        })
-        .await
-    }
-
-    /// Refuses a project file for a server on another machine: the file, its folders and the
-    /// environment it is started with are this machine's, and none of them is sent there.
-    fn project_here(&self) -> Result<(), LinkError> {
-        match self {
-            Self::Remote(remote) => match remote.address.transport() {
-                Some(far) => Err(LinkError::NotSent(anyhow::anyhow!(
-                    "a project file is this machine's: its folders and environment mean nothing \
-                     on {}. Start it there (`ssh HOST`, then `oino up` in its folder)",
-                    far.name()
-                ))),
-                None => Ok(()),
-            },
-            Self::Local(_) => Ok(()),
-        }
-    }
-
-    /// Starts `key`'s command again as a new call; the new entry.
-    pub async fn restart(&self, key: &str, size: Option<TermSize>) -> Result<EntryInfo, LinkError> {
-        self.ask(ask::Restart {
-            key: key.to_owned(),
-            size: size.to_wire(),
-        })
-        .await
-    }
-
-    /// Types `bytes` into `key`'s process, as its terminal would send them.
-    pub async fn write(&self, key: &str, bytes: Vec<u8>) -> Result<(), LinkError> {
-        self.ask(ask::Send::bytes(key, bytes)).await?;
-        Ok(())
-    }
-
-    /// Resizes `key`'s PTY and screen.
-    pub async fn resize(&self, key: &str, size: TermSize) -> Result<(), LinkError> {
-        self.ask(ask::Resize {
-            key: key.to_owned(),
-            size: size.to_wire(),
-        })
-        .await?;
-        Ok(())
-    }
-
     /// Runs a call whose waiter is the caller: its id once it exists, its result when it ends
     /// or is detached.
     pub async fn run(&self, request: CallRequest) -> Result<(String, RunResult), LinkError> {
-        check_command(&request)?;
         match self {
             Self::Local(core) => {
                 let handle = core.start(ask::Run::bound_call(request)?)?;
@@ -535,7 +322,7 @@ impl Link {
                 let client = remote.client().await.map_err(LinkError::NotSent)?;
                 // The first reply says the call exists; the second comes at its end.
                 let (entry, wait) = client
-                    .run(ask::Run::from_call(request, true))
+                    .run(ask::Run::from_call(request, true).bounded()?)
                     .await
                     .map_err(LinkError::from_client)?;
                 let entry = EntryInfo::from_wire(entry);
@@ -647,9 +434,18 @@ impl Link {
         result: std::pin::Pin<&mut RunResult>,
     ) -> Result<Result<CallResult, LinkError>, tokio::task::JoinError> {
         // A call that ended meanwhile gives its normal result.
-        if let Err(err) = self.detach(id, name, reason).await {
+        if let Err(err) = self
+            .ask(ask::Detach {
+                key: String::from(id),
+                name: (name).map(str::to_owned),
+                reason: Some(String::from(reason)),
+            })
+            .await
+        {
             if self
-                .entry(id)
+                .ask(ask::Entry {
+                    key: String::from(id),
+                })
                 .await
                 .is_ok_and(|entry| entry.state.is_running())
             {
@@ -704,15 +500,6 @@ impl Link {
         }
     }
 
-    /// Waits until the entry ends, at most `timeout`; its state then.
-    pub async fn wait(&self, key: &str, timeout: Duration) -> Result<EntryState, LinkError> {
-        self.ask(ask::Wait {
-            key: key.to_owned(),
-            timeout_ms: Some(millis(timeout)),
-        })
-        .await
-    }
-
     /// When the interface quits: a local core ends its processes; a server keeps them.
     pub async fn close(&self) {
         if let Self::Local(core) = self {
@@ -726,10 +513,6 @@ fn waiter_stopped(err: tokio::task::JoinError) -> LinkError {
     LinkError::Lost(anyhow::Error::new(err).context("the call's waiter stopped"))
 }
 
-fn millis(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
-}
-
 /// One entry's output as a follower reads it through a link.
 pub struct LinkOutput<'a> {
     link: &'a Link,
@@ -739,7 +522,12 @@ pub struct LinkOutput<'a> {
 impl LinkOutput<'_> {
     /// The prompt the entry waits at, while it waits for someone to type.
     pub(crate) async fn prompt(&self) -> Result<Option<String>, LinkError> {
-        let entry = self.link.entry(self.key).await?;
+        let entry = self
+            .link
+            .ask(ask::Entry {
+                key: String::from(self.key),
+            })
+            .await?;
         Ok(entry.waiting_for_input.filter(|_| entry.state.is_running()))
     }
 }
@@ -748,15 +536,34 @@ impl OutputSource for LinkOutput<'_> {
     type Error = LinkError;
 
     async fn read(&self, from: u64, max_bytes: usize) -> Result<OutputSlice, LinkError> {
-        self.link.output(self.key, Some(from), max_bytes).await
+        self.link
+            .ask(ask::Output {
+                key: String::from(self.key),
+                since: Some(from),
+                max_bytes: Some(max_bytes),
+            })
+            .await
     }
 
     async fn wait(&self, offset: u64, timeout: Duration) -> Result<bool, LinkError> {
-        self.link.wait_output(self.key, offset, timeout).await
+        self.link
+            .ask(ask::WaitOutput {
+                key: String::from(self.key),
+                offset,
+                timeout_ms: crate::time::millis(timeout),
+            })
+            .await
     }
 
     async fn running(&self) -> Result<bool, LinkError> {
-        Ok(self.link.entry(self.key).await?.state.is_running())
+        Ok(self
+            .link
+            .ask(ask::Entry {
+                key: String::from(self.key),
+            })
+            .await?
+            .state
+            .is_running())
     }
 }
 

@@ -32,6 +32,7 @@ use crate::call::{CallOptions, InputPolicy};
 use crate::core::{CallRequest, CoreEvent, EntryInfo, EntryKind, ErrorCode};
 use crate::link::{DetachWhen, Link, LinkError, LinkEvent, RunResult};
 use crate::remote::address::Address;
+use crate::remote::protocol::requests as ask;
 use reader::{OutputReader, task_label};
 use results::{bash_result, ended_note, report_progress, task_line};
 use tools::{
@@ -228,7 +229,7 @@ impl Bridge {
             () = report_progress(&link, &id, progress) => unreachable!("progress reports go on"),
             () = cancelled => {
                 // The agent stopped waiting (its user interrupted): end what it started.
-                let _ = link.kill(&id).await;
+                let _ = link.ask(ask::Kill { key: String::from(&id) }).await;
                 return Err("cancelled: the command and everything it started were ended".into());
             }
         };
@@ -445,7 +446,12 @@ impl Bridge {
             () = cancelled => return Err("cancelled: nothing was read".into()),
         };
         self.advance_cursor(&entry.id, reader.next_offset);
-        let entry = link.entry(&entry.id).await.map_err(read)?;
+        let entry = link
+            .ask(ask::Entry {
+                key: String::from(&entry.id),
+            })
+            .await
+            .map_err(read)?;
         self.watch(&link, &entry.id);
         if !entry.state.is_running() {
             self.watched.told(&entry.id);
@@ -481,7 +487,10 @@ impl Bridge {
         let entry = self.task(&link, &args.task).await?;
         self.watch(&link, &entry.id);
         let view = link
-            .snapshot(&entry.id, None)
+            .ask(ask::Snapshot {
+                key: String::from(&entry.id),
+                size: None,
+            })
             .await
             .map_err(|err| Self::failure("reading the screen failed", &err))?
             .view();
@@ -506,7 +515,7 @@ impl Bridge {
         let all = args.all == Some(true);
         let link = self.link().await?;
         let entries = link
-            .entries()
+            .ask(ask::List {})
             .await
             .map_err(|err| Self::failure("listing the tasks failed", &err))?;
         let mut tasks: Vec<&EntryInfo> = entries
@@ -580,7 +589,9 @@ impl Bridge {
             ))]));
         }
         let killed = link
-            .kill(&entry.id)
+            .ask(ask::Kill {
+                key: String::from(&entry.id),
+            })
             .await
             .map_err(|err| Self::failure("killing the task failed", &err))?;
         let state = killed.state;
@@ -591,7 +602,12 @@ impl Bridge {
         let text = if state.is_running() {
             format!("{label} was sent SIGKILL but has not ended yet: check with task_list.")
         } else {
-            let entry = link.entry(&entry.id).await.unwrap_or(entry);
+            let entry = link
+                .ask(ask::Entry {
+                    key: String::from(&entry.id),
+                })
+                .await
+                .unwrap_or(entry);
             let ran = reader::ran_words(&entry, crate::time::now_ms());
             format!("{label} ended, with everything it started ({state}, after {ran}{processes}).")
         };
@@ -622,7 +638,7 @@ impl Bridge {
             .into());
         }
         let count = bytes.len();
-        link.write(&entry.id, bytes)
+        link.ask(ask::Send::bytes(&entry.id, bytes))
             .await
             .map_err(|err| Self::failure("typing into the task failed", &err))?;
         Ok(CallToolResult::success(vec![ContentBlock::text(format!(
@@ -649,7 +665,12 @@ impl Bridge {
                 loop {
                     match events.recv().await {
                         LinkEvent::Core(CoreEvent::Ended { id, .. }) if watched.log_end(&id) => {
-                            let Ok(entry) = link.entry(&id).await else {
+                            let Ok(entry) = link
+                                .ask(ask::Entry {
+                                    key: String::from(&id),
+                                })
+                                .await
+                            else {
                                 continue;
                             };
                             let peer = lock(&peer).clone();
@@ -688,7 +709,7 @@ impl Bridge {
         let Some(link) = self.link.lock().await.clone() else {
             return;
         };
-        let Ok(entries) = link.entries().await else {
+        let Ok(entries) = link.ask(ask::List {}).await else {
             return;
         };
         let notices = self.watched.notices(&entries, about);
@@ -699,13 +720,18 @@ impl Bridge {
 
     /// The task `key` names, or an error that says how to find one.
     async fn task(&self, link: &Link, key: &str) -> Result<EntryInfo, ToolError> {
-        let entry = link.entry(key).await.map_err(|err| match err.code() {
-            Some(ErrorCode::NoSuchEntry) => ToolError(format!(
-                "no task `{key}`: task_list shows the tasks there are"
-            )),
-            Some(_) => ToolError(format!("{err:#}")),
-            None => Self::failure("finding the task failed", &err),
-        })?;
+        let entry = link
+            .ask(ask::Entry {
+                key: String::from(key),
+            })
+            .await
+            .map_err(|err| match err.code() {
+                Some(ErrorCode::NoSuchEntry) => ToolError(format!(
+                    "no task `{key}`: task_list shows the tasks there are"
+                )),
+                Some(_) => ToolError(format!("{err:#}")),
+                None => Self::failure("finding the task failed", &err),
+            })?;
         if entry.kind == EntryKind::Call {
             return Err(format!(
                 "`{key}` is a call that someone waits for, not a background task: it becomes \

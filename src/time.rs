@@ -67,6 +67,12 @@ pub(crate) fn until_elapsed_changes(started_ms: u64, now_ms: u64) -> u64 {
     }
 }
 
+/// A duration in whole milliseconds, as the protocol carries it (the longest as `u64::MAX`).
+#[must_use]
+pub fn millis(duration: std::time::Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

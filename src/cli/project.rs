@@ -10,6 +10,7 @@ use super::{EXIT_USAGE, ServerChoice, report};
 use crate::core::CallRequest;
 use crate::link::Link;
 use crate::remote::protocol::Travel;
+use crate::remote::protocol::requests as ask;
 
 /// `oino start NAME`: a process of a project file.
 #[derive(Debug, Args)]
@@ -161,8 +162,12 @@ pub(super) async fn start_process(args: StartArgs) -> ExitCode {
     let started = async {
         let link = Link::open(Some(&args.server.address()?)).await?;
         Ok::<_, anyhow::Error>(
-            link.start_project(&project, here_env(), Some(&args.name))
-                .await?,
+            link.ask(ask::Project {
+                project: project.clone().to_wire(),
+                env: here_env(),
+                only: Some(args.name.clone()),
+            })
+            .await?,
         )
     };
     match started.await {
@@ -202,7 +207,13 @@ pub(super) async fn stop_project(args: DownArgs) -> ExitCode {
     };
     let stopped = async {
         let link = Link::open(Some(&args.server.address()?)).await?;
-        Ok::<_, anyhow::Error>(link.stop_project(&project, args.names).await?)
+        Ok::<_, anyhow::Error>(
+            link.ask(ask::Down {
+                project: project.clone().to_wire(),
+                only: args.names,
+            })
+            .await?,
+        )
     };
     match stopped.await {
         Ok(outcome) => {
@@ -227,7 +238,14 @@ pub(super) async fn apply_project(args: UpArgs) -> ExitCode {
     };
     let applied = async {
         let link = Link::open(Some(&args.server.address()?)).await?;
-        Ok::<_, anyhow::Error>(link.apply_project(&project, here_env(), args.names).await?)
+        Ok::<_, anyhow::Error>(
+            link.ask(ask::Up {
+                project: project.clone().to_wire(),
+                env: here_env(),
+                only: args.names,
+            })
+            .await?,
+        )
     };
     match applied.await {
         Ok(applied) => {

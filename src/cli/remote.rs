@@ -441,7 +441,7 @@ fn ls_notes(entries: &[EntryInfo], out: &mut String) {
 
 /// The call id of run `run` of the project process `name`.
 async fn run_of(link: &Link, name: &str, run: u32) -> anyhow::Result<String> {
-    let entries = link.entries().await?;
+    let entries = link.ask(ask::List {}).await?;
     let runs: Vec<&EntryInfo> = entries
         .iter()
         .filter(|entry| {
@@ -564,7 +564,11 @@ async fn logs(mut args: LogsArgs) -> anyhow::Result<ExitCode> {
     } else {
         following.await?
     };
-    let entry = link.entry(&args.id).await?;
+    let entry = link
+        .ask(ask::Entry {
+            key: String::from(&args.id),
+        })
+        .await?;
     super::warn_log(
         "oino logs",
         &entry.id,
@@ -580,7 +584,12 @@ async fn logs(mut args: LogsArgs) -> anyhow::Result<ExitCode> {
 
 async fn screen(args: &ScreenArgs) -> anyhow::Result<ExitCode> {
     let link = Link::connect(&args.server.address()?).await?;
-    let snapshot = link.snapshot(&args.id, None).await?;
+    let snapshot = link
+        .ask(ask::Snapshot {
+            key: String::from(&args.id),
+            size: None,
+        })
+        .await?;
     let view = snapshot.view();
     if args.json {
         print_json(&view.clone().to_wire())?;

@@ -16,6 +16,7 @@ use super::{
     ServerChoice, client_runtime, exit_byte, follow, print_text, report, runtime, stop_signal,
     warn_log,
 };
+use crate::remote::protocol::requests as ask;
 
 /// What `--on-timeout` does once the timeout passes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -270,7 +271,7 @@ pub async fn run(mut config: RunConfig) -> anyhow::Result<u8> {
             } else if let Some(id) = started.get() {
                 // Ctrl-C ends the command, as it would without oino. One not started yet ends
                 // as this client leaves.
-                let _ = link.kill(id).await;
+                let _ = link.ask(ask::Kill { key: String::from(id) }).await;
             }
             Ok(status)
         }
@@ -325,10 +326,20 @@ async fn run_call(
         print_text(&result.text)?;
     }
     if result.detached.is_some() && config.follow {
-        let from = link.entry(&id).await?.detach_offset;
+        let from = link
+            .ask(ask::Entry {
+                key: String::from(&id),
+            })
+            .await?
+            .detach_offset;
         let state = follow(link, &id, Some(from), true, false).await?;
         // What the log went through while followed.
-        if let Ok(entry) = link.entry(&id).await {
+        if let Ok(entry) = link
+            .ask(ask::Entry {
+                key: String::from(&id),
+            })
+            .await
+        {
             warn_log(
                 "oino run",
                 &id,

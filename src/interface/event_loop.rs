@@ -23,6 +23,8 @@ use crate::interface::fleet::Fleet;
 use crate::interface::fleet::split_id;
 use crate::link::LinkEvent;
 use crate::output::SearchHit;
+use crate::remote::protocol::Travel as _;
+use crate::remote::protocol::requests as ask;
 use crate::screen::MouseEvents;
 use crate::time::now_ms;
 
@@ -276,7 +278,13 @@ async fn refresh(app: &mut App, fleet: &Fleet) {
         }
     }
     match app.pane_request() {
-        Some(PaneRequest::Live { id, size }) => match fleet.snapshot(&id, size).await {
+        Some(PaneRequest::Live { id, size }) => match fleet
+            .ask_for_frame(&id, |key| ask::Snapshot {
+                key,
+                size: size.to_wire(),
+            })
+            .await
+        {
             Ok(snapshot) => app.set_pane(Some((id, snapshot))),
             // The entry went (a server restarted): the list will say so.
             Err(_) => app.set_pane(None),
@@ -286,7 +294,11 @@ async fn refresh(app: &mut App, fleet: &Fleet) {
             lines_back,
             size,
         }) => match fleet
-            .history_page(&id, lines_back, usize::from(size.rows))
+            .ask_for_frame(&id, |key| ask::HistoryPage {
+                key,
+                lines_back,
+                rows: usize::from(size.rows),
+            })
             .await
         {
             Ok(page) => app.set_history(&page, size),
@@ -296,7 +308,11 @@ async fn refresh(app: &mut App, fleet: &Fleet) {
     }
     for (id, size) in app.split_requests() {
         // An entry that went is dropped from the split with the next list.
-        if let Ok(snapshot) = fleet.snapshot(&id, Some(size)).await {
+        let snapshot = fleet.ask_for_frame(&id, |key| ask::Snapshot {
+            key,
+            size: Some(size).to_wire(),
+        });
+        if let Ok(snapshot) = snapshot.await {
             app.set_split_pane(id, snapshot);
         }
     }
@@ -310,7 +326,7 @@ fn spawn_writer(
     let (writes, mut queue) = mpsc::channel::<(String, Vec<u8>)>(WRITE_BUFFER);
     tokio::spawn(async move {
         while let Some((id, bytes)) = queue.recv().await {
-            if let Err(err) = fleet.write(&id, bytes).await {
+            if let Err(err) = fleet.ask(&id, |key| ask::Send::bytes(&key, bytes)).await {
                 let _ = outcomes.send(Outcome::Failed(format!("{err:#}")));
             }
         }
@@ -330,7 +346,13 @@ async fn find_match(
     current: Option<u64>,
 ) -> anyhow::Result<(Option<usize>, SearchHit)> {
     let rows = u64::from(rows);
-    let page = fleet.history_page(id, scroll as u64, 0).await?;
+    let page = fleet
+        .ask_for_frame(id, |key| ask::HistoryPage {
+            key,
+            lines_back: scroll as u64,
+            rows: 0,
+        })
+        .await?;
     let total = page.total_lines;
     // Lines in view: [bottom - rows, bottom).
     let bottom = total - page.lines_back;
@@ -341,7 +363,14 @@ async fn find_match(
         (_, _, false) => top,
         (_, _, true) => bottom.saturating_sub(1),
     };
-    let hit = fleet.find_line(id, from, newer, query).await?;
+    let hit = fleet
+        .ask(id, |key| ask::FindLine {
+            key,
+            from,
+            newer,
+            query: query.to_owned(),
+        })
+        .await?;
     let Some(found) = hit.line else {
         return Ok((None, hit));
     };
@@ -421,7 +450,13 @@ fn execute(
 async fn project_down(link: &crate::link::Link, file: &std::path::Path, name: &str) -> Outcome {
     let stopped = async {
         let project = crate::core::project::Project::load(file)?;
-        anyhow::Ok(link.stop_project(&project, Vec::new()).await?)
+        anyhow::Ok(
+            link.ask(ask::Down {
+                project: project.clone().to_wire(),
+                only: Vec::new(),
+            })
+            .await?,
+        )
     };
     match stopped.await {
         Ok(stopped) if stopped.stopped.is_empty() => {
@@ -437,7 +472,14 @@ async fn project_up(link: &crate::link::Link, file: &std::path::Path, name: &str
     let applied = async {
         let project = crate::core::project::Project::load(file)?;
         let env = link.from_here(CallRequest::default())?.env;
-        anyhow::Ok(link.apply_project(&project, env, Vec::new()).await?)
+        anyhow::Ok(
+            link.ask(ask::Up {
+                project: project.clone().to_wire(),
+                env,
+                only: Vec::new(),
+            })
+            .await?,
+        )
     };
     match applied.await {
         Ok(applied) => {
@@ -484,7 +526,14 @@ async fn carry_out(fleet: &Fleet, effect: Effect, label: String) -> Option<Outco
             })
         }
         Effect::Detach { id, name } => Some(
-            match fleet.detach(&id, name.as_deref(), DETACH_REASON).await {
+            match fleet
+                .ask(&id, |key| ask::Detach {
+                    key,
+                    name,
+                    reason: Some(DETACH_REASON.to_owned()),
+                })
+                .await
+            {
                 Ok(task) => Outcome::Done(format!(
                     "detached `{}` as task {}",
                     task.label(),
@@ -495,23 +544,37 @@ async fn carry_out(fleet: &Fleet, effect: Effect, label: String) -> Option<Outco
         ),
         Effect::ProjectDown { file, name } => Some(project_down(link, &file, &name).await),
         Effect::ProjectUp { file, name } => Some(project_up(link, &file, &name).await),
-        Effect::Kill { id } => Some(match fleet.kill(&id).await {
+        Effect::Kill { id } => Some(match fleet.ask(&id, |key| ask::Kill { key }).await {
             Ok(killed) => Outcome::Done(format!("killed `{label}`{}", killed.and_the_rest())),
             Err(err) => Outcome::Failed(format!("cannot kill `{label}`: {err:#}")),
         }),
-        Effect::Restart { id, label, size } => Some(match fleet.restart(&id, size).await {
-            Ok(entry) => Outcome::Select {
-                text: Some(format!(
-                    "restarted `{label}` as {}",
-                    entry.task_id.as_deref().unwrap_or(&entry.id)
-                )),
-                id: entry.id,
+        Effect::Restart { id, label, size } => Some(
+            match fleet
+                .ask(&id, |key| ask::Restart {
+                    key,
+                    size: size.to_wire(),
+                })
+                .await
+                .map(|entry| Fleet::qualified_as(&id, entry))
+            {
+                Ok(entry) => Outcome::Select {
+                    text: Some(format!(
+                        "restarted `{label}` as {}",
+                        entry.task_id.as_deref().unwrap_or(&entry.id)
+                    )),
+                    id: entry.id,
+                },
+                Err(err) => Outcome::Failed(format!("cannot restart `{label}`: {err:#}")),
             },
-            Err(err) => Outcome::Failed(format!("cannot restart `{label}`: {err:#}")),
-        }),
+        ),
         Effect::Resize { id, size } => {
             // An entry that has gone needs no size.
-            let _ = fleet.resize(&id, size).await;
+            let _ = fleet
+                .ask(&id, |key| ask::Resize {
+                    key,
+                    size: size.to_wire(),
+                })
+                .await;
             None
         }
         Effect::Search {

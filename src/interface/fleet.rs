@@ -12,12 +12,10 @@ use std::time::Duration;
 
 use tokio::sync::mpsc;
 
-use crate::core::{CallRequest, EntryInfo, HistoryPage, Killed};
+use crate::core::{CallRequest, EntryInfo};
 use crate::link::{Events, Link, LinkError, LinkEvent};
-use crate::output::SearchHit;
-use crate::pty::TermSize;
 use crate::remote::address::Address;
-use crate::screen::ScreenSnapshot;
+use crate::remote::protocol::requests::{self as ask, Handle};
 
 /// How long a far host has to answer a link, a listing or an action before its link counts as
 /// lost (and is made again): what a command gives it too.
@@ -244,7 +242,7 @@ impl Far {
 
     /// Lists the host's entries into `listed`; why it could not.
     async fn list(&self, link: &Link) -> anyhow::Result<()> {
-        let listed = within(ANSWER_WITHIN, async { Ok(link.entries().await?) }).await?;
+        let listed = within(ANSWER_WITHIN, async { Ok(link.ask(ask::List {}).await?) }).await?;
         let listed = listed
             .into_iter()
             .map(|entry| qualify_entry(&self.name, entry))
@@ -440,19 +438,36 @@ impl Fleet {
         Ok(FleetEvents { here, far, linkers })
     }
 
-    /// Asks the server of an interface id's entry, by its id there: this machine's as it is;
-    /// a far one within `within`, past which its link is made again.
-    async fn ask<T, F>(
+    /// Asks the server of the interface id `id`'s entry the request `request` makes of its id
+    /// there: this machine's as it is; a far one within [`ANSWER_WITHIN`], past which its link
+    /// is made again.
+    pub async fn ask<A: Handle>(
+        &self,
+        id: &str,
+        request: impl FnOnce(String) -> A,
+    ) -> Result<A::Reply, LinkError> {
+        self.ask_within(id, ANSWER_WITHIN, request).await
+    }
+
+    /// [`Fleet::ask`] for a frame (a screen, a page of history): a far host that does not
+    /// answer within [`FRAME_WAITS`] holds the interface that long once, then its link is made
+    /// again.
+    pub async fn ask_for_frame<A: Handle>(
+        &self,
+        id: &str,
+        request: impl FnOnce(String) -> A,
+    ) -> Result<A::Reply, LinkError> {
+        self.ask_within(id, FRAME_WAITS, request).await
+    }
+
+    async fn ask_within<A: Handle>(
         &self,
         id: &str,
         within: Duration,
-        ask: impl FnOnce(Link, String) -> F,
-    ) -> Result<T, LinkError>
-    where
-        F: std::future::Future<Output = Result<T, LinkError>>,
-    {
+        request: impl FnOnce(String) -> A,
+    ) -> Result<A::Reply, LinkError> {
         let Some((host, bare)) = split_id(id) else {
-            return ask(self.here.clone(), id.to_owned()).await;
+            return self.here.ask(request(id.to_owned())).await;
         };
         let far = self.far.iter().find(|far| far.name == host);
         let Some((far, link)) = far.and_then(|far| Some((far, far.link()?))) else {
@@ -460,7 +475,7 @@ impl Fleet {
                 "{host} cannot be reached now: its entries come back with its link"
             )));
         };
-        let answer = tokio::time::timeout(within, ask(link, bare.to_owned())).await;
+        let answer = tokio::time::timeout(within, link.ask(request(bare.to_owned()))).await;
         answer.unwrap_or_else(|_| {
             far.unanswered(within);
             Err(LinkError::Lost(anyhow::anyhow!(
@@ -470,9 +485,25 @@ impl Fleet {
         })
     }
 
+    /// The link of `host` (this machine's when `None`), if it is linked.
+    pub fn link_of(&self, host: Option<&str>) -> Result<Link, LinkError> {
+        let Some(host) = host else {
+            return Ok(self.here.clone());
+        };
+        self.far
+            .iter()
+            .find(|far| far.name == host)
+            .and_then(|far| far.link())
+            .ok_or_else(|| {
+                LinkError::NotSent(anyhow::anyhow!(
+                    "{host} cannot be reached now: its entries come back with its link"
+                ))
+            })
+    }
+
     /// Every entry: this machine's, then each linked host's as last listed (ids qualified).
     pub async fn entries(&self) -> Result<Vec<EntryInfo>, LinkError> {
-        let mut entries = self.here.entries().await?;
+        let mut entries = self.here.ask(ask::List {}).await?;
         for far in self.far.iter().filter(|far| far.link().is_some()) {
             entries.extend(
                 far.listed
@@ -492,109 +523,24 @@ impl Fleet {
         host: Option<&str>,
         request: CallRequest,
     ) -> Result<EntryInfo, LinkError> {
+        let link = self.link_of(host)?;
+        let request = ask::Start::from_call(link.from_here(request)?);
         let key = host.map_or_else(String::new, |host| qualified(host, ""));
-        let entry = self
-            .ask(&key, ANSWER_WITHIN, |link, _| async move {
-                link.start(link.from_here(request)?).await
-            })
-            .await?;
+        let entry = self.ask(&key, |_| request).await?;
         Ok(match host {
             Some(host) => qualify_entry(host, entry),
             None => entry,
         })
     }
 
-    /// See [`Link::snapshot`].
-    pub async fn snapshot(
-        &self,
-        id: &str,
-        size: Option<TermSize>,
-    ) -> Result<ScreenSnapshot, LinkError> {
-        self.ask(id, FRAME_WAITS, |link, id| async move {
-            link.snapshot(&id, size).await
-        })
-        .await
-    }
-
-    /// See [`Link::history_page`].
-    pub async fn history_page(
-        &self,
-        id: &str,
-        lines_back: u64,
-        rows: usize,
-    ) -> Result<HistoryPage, LinkError> {
-        self.ask(id, FRAME_WAITS, |link, id| async move {
-            link.history_page(&id, lines_back, rows).await
-        })
-        .await
-    }
-
-    /// See [`Link::find_line`].
-    pub async fn find_line(
-        &self,
-        id: &str,
-        from: u64,
-        newer: bool,
-        query: &str,
-    ) -> Result<SearchHit, LinkError> {
-        let query = query.to_owned();
-        self.ask(id, ANSWER_WITHIN, |link, id| async move {
-            link.find_line(&id, from, newer, &query).await
-        })
-        .await
-    }
-
-    /// See [`Link::write`].
-    pub async fn write(&self, id: &str, bytes: Vec<u8>) -> Result<(), LinkError> {
-        self.ask(id, ANSWER_WITHIN, |link, id| async move {
-            link.write(&id, bytes).await
-        })
-        .await
-    }
-
-    /// See [`Link::resize`].
-    pub async fn resize(&self, id: &str, size: TermSize) -> Result<(), LinkError> {
-        self.ask(id, ANSWER_WITHIN, |link, id| async move {
-            link.resize(&id, size).await
-        })
-        .await
-    }
-
-    /// See [`Link::detach`].
-    pub async fn detach(
-        &self,
-        id: &str,
-        name: Option<&str>,
-        reason: &str,
-    ) -> Result<EntryInfo, LinkError> {
-        let (name, reason) = (name.map(str::to_owned), reason.to_owned());
-        self.ask(id, ANSWER_WITHIN, |link, id| async move {
-            link.detach(&id, name.as_deref(), &reason).await
-        })
-        .await
-    }
-
-    /// See [`Link::kill`].
-    pub async fn kill(&self, id: &str) -> Result<Killed, LinkError> {
-        self.ask(
-            id,
-            ANSWER_WITHIN,
-            |link, id| async move { link.kill(&id).await },
-        )
-        .await
-    }
-
-    /// See [`Link::restart`]; the new entry's id qualified as `id` is.
-    pub async fn restart(&self, id: &str, size: Option<TermSize>) -> Result<EntryInfo, LinkError> {
-        let entry = self
-            .ask(id, ANSWER_WITHIN, |link, id| async move {
-                link.restart(&id, size).await
-            })
-            .await?;
-        Ok(match split_id(id) {
+    /// The entry of the interface id `id` as the list names it (a far one's id qualified by
+    /// its host).
+    #[must_use]
+    pub fn qualified_as(id: &str, entry: EntryInfo) -> EntryInfo {
+        match split_id(id) {
             Some((host, _)) => qualify_entry(host, entry),
             None => entry,
-        })
+        }
     }
 
     /// When the interface quits: a local core ends its processes; servers keep theirs.

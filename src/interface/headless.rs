@@ -23,6 +23,8 @@ use crate::interface::fleet::Fleet;
 use crate::interface::ui::buffer_text;
 use crate::link::Link;
 use crate::pty::TermSize;
+use crate::remote::protocol::Travel as _;
+use crate::remote::protocol::requests as ask;
 
 /// How long a wait lasts unless the line says otherwise.
 pub(crate) const DEFAULT_WAIT: Duration = Duration::from_secs(10);
@@ -370,7 +372,10 @@ impl Player {
             Command::WaitExit { key, timeout } => {
                 let state = self
                     .link
-                    .wait(&key, timeout)
+                    .ask(ask::Wait {
+                        key: String::from(&key),
+                        timeout_ms: Some(crate::time::millis(timeout)),
+                    })
                     .await
                     .map_err(|err| format!("{err:#}"))?;
                 if state.is_running() {
@@ -439,7 +444,11 @@ impl Player {
             .map_err(|err| err.to_string())?
             .env;
         self.link
-            .start_project(&project, env, None)
+            .ask(ask::Project {
+                project: project.clone().to_wire(),
+                env,
+                only: (None).map(str::to_owned),
+            })
             .await
             .map_err(|err| format!("{err:#}"))?;
         Ok(())

@@ -25,6 +25,7 @@ use crate::interface::event_loop::run_loop;
 use crate::interface::fleet::Fleet;
 use crate::interface::ui::no_color;
 use crate::link::Link;
+use crate::remote::protocol::requests as ask;
 
 /// How often the input thread looks up from the terminal to see whether to stop: seldom, as
 /// every look costs an idle interface a wakeup.
@@ -162,11 +163,11 @@ pub async fn run(
         ..CallRequest::default()
     })?;
     for (title, command) in commands {
-        link.start(CallRequest {
+        link.ask(ask::Start::from_call(CallRequest {
             command,
             title,
             ..here.clone()
-        })
+        }))
         .await?;
     }
     // A far host's link of their own is let go: the fleet has its own.
@@ -223,7 +224,11 @@ pub async fn attach(
     if !std::io::stdout().is_terminal() || !std::io::stdin().is_terminal() {
         anyhow::bail!("attach needs a terminal: run it in one (`oino screen ID` prints a screen)");
     }
-    let entry = link.entry(key).await?;
+    let entry = link
+        .ask(ask::Entry {
+            key: String::from(key),
+        })
+        .await?;
     if !entry.state.is_running() {
         anyhow::bail!(
             "`{key}` has ended ({}): there is nothing to attach to; `oino logs {key}` shows its \

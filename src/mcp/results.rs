@@ -10,6 +10,7 @@ use super::reader;
 use crate::call::CallResult;
 use crate::core::EntryInfo;
 use crate::link::Link;
+use crate::remote::protocol::requests as ask;
 
 /// One task as `task_list` shows it: id, name, state, run time, where it runs, its pid, output
 /// and command.
@@ -75,9 +76,18 @@ pub(super) async fn report_progress(
 /// The last line of the entry's output that is not blank, shortened to a line's worth.
 async fn newest_line(link: &Link, id: &str) -> Option<String> {
     const TAIL: u64 = 4096;
-    let entry = link.entry(id).await.ok()?;
+    let entry = link
+        .ask(ask::Entry {
+            key: String::from(id),
+        })
+        .await
+        .ok()?;
     let tail = link
-        .output(id, Some(entry.bytes.saturating_sub(TAIL)), 4096)
+        .ask(ask::Output {
+            key: String::from(id),
+            since: Some(entry.bytes.saturating_sub(TAIL)),
+            max_bytes: Some(4096),
+        })
         .await
         .ok()?;
     let last = tail
@@ -114,7 +124,12 @@ pub(super) async fn bash_result(
     };
     let mut content = vec![ContentBlock::text(text)];
     if let Some(detached) = &result.detached {
-        let entry = link.entry(id).await.ok();
+        let entry = link
+            .ask(ask::Entry {
+                key: String::from(id),
+            })
+            .await
+            .ok();
         let name = entry
             .as_ref()
             .and_then(|entry| entry.name.as_ref())

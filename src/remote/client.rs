@@ -376,7 +376,7 @@ impl Client {
             waiting.next().await
         };
         let line = match &self.inner.address {
-            Address::Through(transport) if !A::APART => {
+            Address::Through(transport) if !A::SLOW => {
                 tokio::time::timeout(FAR_ANSWER_WITHIN, asked)
                     .await
                     .map_err(|_| {

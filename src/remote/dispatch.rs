@@ -6,47 +6,25 @@ use std::future::Future;
 use std::time::Duration;
 
 use crate::core::{Core, CoreError};
-use crate::remote::protocol::requests::{self, Ask, Request};
+pub use crate::remote::protocol::requests::Handle;
+use crate::remote::protocol::requests::{self, ByCore, Request};
 use crate::remote::protocol::{ErrorCode, Reply, Travel};
 
 /// Raw bytes an `output` request returns unless it says otherwise.
 const DEFAULT_OUTPUT_BYTES: usize = 64 * 1024;
 
-/// A request the core answers by itself (not one its connection answers: `hello`, `run`,
-/// `subscribe`, `kill_server`).
-pub trait Handle: Ask + Send {
-    /// Answers it from `core`: the reply, or why the core refused.
-    fn handle(self, core: &Core) -> impl Future<Output = Result<Self::Reply, CoreError>> + Send;
-}
-
-/// The reply line to a request the core answers; `None` for those its connection answers.
+/// The reply line to a request the core answers; `None` for those its connection answers. The
+/// arms come from the table of requests: each kind the core answers goes to its [`Handle`].
 pub async fn answer(core: &Core, request: Request) -> Option<Reply> {
-    Some(match request {
-        Request::List(request) => reply(core, request).await,
-        Request::Entry(request) => reply(core, request).await,
-        Request::Detach(request) => reply(core, request).await,
-        Request::Output(request) => reply(core, request).await,
-        Request::WaitOutput(request) => reply(core, request).await,
-        Request::Wait(request) => reply(core, request).await,
-        Request::Kill(request) => reply(core, request).await,
-        Request::Project(request) => reply(core, request).await,
-        Request::Down(request) => reply(core, request).await,
-        Request::Up(request) => reply(core, request).await,
-        Request::Restart(request) => reply(core, request).await,
-        Request::Send(request) => reply(core, request).await,
-        Request::Start(request) => reply(core, request).await,
-        Request::Snapshot(request) => reply(core, request).await,
-        Request::Resize(request) => reply(core, request).await,
-        Request::HistoryPage(request) => reply(core, request).await,
-        Request::FindLine(request) => reply(core, request).await,
-        Request::Hello(_)
-        | Request::Run(_)
-        | Request::Subscribe(_)
-        | Request::KillServer(_)
-        | Request::Cancel(_) => {
-            return None;
+    /// The arm of every kind: its handler, its reply as a line.
+    struct Arms<'a>(&'a Core);
+    impl<'a> ByCore for Arms<'a> {
+        type Out = std::pin::Pin<Box<dyn Future<Output = Reply> + Send + 'a>>;
+        fn answer<A: Handle>(self, request: A) -> Self::Out {
+            Box::pin(reply(self.0, request))
         }
-    })
+    }
+    request.by_core(Arms(core)).ok()?.await.into()
 }
 
 async fn reply<A: Handle>(core: &Core, request: A) -> Reply {

@@ -13,6 +13,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::support::{ServerGuard, output_within, running, server_pid, wait_until_blocking};
+use oino::remote::protocol::Travel as _;
+use oino::remote::protocol::requests as ask;
 
 /// The server's address space: ten times what it uses, far below what an unbounded request
 /// asks (a 65535x65535 screen is billions of cells).
@@ -264,18 +266,32 @@ async fn a_core_in_process_holds_requests_within_the_same_bounds() {
         cols: 1500,
         rows: 700,
     };
-    let screen = link.snapshot(&id, Some(huge)).await.expect("a screen");
+    let screen = link
+        .ask(ask::Snapshot {
+            key: String::from(&id),
+            size: (Some(huge)).to_wire(),
+        })
+        .await
+        .expect("a screen");
     assert_eq!(
         (screen.size.cols, screen.size.rows, screen.rows.len()),
         (1000, 500, 500)
     );
     let page = link
-        .history_page(&id, u64::MAX, usize::MAX)
+        .ask(ask::HistoryPage {
+            key: String::from(&id),
+            lines_back: u64::MAX,
+            rows: usize::MAX,
+        })
         .await
         .expect("a page");
     assert_eq!(page.lines, ["1", "2", "3", ""]);
     let slice = link
-        .output(&id, Some(u64::MAX), usize::MAX)
+        .ask(ask::Output {
+            key: String::from(&id),
+            since: Some(u64::MAX),
+            max_bytes: Some(usize::MAX),
+        })
         .await
         .expect("a read");
     assert!(slice.text.is_empty(), "{slice:?}");

@@ -7,6 +7,8 @@ use std::os::unix::process::CommandExt;
 use std::process::{Output, Stdio};
 
 use crate::support::{DEADLINE, ServerGuard, processes_of, wait_until_blocking};
+use oino::remote::protocol::Travel as _;
+use oino::remote::protocol::requests as ask;
 
 fn text(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
@@ -785,21 +787,69 @@ async fn ask_everything(link: &oino::link::Link) -> Answers {
     };
     let (id, result) = link.run(request).await.expect("run");
     let result = result.await.expect("the waiter").expect("a result");
-    let entry = link.entry(&id).await.expect("entry");
-    let listed = link.entries().await.expect("list");
-    let output = link.output(&id, Some(0), 1 << 16).await.expect("output");
-    let page = link.history_page(&id, 0, 10).await.expect("history");
+    let entry = link
+        .ask(ask::Entry {
+            key: String::from(&id),
+        })
+        .await
+        .expect("entry");
+    let listed = link.ask(ask::List {}).await.expect("list");
+    let output = link
+        .ask(ask::Output {
+            key: String::from(&id),
+            since: Some(0),
+            max_bytes: Some(1 << 16),
+        })
+        .await
+        .expect("output");
+    let page = link
+        .ask(ask::HistoryPage {
+            key: String::from(&id),
+            lines_back: 0,
+            rows: 10,
+        })
+        .await
+        .expect("history");
     let found = link
-        .find_line(&id, page.total_lines, false, "t[wh]")
+        .ask(ask::FindLine {
+            key: String::from(&id),
+            from: page.total_lines,
+            newer: false,
+            query: String::from("t[wh]"),
+        })
         .await
         .expect("find");
     let size = oino::pty::TermSize::new(20, 5);
-    let screen = link.snapshot(&id, Some(size)).await.expect("snapshot");
+    let screen = link
+        .ask(ask::Snapshot {
+            key: String::from(&id),
+            size: (Some(size)).to_wire(),
+        })
+        .await
+        .expect("snapshot");
     let refused = |err: oino::link::LinkError| (err.code(), err.to_string());
     let refusals = vec![
-        refused(link.entry("nothing").await.expect_err("no such entry")),
-        refused(link.detach(&id, None, "why").await.expect_err("ended")),
-        refused(link.write(&id, b"x".to_vec()).await.expect_err("ended")),
+        refused(
+            link.ask(ask::Entry {
+                key: String::from("nothing"),
+            })
+            .await
+            .expect_err("no such entry"),
+        ),
+        refused(
+            link.ask(ask::Detach {
+                key: String::from(&id),
+                name: (None).map(str::to_owned),
+                reason: Some(String::from("why")),
+            })
+            .await
+            .expect_err("ended"),
+        ),
+        refused(
+            link.ask(ask::Send::bytes(&id, b"x".to_vec()))
+                .await
+                .expect_err("ended"),
+        ),
     ];
     Answers {
         result: (result.text, result.exit),
@@ -810,7 +860,13 @@ async fn ask_everything(link: &oino::link::Link) -> Answers {
         found,
         screen: screen.view().shown_lines().to_vec(),
         refusals,
-        killed: link.kill(&id).await.expect("kill").state,
+        killed: link
+            .ask(ask::Kill {
+                key: String::from(&id),
+            })
+            .await
+            .expect("kill")
+            .state,
     }
 }
 
@@ -865,11 +921,11 @@ async fn a_question_given_up_half_way_leaves_nothing_for_the_next_request_to_mis
     ))
     .await
     .expect("connect");
-    let seen = link.entries().await.expect("entries");
+    let seen = link.ask(ask::List {}).await.expect("entries");
     assert!(seen.is_empty());
     for _ in 0..3 {
         // Polled once: the question is sent, its reply not read yet.
-        let asked = link.entries();
+        let asked = link.ask(ask::List {});
         tokio::pin!(asked);
         tokio::select! {
             biased;
@@ -882,6 +938,11 @@ async fn a_question_given_up_half_way_leaves_nothing_for_the_next_request_to_mis
     let (id, result) = link.run(request).await.expect("the call runs");
     let result = result.await.expect("joined").expect("a result");
     assert!(result.text.contains("after"), "{id}: {:?}", result.text);
-    let info = link.entry(&id).await.expect("the entry");
+    let info = link
+        .ask(ask::Entry {
+            key: String::from(&id),
+        })
+        .await
+        .expect("the entry");
     assert_eq!(info.id, id);
 }

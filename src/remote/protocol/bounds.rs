@@ -89,6 +89,21 @@ impl Held<Projects> for wire::Project {
     }
 }
 
+/// A command, refused past what `bash -c` takes.
+#[derive(Clone, Copy, Debug)]
+pub struct Commands;
+
+impl Held<Commands> for String {
+    fn held(self, _: &Commands) -> Result<Self, CoreError> {
+        if self.len() > crate::core::MAX_COMMAND_BYTES {
+            return Err(CoreError::CommandTooLong(self.len()));
+        }
+        Ok(self)
+    }
+}
+
+/// A command: at most 131,071 bytes.
+pub const COMMAND: Commands = Commands;
 /// The size of a terminal: from 2x2 to 1000x500.
 pub const SIZE: Sizes = Sizes;
 /// Raw bytes of output one `output` request reads: a page (a reader asks again from where it

@@ -1,8 +1,10 @@
 //! Every request a client may send, each a struct of its own paired with its reply in one table
-//! ([`requests!`] below): a caller asks with a request and gets its reply's type, and a new kind
-//! does not compile until it has a reply, a place in [`Request`] and a golden example (the
-//! `examples` module at the end of this file; `requests/tests.rs` pins the lines they give, and
-//! `cargo insta` shows them).
+//! ([`requests!`] below): a caller asks with a request and gets its reply's type. A new kind
+//! costs its struct, its table line and its handler, and nothing compiles without all three:
+//! the table gives it its place in [`Request`], its bounds and its way in (the core answers it
+//! through its [`Handle`], which the dispatcher's arms call; or its connection does), and a
+//! golden example (the `examples` module at the end of this file; `requests/tests.rs` pins the
+//! lines they give, and `cargo insta` shows them).
 
 use std::path::PathBuf;
 
@@ -12,7 +14,7 @@ use super::bounds::{self, Bounded, Held};
 use super::wire::{self, Size, Travel};
 use crate::call::{CallOptions, CallResult, InputPolicy, TimeoutPolicy};
 use crate::core::project::{ProjectApplied, ProjectStarted, ProjectStopped};
-use crate::core::{CallRequest, CoreError, EntryInfo, EntryState, HistoryPage as Page};
+use crate::core::{CallRequest, Core, CoreError, EntryInfo, EntryState, HistoryPage as Page};
 use crate::output::{DEFAULT_MAX_RESULT_BYTES, OutputSlice, SearchHit};
 use crate::pty::Waiter;
 use crate::screen::ScreenSnapshot;
@@ -21,18 +23,48 @@ use crate::screen::ScreenSnapshot;
 pub trait Ask: Into<Request> + Bounded {
     /// The reply, as the core gives it ([`Travel`] says how it goes over the wire).
     type Reply: Travel;
-    /// Whether it may take a while (a wait, a kill) or holds its connection (`run`, `subscribe`:
-    /// these are read by their own code, not with one reply): a client asks it on a connection
-    /// of its own rather than on the one it shares for quick questions.
-    const APART: bool;
+    /// Whether it may take a while (a wait, a kill, a run): a client waits for its answer
+    /// without a deadline, even from another machine.
+    const SLOW: bool;
+    /// Whether it carries this machine's files and environment (a project): never sent to a
+    /// server on another machine, where they mean nothing.
+    const HERE: bool;
 }
 
-/// The table of requests: each kind, its reply, `apart` when it may take a while, and the
-/// bound of each of its numbers (from [`bounds`]): `{ field: BOUND, … }`.
+/// A request the core answers by itself (not one its connection answers: `hello`, `run`,
+/// `subscribe`, `kill_server`, `cancel`), for the server and a link in process alike.
+pub trait Handle: Ask + std::marker::Send + 'static {
+    /// Answers it from `core`: the reply, or why the core refused.
+    fn handle(
+        self,
+        core: &Core,
+    ) -> impl Future<Output = Result<Self::Reply, CoreError>> + std::marker::Send;
+}
+
+/// What is done with a request the core answers, whatever its kind: the dispatcher's arms
+/// (see [`Request::by_core`]).
+pub trait ByCore {
+    /// What it comes to.
+    type Out;
+    /// Takes the request, as its own kind.
+    fn answer<A: Handle>(self, request: A) -> Self::Out;
+}
+
+/// The table of requests: each kind, its reply, who answers it (`core`, through its
+/// [`Handle`], or its `connection`), `slow` when it may take a while, `here` when it carries
+/// this machine's files, and the bound of each of its fields (from [`bounds`]):
+/// `{ field: BOUND, … }`.
 macro_rules! requests {
-    (@apart apart) => { true };
-    (@apart) => { false };
-    ($($kind:ident -> $reply:ty $(, $apart:ident)? $({ $($field:ident: $bound:ident),* })?;)*) => {
+    (@has $flag:ident) => { false };
+    (@has $flag:ident $first:ident $($rest:ident)*) => {
+        requests!(@same $flag $first) || requests!(@has $flag $($rest)*)
+    };
+    (@same slow slow) => { true };
+    (@same here here) => { true };
+    (@same $flag:ident $other:ident) => { false };
+    (@by core $answer:ident $request:ident $kind:ident) => { Ok($answer.answer($request)) };
+    (@by connection $answer:ident $request:ident $kind:ident) => { Err(Self::$kind($request)) };
+    ($($kind:ident -> $reply:ty, $by:ident $(, $flag:ident)* $({ $($field:ident: $bound:ident),* })?;)*) => {
         /// What a client asks: a JSON object whose `op` names the kind (in snake case).
         #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
         #[serde(tag = "op", rename_all = "snake_case")]
@@ -46,7 +78,8 @@ macro_rules! requests {
         $(
             impl Ask for $kind {
                 type Reply = $reply;
-                const APART: bool = requests!(@apart $($apart)?);
+                const SLOW: bool = requests!(@has slow $($flag)*);
+                const HERE: bool = requests!(@has here $($flag)*);
             }
 
             impl From<$kind> for Request {
@@ -64,6 +97,17 @@ macro_rules! requests {
                 }
             }
         )*
+
+        impl Request {
+            /// A request the core answers, given to `answer` as its own kind (the arms of the
+            /// dispatcher, from the table); one its connection answers, back.
+            #[allow(clippy::result_large_err)] // The request itself, given back as it came.
+            pub fn by_core<A: ByCore>(self, answer: A) -> Result<A::Out, Self> {
+                match self {
+                    $(Self::$kind(request) => requests!(@by $by answer request $kind),)*
+                }
+            }
+        }
 
         impl Bounded for Request {
             fn bounded(self) -> Result<Self, CoreError> {
@@ -109,28 +153,30 @@ macro_rules! requests {
 }
 
 requests! {
-    Hello -> wire::Hello;
-    Run -> CallResult, apart { timeout_ms: WAIT_MS, max_bytes: RESULT_BYTES, size: SIZE };
-    List -> Vec<EntryInfo>;
-    Entry -> EntryInfo;
-    Detach -> EntryInfo, apart;
-    Output -> OutputSlice { max_bytes: PAGE_BYTES };
-    WaitOutput -> bool, apart { timeout_ms: WAIT_MS };
-    Wait -> EntryState, apart { timeout_ms: WAIT_MS };
-    Kill -> crate::core::Killed, apart;
-    Project -> ProjectStarted { project: PROJECT };
-    Down -> ProjectStopped, apart { project: PROJECT };
-    Up -> ProjectApplied, apart { project: PROJECT };
-    Restart -> EntryInfo, apart { size: SIZE };
-    Send -> String;
-    KillServer -> String;
-    Start -> EntryInfo { size: SIZE };
-    Snapshot -> ScreenSnapshot { size: SIZE };
-    Resize -> String { size: SIZE };
-    HistoryPage -> Page { rows: PAGE_ROWS };
-    FindLine -> SearchHit;
-    Subscribe -> String, apart;
-    Cancel -> String;
+    Hello -> wire::Hello, connection;
+    Run -> CallResult, connection, slow {
+        command: COMMAND, timeout_ms: WAIT_MS, max_bytes: RESULT_BYTES, size: SIZE
+    };
+    List -> Vec<EntryInfo>, core;
+    Entry -> EntryInfo, core;
+    Detach -> EntryInfo, core, slow;
+    Output -> OutputSlice, core { max_bytes: PAGE_BYTES };
+    WaitOutput -> bool, core, slow { timeout_ms: WAIT_MS };
+    Wait -> EntryState, core, slow { timeout_ms: WAIT_MS };
+    Kill -> crate::core::Killed, core, slow;
+    Project -> ProjectStarted, core, here { project: PROJECT };
+    Down -> ProjectStopped, core, slow, here { project: PROJECT };
+    Up -> ProjectApplied, core, slow, here { project: PROJECT };
+    Restart -> EntryInfo, core, slow { size: SIZE };
+    Send -> String, core;
+    KillServer -> String, connection;
+    Start -> EntryInfo, core { command: COMMAND, size: SIZE };
+    Snapshot -> ScreenSnapshot, core { size: SIZE };
+    Resize -> String, core { size: SIZE };
+    HistoryPage -> Page, core { rows: PAGE_ROWS };
+    FindLine -> SearchHit, core;
+    Subscribe -> String, connection, slow;
+    Cancel -> String, connection;
 }
 
 /// Checks that both sides speak the same protocol (the first request of every connection).

@@ -38,7 +38,7 @@ const OUTBOX_LINES: usize = 16;
 struct Serving {
     core: Core,
     stop: watch::Sender<bool>,
-    outbox: mpsc::Sender<Vec<u8>>,
+    outbox: mpsc::Sender<Outgoing>,
     /// Set by `hello` from `oino proxy`: the connection carries a client on another machine.
     relayed: Arc<AtomicBool>,
     /// The requests with an id under way, each with the means to cancel it.
@@ -46,6 +46,9 @@ struct Serving {
     /// True once the client is gone (both halves closed, or a write failed).
     gone: watch::Receiver<bool>,
 }
+
+/// A line for the writer, and who waits until it is written.
+type Outgoing = (Vec<u8>, Option<tokio::sync::oneshot::Sender<()>>);
 
 /// What serving a request without an id leaves the connection to do.
 enum Then {
@@ -175,7 +178,15 @@ fn decode(line: &[u8]) -> (Option<u64>, Result<Request, Reply>) {
 impl Serving {
     /// Writes a line, unless the client is gone.
     async fn send(&self, line: Vec<u8>) {
-        let _ = self.outbox.send(line).await;
+        let _ = self.outbox.send((line, None)).await;
+    }
+
+    /// Writes a line, and waits until it is written (or the client went).
+    async fn send_written(&self, line: Vec<u8>) {
+        let (written, wait) = tokio::sync::oneshot::channel();
+        if self.outbox.send((line, Some(written))).await.is_ok() {
+            let _ = wait.await;
+        }
     }
 
     /// Starts serving the request `id` beside the others, once a place is free; false when the
@@ -256,7 +267,8 @@ impl Serving {
                 dispatch::hello(&hello)
             }
             Request::KillServer(_) => {
-                self.send(Reply::success("stopping").framed(id, false))
+                // Written before the server stops: the client learns it was heard.
+                self.send_written(Reply::success("stopping").framed(id, false))
                     .await;
                 self.stop.send_replace(true);
                 return Then::End;
@@ -378,7 +390,7 @@ impl Serving {
                 }
                 Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
             };
-            if self.outbox.send(line).await.is_err() {
+            if self.outbox.send((line, None)).await.is_err() {
                 return;
             }
         }
@@ -397,15 +409,18 @@ async fn answer(core: &Core, request: Request) -> Reply {
 /// client went.
 async fn write_lines(
     mut write: OwnedWriteHalf,
-    mut lines: mpsc::Receiver<Vec<u8>>,
+    mut lines: mpsc::Receiver<Outgoing>,
     went: watch::Sender<bool>,
 ) {
-    while let Some(line) = lines.recv().await {
+    while let Some((line, written)) = lines.recv().await {
         if write.write_all(&line).await.is_err() {
             let _ = went.send(true);
             // What is still sent is dropped: nobody reads it.
             while lines.recv().await.is_some() {}
             return;
+        }
+        if let Some(written) = written {
+            let _ = written.send(());
         }
     }
 }
