@@ -199,6 +199,26 @@ pub struct DetachedTo {
     /// Why: the words of a detach, the timeout, `waiting for input: PROMPT`, or
     /// `PROGRAM (full screen) waits for keys`.
     pub reason: String,
+    /// Why, as a front end decides on it (the words are for people).
+    pub cause: DetachCause,
+}
+
+/// Why a call became a task, for front ends to decide on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DetachCause {
+    /// Someone asked: a person's key, `oino detach`, a waiter's delay or ready line.
+    #[default]
+    Asked,
+    /// It waits for someone to type at a prompt.
+    Input,
+    /// A full-screen program waits for keys.
+    Keys,
+    /// Its waiter's timeout passed.
+    Timeout,
+    /// The link to its waiter on another machine dropped.
+    LinkDropped,
+    /// It was started in the background.
+    Background,
 }
 
 /// What a call returns to its waiter.
@@ -402,6 +422,7 @@ impl CallRunner {
                 detached: Some(DetachedTo {
                     task_id: request.task_id,
                     reason: request.reason,
+                    cause: request.cause,
                 }),
                 full_output_path: full_output,
                 log_error: self.sink.log_error(),

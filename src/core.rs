@@ -37,7 +37,7 @@ use std::time::{Duration, SystemTime};
 
 use tokio::sync::{broadcast, oneshot, watch};
 
-use crate::call::{CallEnd, CallResult, CallRunner, DetachedTo, detach_marker};
+use crate::call::{CallEnd, CallResult, CallRunner, DetachCause, DetachedTo, detach_marker};
 use crate::output::{Follower, Matcher, OutputSink, OutputSlice, OutputSource, RawLog, SearchHit};
 use crate::pty::{self, ProcessExit, PtyError, SpawnSpec, Spawner, TermSize};
 use crate::registry::BashDetachRegistry;
@@ -378,7 +378,11 @@ impl Core {
                     is_error: false,
                     exit: None,
                     timed_out: true,
-                    detached: Some(DetachedTo { task_id, reason }),
+                    detached: Some(DetachedTo {
+                        task_id,
+                        reason,
+                        cause: DetachCause::Timeout,
+                    }),
                     full_output_path: detached.full_output_path.map(PathBuf::from),
                     log_error: entry.sink.log_error(),
                     log_cut: entry.sink.log_cut(),

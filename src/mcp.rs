@@ -244,7 +244,7 @@ impl Bridge {
         let ran = notices::run_time(began.elapsed());
         if let Some(detached) = &result.detached {
             self.watch(&link, &id);
-            if detached.reason.starts_with("waiting for input") {
+            if detached.cause == crate::call::DetachCause::Input {
                 let task = format!("task {}", detached.task_id);
                 self.log(notices::input_notice(&task, &detached.reason))
                     .await;

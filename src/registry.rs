@@ -17,6 +17,7 @@ use crate::pty::SpawnedProcess;
 pub(crate) struct DetachRequest {
     pub(crate) task_id: String,
     pub(crate) reason: String,
+    pub(crate) cause: crate::call::DetachCause,
     pub(crate) reply: oneshot::Sender<DetachedProcess>,
 }
 
@@ -94,12 +95,26 @@ impl BashDetachRegistry {
         task_id: impl Into<String>,
         reason: impl Into<String>,
     ) -> Option<DetachedProcess> {
+        let cause = crate::call::DetachCause::Asked;
+        self.detach_for(tool_call_id, task_id.into(), reason.into(), cause)
+            .await
+    }
+
+    /// [`BashDetachRegistry::detach`], saying why for front ends to decide on.
+    pub(crate) async fn detach_for(
+        &self,
+        tool_call_id: &str,
+        task_id: String,
+        reason: String,
+        cause: crate::call::DetachCause,
+    ) -> Option<DetachedProcess> {
         let sender = self.lock().get(tool_call_id).cloned()?;
         let (reply, response) = oneshot::channel();
         sender
             .send(CallMessage::Detach(DetachRequest {
-                task_id: task_id.into(),
-                reason: reason.into(),
+                task_id,
+                reason,
+                cause,
                 reply,
             }))
             .ok()?;

@@ -14,7 +14,7 @@ use tokio::time::Instant;
 use super::Core;
 use super::entries::Entry;
 use super::types::CoreEvent;
-use crate::call::InputPolicy;
+use crate::call::{DetachCause, InputPolicy};
 use crate::pty::Waiter;
 use crate::pty::waiting::TerminalRead;
 
@@ -154,9 +154,9 @@ impl Core {
         match entry.on_input {
             InputPolicy::Wait => {}
             InputPolicy::Detach => {
-                let reason = input_reason(entry, prompt).await;
+                let (reason, cause) = input_reason(entry, prompt).await;
                 // Refused only when it ended or was detached meanwhile.
-                let _ = self.detach(&entry.id, None, &reason).await;
+                let _ = self.detach_for(&entry.id, None, &reason, cause).await;
             }
             InputPolicy::Kill => {
                 let _ = self.kill(&entry.id).await;
@@ -176,9 +176,10 @@ fn prompt_line(entry: &Entry) -> String {
         .unwrap_or_default()
 }
 
-/// Why a call that waits for input is detached: a full-screen program's cursor row says
-/// nothing (a row of `top`, the first line of a file), so it is named by its program.
-async fn input_reason(entry: &Entry, prompt: &str) -> String {
+/// Why a call that waits for input is detached, in words and as a cause: a full-screen
+/// program's cursor row says nothing (a row of `top`, the first line of a file), so it is named
+/// by its program.
+async fn input_reason(entry: &Entry, prompt: &str) -> (String, DetachCause) {
     if entry.sink.snapshot(None, 0).alternate_screen {
         let control = entry.control.clone();
         let program = tokio::task::spawn_blocking(move || control.foreground_program())
@@ -186,10 +187,11 @@ async fn input_reason(entry: &Entry, prompt: &str) -> String {
             .ok()
             .flatten();
         let program = program.as_deref().unwrap_or("a program");
-        format!("{program} (full screen) waits for keys")
+        let words = format!("{program} (full screen) waits for keys");
+        (words, DetachCause::Keys)
     } else if prompt.is_empty() {
-        "waiting for input".to_owned()
+        ("waiting for input".to_owned(), DetachCause::Input)
     } else {
-        format!("waiting for input: {prompt}")
+        (format!("waiting for input: {prompt}"), DetachCause::Input)
     }
 }

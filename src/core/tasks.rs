@@ -15,7 +15,7 @@ use tokio::sync::oneshot;
 
 use super::entries::{Entry, TaskStatus};
 use super::{CallHandle, CallRequest, Core, CoreError, CoreEvent, EntryInfo};
-use crate::call::{CallResult, DetachedTo, detach_marker, end_leftovers, route_chunk};
+use crate::call::{CallResult, DetachCause, DetachedTo, detach_marker, end_leftovers, route_chunk};
 use crate::output::OutputSink;
 use crate::pty::{ProcessExit, ProcessStream, SpawnedProcess, StreamEvent};
 
@@ -310,6 +310,7 @@ impl Core {
             detached: Some(DetachedTo {
                 task_id,
                 reason: reason.to_owned(),
+                cause: DetachCause::Background,
             }),
             ..CallResult::default()
         });
@@ -439,12 +440,23 @@ impl Core {
     }
 
     /// Detaches the running call `key` into a new background task named `name` (or a name
-    /// derived from its command). Any front end detaches this way.
+    /// derived from its command), as someone asked. Any front end detaches this way.
     pub async fn detach(
         &self,
         key: &str,
         name: Option<&str>,
         reason: &str,
+    ) -> Result<EntryInfo, CoreError> {
+        self.detach_for(key, name, reason, DetachCause::Asked).await
+    }
+
+    /// [`Core::detach`], for the cause `cause`.
+    pub(crate) async fn detach_for(
+        &self,
+        key: &str,
+        name: Option<&str>,
+        reason: &str,
+        cause: DetachCause,
     ) -> Result<EntryInfo, CoreError> {
         let entry = self.find(key)?;
         if entry.status.borrow().task.is_some() {
@@ -472,7 +484,7 @@ impl Core {
             let detached = core
                 .inner
                 .registry
-                .detach(&entry.id, task_id.clone(), reason)
+                .detach_for(&entry.id, task_id.clone(), reason, cause)
                 .await;
             if let Some(detached) = detached {
                 core.adopt(&entry, &task_id, &name, detached.process);

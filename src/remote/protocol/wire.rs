@@ -9,7 +9,9 @@ use std::path::PathBuf;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
-use crate::call::{CallResult as CoreCallResult, DetachedTo as CoreDetachedTo};
+use crate::call::{
+    CallResult as CoreCallResult, DetachCause as CoreDetachCause, DetachedTo as CoreDetachedTo,
+};
 use crate::core::project::{ProcessPhase, ProjectMark};
 use crate::core::{
     CoreEvent, EntryInfo, EntryKind, EntryState, ErrorData as CoreErrorData,
@@ -539,6 +541,54 @@ pub struct DetachedTo {
     /// Why: the words of `detach`, the timeout, `waiting for input: PROMPT`, or
     /// `PROGRAM (full screen) waits for keys`.
     pub reason: String,
+    /// Why, for a client to decide on (the words are for people).
+    #[serde(default)]
+    pub cause: DetachCause,
+}
+
+/// Why a call became a task: `asked`, `input`, `keys`, `timeout`, `link_dropped`,
+/// `background`; a cause this client does not know reads as `asked`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DetachCause {
+    /// It waits for someone to type at a prompt.
+    Input,
+    /// A full-screen program waits for keys.
+    Keys,
+    /// Its waiter's timeout passed.
+    Timeout,
+    /// The link to its waiter on another machine dropped.
+    LinkDropped,
+    /// It was started in the background.
+    Background,
+    /// Someone asked: a person's key, `oino detach`, a waiter's delay or ready line.
+    #[default]
+    #[serde(other)]
+    Asked,
+}
+
+impl Travel for CoreDetachCause {
+    type Wire = DetachCause;
+    fn to_wire(self) -> DetachCause {
+        match self {
+            Self::Asked => DetachCause::Asked,
+            Self::Input => DetachCause::Input,
+            Self::Keys => DetachCause::Keys,
+            Self::Timeout => DetachCause::Timeout,
+            Self::LinkDropped => DetachCause::LinkDropped,
+            Self::Background => DetachCause::Background,
+        }
+    }
+    fn from_wire(wire: DetachCause) -> Self {
+        match wire {
+            DetachCause::Asked => Self::Asked,
+            DetachCause::Input => Self::Input,
+            DetachCause::Keys => Self::Keys,
+            DetachCause::Timeout => Self::Timeout,
+            DetachCause::LinkDropped => Self::LinkDropped,
+            DetachCause::Background => Self::Background,
+        }
+    }
 }
 
 impl Travel for CoreDetachedTo {
@@ -547,12 +597,14 @@ impl Travel for CoreDetachedTo {
         DetachedTo {
             task_id: self.task_id,
             reason: self.reason,
+            cause: self.cause.to_wire(),
         }
     }
     fn from_wire(wire: DetachedTo) -> Self {
         Self {
             task_id: wire.task_id,
             reason: wire.reason,
+            cause: Travel::from_wire(wire.cause),
         }
     }
 }

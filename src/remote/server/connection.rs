@@ -357,7 +357,12 @@ impl Serving {
         {
             if self.relayed.load(Ordering::Relaxed) {
                 let _ = core
-                    .detach(&call, None, "the link to its waiter dropped")
+                    .detach_for(
+                        &call,
+                        None,
+                        "the link to its waiter dropped",
+                        crate::call::DetachCause::LinkDropped,
+                    )
                     .await;
             } else {
                 let _ = core.kill(&call).await;

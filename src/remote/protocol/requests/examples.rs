@@ -64,6 +64,7 @@ impl Example for Run {
             detached: Some(DetachedTo {
                 task_id: "t1".into(),
                 reason: "slow".into(),
+                cause: crate::call::DetachCause::Timeout,
             }),
             full_output_path: Some("/run/oino/logs/run-1.log".into()),
             log_error: Some("gone".into()),
