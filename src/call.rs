@@ -203,23 +203,7 @@ pub struct DetachedTo {
     pub cause: DetachCause,
 }
 
-/// Why a call became a task, for front ends to decide on.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum DetachCause {
-    /// Someone asked: a person's key, `oino detach`, a waiter's delay or ready line.
-    #[default]
-    Asked,
-    /// It waits for someone to type at a prompt.
-    Input,
-    /// A full-screen program waits for keys.
-    Keys,
-    /// Its waiter's timeout passed.
-    Timeout,
-    /// The link to its waiter on another machine dropped.
-    LinkDropped,
-    /// It was started in the background.
-    Background,
-}
+pub use crate::registry::DetachCause;
 
 /// What a call returns to its waiter.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -12,12 +12,30 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::pty::SpawnedProcess;
 
+/// Why a call became a task, for front ends to decide on.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DetachCause {
+    /// Someone asked: a person's key, `oino detach`, a waiter's delay or ready line.
+    #[default]
+    Asked,
+    /// It waits for someone to type at a prompt.
+    Input,
+    /// A full-screen program waits for keys.
+    Keys,
+    /// Its waiter's timeout passed.
+    Timeout,
+    /// The link to its waiter on another machine dropped.
+    LinkDropped,
+    /// It was started in the background.
+    Background,
+}
+
 /// A request sent to a running call.
 #[derive(Debug)]
 pub(crate) struct DetachRequest {
     pub(crate) task_id: String,
     pub(crate) reason: String,
-    pub(crate) cause: crate::call::DetachCause,
+    pub(crate) cause: DetachCause,
     pub(crate) reply: oneshot::Sender<DetachedProcess>,
 }
 
@@ -95,7 +113,7 @@ impl BashDetachRegistry {
         task_id: impl Into<String>,
         reason: impl Into<String>,
     ) -> Option<DetachedProcess> {
-        let cause = crate::call::DetachCause::Asked;
+        let cause = DetachCause::Asked;
         self.detach_for(tool_call_id, task_id.into(), reason.into(), cause)
             .await
     }
@@ -106,7 +124,7 @@ impl BashDetachRegistry {
         tool_call_id: &str,
         task_id: String,
         reason: String,
-        cause: crate::call::DetachCause,
+        cause: DetachCause,
     ) -> Option<DetachedProcess> {
         let sender = self.lock().get(tool_call_id).cloned()?;
         let (reply, response) = oneshot::channel();

@@ -1,3 +1,6 @@
+//! The processes /proc lists: their state, group, session, start time and CPU, the spawn key
+//! each carries, and signals pinned by a pidfd so that only the process a search found is hit.
+
 use std::collections::HashMap;
 use std::sync::{Arc, LazyLock, Mutex, PoisonError};
 use std::time::{Duration, Instant};

@@ -508,3 +508,44 @@ fn the_layer_check_sees_crates_outside_their_layer() {
     assert!(breaks_in("cli.rs", "use clap::Parser;").is_empty());
     assert!(breaks_in("pty.rs", r#"const P: &str = "/proc";"#).is_empty());
 }
+
+/// Every file under `src/`, as its path from there.
+fn source_paths(dir: &std::path::Path, found: &mut Vec<String>) {
+    for entry in std::fs::read_dir(dir).expect("a source folder").flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            source_paths(&path, found);
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+            let relative = path.strip_prefix(&src).expect("under src");
+            found.push(relative.to_string_lossy().into_owned());
+        }
+    }
+}
+
+#[test]
+fn every_source_file_is_in_the_architectures_map() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let map = std::fs::read_to_string(root.join("docs/architecture.md")).expect("the map");
+    let mut files: Vec<String> = Vec::new();
+    source_paths(&root.join("src"), &mut files);
+    assert!(files.len() > 100, "{files:?}");
+    let missing: Vec<&String> = files
+        .iter()
+        .filter(|file| !map.contains(&format!("| `{file}` |")))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/architecture.md does not list {missing:?}: add a row to its map of every file"
+    );
+    // And lists no file that is gone.
+    let listed = map
+        .lines()
+        .filter_map(|line| line.strip_prefix("| `")?.split_once("` |"))
+        .map(|(file, _)| file.to_owned());
+    let gone: Vec<String> = listed.filter(|file| !files.contains(file)).collect();
+    assert!(
+        gone.is_empty(),
+        "docs/architecture.md lists {gone:?}, which are gone"
+    );
+}
