@@ -23,7 +23,7 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     JsonObject, ListToolsResult, LoggingLevel, LoggingMessageNotificationParam,
     PaginatedRequestParams, ProgressToken, RequestId, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams,
+    SetLevelRequestParams, Tool,
 };
 use rmcp::service::{Peer, RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
@@ -35,10 +35,7 @@ use crate::remote::address::Address;
 use crate::remote::protocol::requests as ask;
 use reader::{OutputReader, task_label};
 use results::{bash_result, ended_note, report_progress, task_line};
-use tools::{
-    BashArgs, INSTRUCTIONS, TaskArgs, TaskInputArgs, TaskListArgs, TaskOutputArgs, Waits,
-    arguments, tools,
-};
+use tools::{BashArgs, INSTRUCTIONS, TaskArgs, TaskInputArgs, TaskListArgs, TaskOutputArgs, Waits};
 
 /// A bash call's timeout when the agent gives none.
 const DEFAULT_TIMEOUT_MS: u64 = 10 * 60 * 1000;
@@ -199,14 +196,10 @@ impl Bridge {
         ))
     }
 
-    async fn bash(
-        &self,
-        args: Option<JsonObject>,
-        request_id: &RequestId,
-        progress: Option<(Peer<RoleServer>, ProgressToken)>,
-        cancelled: impl Future<Output = ()>,
-    ) -> ToolResult {
-        let args: BashArgs = arguments("bash", args)?;
+    async fn bash(&self, args: BashArgs, call: &ToolCall<'_>) -> ToolResult {
+        let request_id = &call.context.id;
+        let progress = call.progress.clone();
+        let cancelled = call.context.ct.cancelled();
         let detach_on = args.checked()?;
         let mut notes = Vec::new();
         let request = self.bash_request(&args, request_id, &mut notes)?;
@@ -403,12 +396,8 @@ impl Bridge {
         }
     }
 
-    async fn task_output(
-        &self,
-        args: Option<JsonObject>,
-        cancelled: impl Future<Output = ()>,
-    ) -> ToolResult {
-        let args: TaskOutputArgs = arguments("task_output", args)?;
+    async fn task_output(&self, args: TaskOutputArgs, call: &ToolCall<'_>) -> ToolResult {
+        let cancelled = call.context.ct.cancelled();
         let Waits {
             pattern,
             max_bytes,
@@ -481,8 +470,7 @@ impl Bridge {
         *cursor = (*cursor).max(offset);
     }
 
-    async fn task_screen(&self, args: Option<JsonObject>) -> ToolResult {
-        let args: TaskArgs = arguments("task_screen", args)?;
+    async fn task_screen(&self, args: TaskArgs, _: &ToolCall<'_>) -> ToolResult {
         let link = self.link().await?;
         let entry = self.task(&link, &args.task).await?;
         self.watch(&link, &entry.id);
@@ -510,8 +498,7 @@ impl Bridge {
         Ok(CallToolResult::success(content))
     }
 
-    async fn task_list(&self, args: Option<JsonObject>) -> ToolResult {
-        let args: TaskListArgs = arguments("task_list", args)?;
+    async fn task_list(&self, args: TaskListArgs, _: &ToolCall<'_>) -> ToolResult {
         let all = args.all == Some(true);
         let link = self.link().await?;
         let entries = link
@@ -575,8 +562,7 @@ impl Bridge {
         Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
     }
 
-    async fn task_kill(&self, args: Option<JsonObject>) -> ToolResult {
-        let args: TaskArgs = arguments("task_kill", args)?;
+    async fn task_kill(&self, args: TaskArgs, _: &ToolCall<'_>) -> ToolResult {
         let link = self.link().await?;
         let entry = self.task(&link, &args.task).await?;
         let label = task_label(&entry);
@@ -614,8 +600,7 @@ impl Bridge {
         Ok(CallToolResult::success(vec![ContentBlock::text(text)]))
     }
 
-    async fn task_input(&self, args: Option<JsonObject>) -> ToolResult {
-        let args: TaskInputArgs = arguments("task_input", args)?;
+    async fn task_input(&self, args: TaskInputArgs, _: &ToolCall<'_>) -> ToolResult {
         let mut bytes = args.text.into_bytes();
         if args.enter.unwrap_or(true) {
             bytes.push(b'\r');
@@ -775,13 +760,59 @@ async fn log_notice(peer: &Peer<RoleServer>, least: Option<usize>, message: Stri
     let _ = peer.notify_logging_message(message).await;
 }
 
+/// What a tool's handler has of its call besides its arguments.
+struct ToolCall<'a> {
+    context: &'a RequestContext<RoleServer>,
+    /// Where to report progress, when the client asked for it.
+    progress: Option<(Peer<RoleServer>, ProgressToken)>,
+}
+
+/// The tools, one table: each name (its handler's too), its arguments, its description, and
+/// whether it only reads. `tools/list`, the calls and `oino mcp --help` all come from it.
+macro_rules! tools {
+    ($($name:ident($args:ty): $description:ident $(, $read_only:ident)?;)*) => {
+        /// Every tool, as `tools/list` gives it.
+        fn tools() -> Vec<Tool> {
+            vec![$(tools::tool::<$args>(stringify!($name), tools::$description)
+                $(.with_annotations(tools::$read_only()))?,)*]
+        }
+
+        /// The tools' names, in the table's order.
+        const TOOL_NAMES: &[&str] = &[$(stringify!($name)),*];
+
+        impl Bridge {
+            /// Calls the tool `name` with `args`; `None` when there is no such tool.
+            async fn call(
+                &self,
+                name: &str,
+                args: Option<JsonObject>,
+                call: &ToolCall<'_>,
+            ) -> Option<ToolResult> {
+                Some(match name {
+                    $(stringify!($name) => match tools::arguments::<$args>(stringify!($name), args) {
+                        Ok(args) => self.$name(args, call).await,
+                        Err(err) => Err(err),
+                    },)*
+                    _ => return None,
+                })
+            }
+        }
+    };
+}
+
+tools! {
+    bash(BashArgs): BASH_DESCRIPTION;
+    task_output(TaskOutputArgs): TASK_OUTPUT_DESCRIPTION, read_only;
+    task_screen(TaskArgs): TASK_SCREEN_DESCRIPTION, read_only;
+    task_list(TaskListArgs): TASK_LIST_DESCRIPTION, read_only;
+    task_kill(TaskArgs): TASK_KILL_DESCRIPTION;
+    task_input(TaskInputArgs): TASK_INPUT_DESCRIPTION;
+}
+
 /// The names of the tools the bridge offers, in its order (`oino mcp --help` lists them).
 #[must_use]
 pub(crate) fn tool_names() -> Vec<String> {
-    tools::tools()
-        .into_iter()
-        .map(|tool| tool.name.into_owned())
-        .collect()
+    TOOL_NAMES.iter().map(|name| (*name).to_owned()).collect()
 }
 
 /// A folder as a result shows it: control characters escaped (a folder's name is anyone's).
@@ -833,31 +864,24 @@ impl ServerHandler for Bridge {
             .and_then(|args| args.get("task"))
             .and_then(serde_json::Value::as_str)
             .map(str::to_owned);
-        let outcome = match request.name.as_ref() {
-            "bash" => {
-                let progress = request
-                    .meta
-                    .as_ref()
-                    .and_then(rmcp::model::RequestMetaObject::get_progress_token)
-                    .or_else(|| context.meta.get_progress_token())
-                    .map(|token| (context.peer.clone(), token));
-                self.bash(args, &context.id, progress, context.ct.cancelled())
-                    .await
-            }
-            "task_output" => self.task_output(args, context.ct.cancelled()).await,
-            "task_screen" => self.task_screen(args).await,
-            "task_list" => self.task_list(args).await,
-            "task_kill" => self.task_kill(args).await,
-            "task_input" => self.task_input(args).await,
-            other => {
-                return Err(ErrorData::invalid_params(
-                    format!(
-                        "no tool `{other}`: the tools are bash, task_output, task_screen, \
-                         task_list, task_kill and task_input"
-                    ),
-                    None,
-                ));
-            }
+        let call = ToolCall {
+            progress: request
+                .meta
+                .as_ref()
+                .and_then(rmcp::model::RequestMetaObject::get_progress_token)
+                .or_else(|| context.meta.get_progress_token())
+                .map(|token| (context.peer.clone(), token)),
+            context: &context,
+        };
+        let Some(outcome) = self.call(request.name.as_ref(), args, &call).await else {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "no tool `{}`: the tools are {}",
+                    request.name,
+                    TOOL_NAMES.join(", ")
+                ),
+                None,
+            ));
         };
         let mut result = outcome.unwrap_or_else(|ToolError(message)| {
             CallToolResult::error(vec![ContentBlock::text(message)])

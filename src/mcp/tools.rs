@@ -23,7 +23,7 @@ once with its output so far and a line `[Detached to background task tN: reason]
 keeps running. Follow it with task_output, see its screen with task_screen, type into it with \
 task_input, end it with task_kill, and see every task with task_list.";
 
-const BASH_DESCRIPTION: &str = "Run a shell command with `bash -c` in its own terminal, watched \
+pub(super) const BASH_DESCRIPTION: &str = "Run a shell command with `bash -c` in its own terminal, watched \
 live by the person supervising you. Returns its output when it ends: stdout and stderr merged, as \
 a terminal shows them, colors removed; past 30000 bytes the head and tail are kept, with the \
 path of a file holding all of it. isError is true when it exits non-zero or times out \
@@ -48,7 +48,7 @@ task_input, or ask the person, who can type it in oino. A full-screen program (v
 its screen's rows, with `PROGRAM (full screen) waits for keys` as its reason. Pagers are `cat` and \
 editors `true` here (`git commit` without -m aborts). Prefer non-interactive flags.";
 
-const TASK_OUTPUT_DESCRIPTION: &str = "Read a background task's output (clean text; stdout \
+pub(super) const TASK_OUTPUT_DESCRIPTION: &str = "Read a background task's output (clean text; stdout \
 and stderr merged, as a terminal shows them). Without `since`, returns what you have not read \
 yet: on from where your last task_output of this task stopped (the first time, from where the \
 task began, after its detach line). At most max_bytes (default 30000, at most 1048576) come \
@@ -61,22 +61,22 @@ input (then answer it with task_input), or the time is up, and says which. To wa
 it waits up to 50000). The newest 1000 ended tasks stay readable while the oino server \
 runs.";
 
-const TASK_SCREEN_DESCRIPTION: &str = "What a background task's terminal shows now, as a \
+pub(super) const TASK_SCREEN_DESCRIPTION: &str = "What a background task's terminal shows now, as a \
 person would see it: its rows as text (trailing blanks trimmed), then a line with its size, \
 the cursor's row and column, and whether a full-screen program has the alternate screen on. \
 Use it for a prompt waiting for an answer, a REPL, a test runner's summary or a full-screen \
 program, where the output's text alone is hard to read.";
 
-const TASK_LIST_DESCRIPTION: &str = "List your background tasks (those you started or read; \
+pub(super) const TASK_LIST_DESCRIPTION: &str = "List your background tasks (those you started or read; \
 all: true for every task of the oino server): id (t1, t2, …), name, state (waiting for input, \
 running, or how it ended), how long it has run, its folder, its process id, output size and \
 command. Those waiting for input come first, then the running ones, then the ended ones, the \
 newest first; a long list is cut, with a line saying how many more there are.";
 
-const TASK_KILL_DESCRIPTION: &str = "End a background task and every process it started \
+pub(super) const TASK_KILL_DESCRIPTION: &str = "End a background task and every process it started \
 (SIGTERM and SIGHUP, then SIGKILL after 2 s). Says how it ended. Its output can still be read.";
 
-const TASK_INPUT_DESCRIPTION: &str = "Type text into a running background task's terminal, as \
+pub(super) const TASK_INPUT_DESCRIPTION: &str = "Type text into a running background task's terminal, as \
 if at its keyboard, then press Enter unless enter is false. Control characters work (send them \
 with enter: false): \"\\u0003\" is Ctrl-C, \"\\u0004\" Ctrl-D (end of input). Then read its \
 answer with task_output (idle_ms 500 waits until it has answered).";
@@ -250,7 +250,7 @@ pub(super) fn arguments<T: DeserializeOwned>(
     )
 }
 
-fn tool<T: JsonSchema + 'static>(name: &'static str, description: &'static str) -> Tool {
+pub(super) fn tool<T: JsonSchema + 'static>(name: &'static str, description: &'static str) -> Tool {
     let schema = rmcp::handler::server::common::schema_for_input::<T>()
         .unwrap_or_else(|_| rmcp::handler::server::common::schema_for_empty_input());
     let mut schema = serde_json::Value::Object((*schema).clone());
@@ -291,16 +291,7 @@ pub(super) fn plain_schema(schema: &mut serde_json::Value) {
     }
 }
 
-pub(super) fn tools() -> Vec<Tool> {
-    let read_only = ToolAnnotations::new().read_only(true);
-    vec![
-        tool::<BashArgs>("bash", BASH_DESCRIPTION),
-        tool::<TaskOutputArgs>("task_output", TASK_OUTPUT_DESCRIPTION)
-            .with_annotations(read_only.clone()),
-        tool::<TaskArgs>("task_screen", TASK_SCREEN_DESCRIPTION)
-            .with_annotations(read_only.clone()),
-        tool::<TaskListArgs>("task_list", TASK_LIST_DESCRIPTION).with_annotations(read_only),
-        tool::<TaskArgs>("task_kill", TASK_KILL_DESCRIPTION),
-        tool::<TaskInputArgs>("task_input", TASK_INPUT_DESCRIPTION),
-    ]
+/// What a tool that only reads says of itself.
+pub(super) fn read_only() -> ToolAnnotations {
+    ToolAnnotations::new().read_only(true)
 }
