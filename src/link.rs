@@ -5,7 +5,6 @@
 //! these are calls on the [`Core`]; remotely, requests on one connection to the server, which
 //! carries quick questions, runs and waits, and the events side by side.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -118,92 +117,7 @@ impl ServerGone {
     /// result is.
     #[must_use]
     pub(crate) fn output_so_far(&self, max_bytes: usize) -> String {
-        /// Wide enough that no line is wrapped by a cursor move the text would not show.
-        const WIDTH: u16 = 500;
-        let mut capped = crate::output::CappedText::new(max_bytes);
-        let mut cleaner = crate::output::TextCleaner::new(WIDTH);
-        let mut text = String::new();
-        let mut previous = 1;
-        for (number, path) in std::iter::once((1, self.log_path.clone())).chain(self.parts()) {
-            let Ok(file) = crate::paths::open_for_reading(&path) else {
-                continue;
-            };
-            // Parts the cap removed: what follows starts within a line, maybe a sequence.
-            let after_gap = number > previous + 1;
-            if after_gap {
-                cleaner.finish(&mut text);
-                if !text.is_empty() && !text.ends_with('\n') {
-                    text.push('\n');
-                }
-                text.push_str(
-                    "[... output left out: the log reached its cap (log_cap) and keeps its \
-                     first part and its newest ...]\n",
-                );
-                cleaner = crate::output::TextCleaner::new(WIDTH);
-            }
-            previous = number;
-            Self::clean_file(file, after_gap, &mut cleaner, &mut capped, &mut text);
-        }
-        cleaner.finish(&mut text);
-        capped.push(&text);
-        capped.render(Some(&self.log_path))
-    }
-
-    /// The parts beside a capped log (`ID.N.log`), by number.
-    fn parts(&self) -> Vec<(u32, PathBuf)> {
-        let (Some(dir), Some(stem)) = (
-            self.log_path.parent(),
-            self.log_path.file_stem().and_then(|stem| stem.to_str()),
-        ) else {
-            return Vec::new();
-        };
-        let mut parts: Vec<(u32, PathBuf)> = std::fs::read_dir(dir)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter_map(|entry| {
-                let name = entry.file_name();
-                let number = name
-                    .to_str()?
-                    .strip_prefix(stem)?
-                    .strip_prefix('.')?
-                    .strip_suffix(".log")?
-                    .parse()
-                    .ok()?;
-                Some((number, entry.path()))
-            })
-            .collect();
-        parts.sort();
-        parts
-    }
-
-    /// Cleans a file's bytes into `capped` (through `text`); `from_a_line` skips to its first
-    /// line start.
-    fn clean_file(
-        mut file: std::fs::File,
-        mut from_a_line: bool,
-        cleaner: &mut crate::output::TextCleaner,
-        capped: &mut crate::output::CappedText,
-        text: &mut String,
-    ) {
-        use std::io::Read as _;
-        let mut buffer = vec![0; 64 * 1024];
-        while let Ok(count) = file.read(&mut buffer) {
-            if count == 0 {
-                break;
-            }
-            let mut bytes = &buffer[..count];
-            if from_a_line {
-                let Some(newline) = bytes.iter().position(|byte| *byte == b'\n') else {
-                    continue;
-                };
-                bytes = &bytes[newline + 1..];
-                from_a_line = false;
-            }
-            cleaner.push(bytes, text);
-            capped.push(text);
-            text.clear();
-        }
+        crate::output::log_text(&self.log_path, max_bytes)
     }
 }
 

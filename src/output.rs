@@ -21,7 +21,9 @@ pub use cap::{CappedText, DEFAULT_MAX_RESULT_BYTES};
 pub use clean::{TextCleaner, clean_text, made_clean};
 pub(crate) use follow::{Followed, Follower, OutputSource};
 pub(crate) use lines::LineMatcher;
-pub use log::{DEFAULT_LOG_CAP, LOG_RETENTION, LogCut, MIN_LOG_CAP, RawLog, log_dir, prune_logs};
+pub use log::{
+    DEFAULT_LOG_CAP, LOG_RETENTION, LogCut, MIN_LOG_CAP, RawLog, log_dir, log_text, prune_logs,
+};
 pub(crate) use read::OutputSlice;
 pub use search::{Matcher, SearchHit};
 pub(crate) use sink::OutputSink;

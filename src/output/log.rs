@@ -102,6 +102,105 @@ pub fn prune_logs(dir: &Path, retention: std::time::Duration) -> usize {
         .count()
 }
 
+/// Part `number` of the log whose head is `head`: `ID.log`'s parts are `ID.N.log`. What names a
+/// part is said here alone.
+pub(crate) fn part_path(head: &Path, number: u32) -> PathBuf {
+    head.with_extension(format!("{number}.log"))
+}
+
+/// The parts beside the log whose head is `head`, by number.
+pub(crate) fn parts_of(head: &Path) -> Vec<(u32, PathBuf)> {
+    let (Some(dir), Some(stem)) = (
+        head.parent(),
+        head.file_stem().and_then(|stem| stem.to_str()),
+    ) else {
+        return Vec::new();
+    };
+    let mut parts: Vec<(u32, PathBuf)> = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|entry| {
+            let name = entry.file_name();
+            let number = name
+                .to_str()?
+                .strip_prefix(stem)?
+                .strip_prefix('.')?
+                .strip_suffix(".log")?
+                .parse()
+                .ok()?;
+            Some((number, entry.path()))
+        })
+        .collect();
+    parts.sort();
+    parts
+}
+
+/// What the log whose head is `head` holds (its parts too, with a line where its cap left some
+/// out), cleaned and capped at `max_bytes` as a result is: the output of a call whose server
+/// died, read back by its waiter.
+#[must_use]
+pub fn log_text(head: &Path, max_bytes: usize) -> String {
+    /// Wide enough that no line is wrapped by a cursor move the text would not show.
+    const WIDTH: u16 = 500;
+    let mut capped = super::CappedText::new(max_bytes);
+    let mut cleaner = super::TextCleaner::new(WIDTH);
+    let mut text = String::new();
+    let mut previous = 1;
+    for (number, path) in std::iter::once((1, head.to_owned())).chain(parts_of(head)) {
+        let Ok(file) = crate::paths::open_for_reading(&path) else {
+            continue;
+        };
+        // Parts the cap removed: what follows starts within a line, maybe a sequence.
+        let after_gap = number > previous + 1;
+        if after_gap {
+            cleaner.finish(&mut text);
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(
+                "[... output left out: the log reached its cap (log_cap) and keeps its first part \
+                 and its newest ...]\n",
+            );
+            cleaner = super::TextCleaner::new(WIDTH);
+        }
+        previous = number;
+        clean_file(file, after_gap, &mut cleaner, &mut capped, &mut text);
+    }
+    cleaner.finish(&mut text);
+    capped.push(&text);
+    capped.render(Some(head))
+}
+
+/// Cleans a file's bytes into `capped` (through `text`); `from_a_line` skips to its first line
+/// start.
+fn clean_file(
+    mut file: File,
+    mut from_a_line: bool,
+    cleaner: &mut super::TextCleaner,
+    capped: &mut super::CappedText,
+    text: &mut String,
+) {
+    use std::io::Read as _;
+    let mut buffer = vec![0; 64 * 1024];
+    while let Ok(count) = file.read(&mut buffer) {
+        if count == 0 {
+            break;
+        }
+        let mut bytes = &buffer[..count];
+        if from_a_line {
+            let Some(newline) = bytes.iter().position(|byte| *byte == b'\n') else {
+                continue;
+            };
+            bytes = &bytes[newline + 1..];
+            from_a_line = false;
+        }
+        cleaner.push(bytes, text);
+        capped.push(text);
+        text.clear();
+    }
+}
+
 /// Whether the log named `name` in `dir` (a head, `ID.log`, or one of its parts, `ID.N.log`)
 /// belongs to a call that still writes it: its head is locked.
 fn in_use(dir: &Path, name: &std::ffi::OsStr) -> bool {
@@ -364,7 +463,7 @@ impl RawLog {
             return;
         }
         let number = self.parts_made + 1;
-        let path = self.path.with_extension(format!("{number}.log"));
+        let path = part_path(&self.path, number);
         match create_private(&path) {
             Ok(file) => {
                 self.file = Some(file);
